@@ -1,0 +1,125 @@
+"""The backend plugin contract.
+
+A backend is a pip-installable distribution that declares an entry point in the ``tritium``
+group pointing at a module (or object) carrying ``@hookimpl`` functions below::
+
+    [project.entry-points.tritium]
+    nvidia = "tritium_nvidia.plugin"
+
+The module must also define ``TRITIUM_PLUGIN_API = <int>``; a plugin whose value differs from
+:data:`PLUGIN_API_VERSION` is not loaded (one warning names it).  A plugin that fails to import
+is skipped the same way; ``import tritium`` and the other backends keep working.
+
+Hooks marked *firstresult* are asked of every plugin in turn until one returns something other
+than ``None``: an implementation returns ``None`` for targets that are not its own.  Everything
+else is collected from every plugin into a list.  ``docs/hooks.md`` mirrors this module.
+"""
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "tritium"
+PLUGIN_API_VERSION = 1
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def tritium_backend_info():
+    """Describe the backend(s) this plugin provides.
+
+    Returns a :class:`tritium.hooks.types.BackendInfo` (or a list of them).  Called once, when
+    plugins are loaded.  ``api_version`` must equal :data:`PLUGIN_API_VERSION`.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_device_present(backend: str):
+    """Whether a device of ``backend`` (a ``BackendInfo.name``) is usable in this process.
+
+    Return ``True``/``False`` for your own backend, ``None`` otherwise.  Must not raise and must be
+    cheap after the first call (cache the answer): it decides the default backend.  A backend
+    whose device is absent still compiles (compile-only mode).
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_current_target(backend: str):
+    """The :class:`GPUTarget` of the current device of ``backend``, or ``None`` if it has none.
+
+    Its ``warp_size`` is the device's, and is what ``threads_per_warp`` defaults to.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_parse_target(text: str):
+    """Parse a target string such as ``"cuda:90"`` or ``"hip:gfx942"`` into a :class:`GPUTarget`.
+
+    Return ``None`` when the kind before the colon is not yours; raise ``ValueError`` with a
+    message listing what is accepted when it is yours but the architecture is unknown.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_parse_options(target, options: dict):
+    """Turn the user's keyword options (``num_warps``, ``num_stages``, backend-specific extras)
+    into a frozen, hashable options object for ``target`` (a subclass of
+    :class:`tritium.hooks.types.Options`).
+
+    ``threads_per_warp`` must come from ``target.warp_size``, never a constant.  Unknown keys are
+    ignored; invalid values raise ``ValueError`` naming the option and the value.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_add_stages(target, stages: dict, options):
+    """Append the backend's compilation stages for ``target`` to the ordered dict ``stages``.
+
+    On entry ``stages`` holds ``"ttir"`` (the shared frontend and TTIR pipeline).  Each value is a
+    callable ``stage(src, metadata) -> src`` taking the previous stage's text or module and
+    returning this stage's, and may record facts in the ``metadata`` dict (``name``,
+    ``shared``, ``num_warps``, ...).  The last stage's result is the binary handed to the driver.
+    Return ``True`` when the target is yours, ``None`` otherwise.
+    """
+
+
+@hookspec
+def tritium_layout_encodings():
+    """Vendor layout encodings to register in the ``ttg`` dialect.
+
+    Return a list of xDSL attribute classes (``ParametrizedAttribute`` subclasses named
+    ``ttg.nvidia_mma``, ``ttg.amd_mfma``, ...) implementing
+    :class:`tritium.ttgir.encodings.DistributedEncoding`.  Called once, when the TTGIR
+    context is first built; every installed plugin's encodings are registered so that any TTGIR
+    text can be parsed.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_membar_filter(target):
+    """The backend's barrier rule for ``target``: a callable ``(op_a, op_b) -> bool`` returning
+    ``True`` when a barrier between two shared-memory accesses ``op_a`` (earlier) and ``op_b``
+    (later) is NOT needed (e.g. both are asynchronous copies ordered by their own barriers).
+    Return ``None`` (not yours) or ``lambda a, b: False`` for the conservative rule.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_driver(backend: str):
+    """The driver object of ``backend``: a :class:`tritium.runtime.driver.Driver`.
+
+    Called once per backend and cached.  It loads binaries, launches kernels, reports device
+    properties and recognises the backend's own memory (for choosing the backend from where the
+    argument tensors live).  Return ``None`` for other backends.
+    """
+
+
+@hookspec
+def tritium_conformance_exclusions(backend: str, target):
+    """Conformance cases ``backend`` knows it cannot pass on ``target``, each with a reason.
+
+    Return a list of :class:`tritium.hooks.types.ConformanceExclusion` (or ``None``).  The
+    conformance runner shows them as *excluded*; an excluded case that passes is reported as an
+    unexpected pass and fails the run, so keep the list honest.
+    """
