@@ -61,6 +61,13 @@ class Driver(abc.ABC):
     def synchronize(self) -> None:
         pass
 
+    def check_binary(self, binary: bytes, metadata: dict) -> None:
+        """Check, without a device, that ``binary`` is a well-formed kernel binary for this
+        backend (right container format, the kernel symbol ``metadata["name"]`` present).
+        Raise ``ValueError`` saying what is wrong.  Used by compile-only conformance runs."""
+        if not binary:
+            raise ValueError("empty binary")
+
     # Memory helpers used by benchmarks and the conformance runner; optional.
     def empty(self, shape: Sequence[int], dtype: str, device: int = 0) -> Any:
         raise NotImplementedError
