@@ -1,0 +1,146 @@
+"""One installed backend, seen through its plugin's hooks.
+
+A :class:`Backend` talks only to the plugin that described it: every hook call goes through a
+pluggy subset caller that excludes all other plugins, so one vendor's implementation can never
+answer for another's backend.  Exceptions raised inside a plugin surface as :class:`PluginError`
+naming the plugin; the ``ValueError`` that the contract lets ``tritium_parse_target`` and
+``tritium_parse_options`` raise for bad user input passes through unchanged.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any, Callable
+
+from .types import BackendInfo, ConformanceExclusion, GPUTarget, Options
+
+
+class PluginError(RuntimeError):
+    """A backend plugin misbehaved while one of its hooks ran."""
+
+    def __init__(self, plugin: str, hook: str, message: str):
+        super().__init__(f"backend plugin {plugin!r} failed in {hook}: {message}")
+        self.plugin = plugin
+        self.hook = hook
+
+
+class TritiumPluginWarning(UserWarning):
+    """A backend plugin was skipped or one of its answers was ignored."""
+
+
+def _conservative_membar(op_a: Any, op_b: Any) -> bool:
+    return False
+
+
+class Backend:
+    """Facade over one :class:`BackendInfo` and the plugin that returned it."""
+
+    def __init__(self, manager: Any, plugin: str, distribution: str, info: BackendInfo):
+        self._manager = manager
+        self.plugin = plugin
+        self.distribution = distribution
+        self.info = info
+        self._lock = threading.Lock()
+        self._present: bool | None = None
+        self._driver: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def __repr__(self) -> str:
+        return f"<Backend {self.name} from plugin {self.plugin!r} ({self.distribution})>"
+
+    # -- calling the plugin --------------------------------------------------------------------
+    def call(self, hook: str, passthrough: tuple[type[BaseException], ...] = (), **kwargs: Any) -> Any:
+        """Call ``hook`` on this backend's plugin only."""
+        caller = self._manager.plugin_hook_caller(self.plugin, hook)
+        try:
+            return caller(**kwargs)
+        except passthrough:
+            raise
+        except Exception as exc:
+            raise PluginError(self.plugin, hook, f"{type(exc).__name__}: {exc}") from exc
+
+    # -- device ---------------------------------------------------------------------------------
+    def device_present(self) -> bool:
+        """Cached; a plugin that raises here is treated as having no device (with a warning),
+        because this question is asked while choosing a default and must not break that."""
+        if self._present is None:
+            with self._lock:
+                if self._present is None:
+                    try:
+                        self._present = bool(self.call("tritium_device_present", backend=self.name))
+                    except PluginError as exc:
+                        warnings.warn(f"{exc}; treating backend {self.name!r} as having no device",
+                                      TritiumPluginWarning, stacklevel=2)
+                        self._present = False
+        return self._present
+
+    def current_target(self) -> GPUTarget | None:
+        if not self.device_present():
+            return None
+        return self.call("tritium_current_target", backend=self.name)
+
+    def parse_target(self, text: str) -> GPUTarget:
+        target = self.call("tritium_parse_target", passthrough=(ValueError,), text=text)
+        if target is None or target.backend not in self.info.target_kinds:
+            raise ValueError(f"backend {self.name!r} does not compile for target {text!r}; "
+                             f"its target kinds are {', '.join(self.info.target_kinds)} "
+                             f"(e.g. {', '.join(self.info.targets) or self.info.default_target})")
+        return target
+
+    def default_target(self) -> GPUTarget:
+        """The current device's target when there is one, else the plugin's declared default."""
+        target = self.current_target()
+        return target if target is not None else self.parse_target(self.info.default_target)
+
+    # -- compilation ----------------------------------------------------------------------------
+    def parse_options(self, target: GPUTarget, options: dict | None = None) -> Options:
+        """The plugin's options object; a plugin without ``tritium_parse_options`` gets the core
+        :class:`Options` with ``threads_per_warp`` taken from the target."""
+        opts = dict(options or {})
+        parsed = self.call("tritium_parse_options", passthrough=(ValueError,), target=target, options=opts)
+        if parsed is None:
+            parsed = Options.from_dict(opts, threads_per_warp=target.warp_size)
+        return parsed
+
+    def make_stages(self, target: GPUTarget, options: Options, ttir_stage: Callable) -> dict[str, Callable]:
+        """The ordered stages for ``target``: ``"ttir"`` (given by the caller) then the plugin's."""
+        stages: dict[str, Callable] = {"ttir": ttir_stage}
+        claimed = self.call("tritium_add_stages", target=target, stages=stages, options=options)
+        if not claimed:
+            raise ValueError(f"backend {self.name!r} has no compilation stages for target {target}")
+        return stages
+
+    def membar_filter(self, target: GPUTarget) -> Callable[[Any, Any], bool]:
+        rule = self.call("tritium_membar_filter", target=target)
+        return rule if rule is not None else _conservative_membar
+
+    def conformance_exclusions(self, target: GPUTarget) -> list[ConformanceExclusion]:
+        out: list[ConformanceExclusion] = []
+        for result in self.call("tritium_conformance_exclusions", backend=self.name, target=target):
+            if result:
+                out.extend(result)
+        return out
+
+    # -- runtime --------------------------------------------------------------------------------
+    def driver(self) -> Any:
+        """The plugin's :class:`tritium.runtime.driver.Driver` for this backend (created once)."""
+        if self._driver is None:
+            with self._lock:
+                if self._driver is None:
+                    drv = self.call("tritium_driver", backend=self.name)
+                    if drv is None:
+                        raise PluginError(self.plugin, "tritium_driver",
+                                          f"returned no driver for backend {self.name!r}")
+                    self._driver = drv
+        return self._driver
+
+    def owns(self, arg: Any) -> bool:
+        try:
+            return bool(self.driver().owns(arg))
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(self.plugin, "Driver.owns", f"{type(exc).__name__}: {exc}") from exc
