@@ -1,0 +1,58 @@
+"""The ``tt`` dialect object and the xDSL context that knows every dialect TTIR uses."""
+from __future__ import annotations
+
+import re
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, cf, scf
+from xdsl.ir import Dialect
+
+from . import memory_ops as mem
+from . import ops, region_ops as rops
+from .arith import Arith, Math
+from .types import PointerType
+
+TT_OPS = [
+    ops.FuncOp, ops.ReturnOp, ops.CallOp, ops.GetProgramIdOp, ops.GetNumProgramsOp, ops.MakeRangeOp,
+    ops.SplatOp, ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp, ops.TransOp, ops.BitcastOp,
+    ops.IntToPtrOp, ops.PtrToIntOp, ops.SplitOp, ops.JoinOp, ops.CatOp, ops.AddPtrOp, ops.MulhiUIOp,
+    ops.PreciseSqrtOp, ops.PreciseDivFOp, ops.ClampFOp, ops.FpToFpOp, ops.DotOp, ops.ExternElementwiseOp,
+    ops.PrintOp, ops.AssertOp,
+    mem.LoadOp, mem.StoreOp, mem.AtomicRMWOp, mem.AtomicCASOp, mem.MakeTensorPtrOp, mem.AdvanceOp,
+    rops.ReduceOp, rops.ReduceReturnOp, rops.ScanOp, rops.ScanReturnOp,
+]
+
+Triton = Dialect("tt", TT_OPS, [PointerType])
+
+_extra_dialects: list[Dialect] = []
+
+
+def register_dialect(d: Dialect) -> None:
+    """Make a dialect (e.g. ``ttg``) known to every context made from now on."""
+    if d not in _extra_dialects:
+        _extra_dialects.append(d)
+
+
+def make_context() -> Context:
+    ctx = Context(allow_unregistered=False)
+    for d in (builtin.Builtin, Arith, Math, scf.Scf, cf.Cf, Triton, *_extra_dialects):
+        ctx.load_dialect(d)
+    return ctx
+
+
+# MLIR prints locations either inline or as trailing ``#locN = loc(...)`` aliases; xDSL only reads
+# the inline form, so aliases are substituted before parsing.
+_LOC_ALIAS_DEF = re.compile(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$", re.M)
+
+
+def inline_location_aliases(text: str) -> str:
+    aliases = dict(_LOC_ALIAS_DEF.findall(text))
+    if not aliases:
+        return text
+    text = _LOC_ALIAS_DEF.sub("", text)
+    # Aliases may refer to aliases (callsite/fused locations): resolve to a fixed point.
+    pat = re.compile(r"loc\((#loc\d*)\)|(#loc\d*)\b")
+    for _ in range(4):
+        text = pat.sub(lambda m: aliases.get(m.group(1) or m.group(2), "loc(unknown)")
+                       if m.group(1) else aliases.get(m.group(2), m.group(2)), text)
+    return text
