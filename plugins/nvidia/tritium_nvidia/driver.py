@@ -1,0 +1,325 @@
+"""``CudaDriver``: load cubins and launch them through ``cuda.bindings.driver`` (no C compiler,
+no torch needed; torch tensors are accepted when the user passes them).
+
+Every device is used through its *primary* context, the one torch, CuPy and the runtime API use,
+so pointers they hand out are valid in our kernels and ours in theirs."""
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tritium.hooks import GPUTarget
+from tritium.runtime.driver import Driver
+
+from . import launcher as _launcher
+from . import memory
+from .options import WARP_SIZE
+
+_STATIC_SHARED_LIMIT = 48 * 1024
+
+
+@dataclass
+class KernelHandle:
+    """What :meth:`CudaDriver.load_binary` returns."""
+
+    name: str
+    device: int
+    module: Any            # CUmodule
+    function: Any          # CUfunction
+    n_regs: int
+    n_spills: int          # local (spill) memory per thread, in 4-byte words
+    max_threads: int       # the most threads per block this kernel can be launched with
+    shared: int
+
+
+class CudaDriver(Driver):
+    backend = "nvidia"
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._active: bool | None = None
+        self._init_error: str | None = None
+        self._contexts: dict[int, Any] = {}
+        self._props: dict[int, dict] = {}
+        self._cu = None
+
+    # ---------------------------------------------------------------------------------- setup
+    @property
+    def cu(self):
+        if self._cu is None:
+            from cuda.bindings import driver
+            self._cu = driver
+        return self._cu
+
+    def check(self, result, what: str, kernel: str | None = None):
+        """Unwrap a cuda-bindings result tuple, raising ``RuntimeError`` naming the error."""
+        err = result[0]
+        if err != self.cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(self._error_text(err, what, kernel))
+        if len(result) == 1:
+            return None
+        return result[1] if len(result) == 2 else result[1:]
+
+    def _error_text(self, err, what: str, kernel: str | None) -> str:
+        try:
+            _, name = self.cu.cuGetErrorName(err)
+            _, desc = self.cu.cuGetErrorString(err)
+            text = f"{name.decode()} ({desc.decode()})"
+        except Exception:
+            text = str(err)
+        where = f" for kernel {kernel!r}" if kernel else ""
+        return f"{what}{where} failed: {text}"
+
+    def _init(self) -> bool:
+        with self._lock:
+            if self._active is None:
+                try:
+                    self.check(self.cu.cuInit(0), "cuInit")
+                    count = self.check(self.cu.cuDeviceGetCount(), "cuDeviceGetCount")
+                    self._active = count > 0
+                    if not self._active:
+                        self._init_error = "no CUDA device"
+                except Exception as e:  # no libcuda.so, no device, driver too old
+                    self._active = False
+                    self._init_error = str(e)
+        return self._active
+
+    def _require(self):
+        if not self._init():
+            raise RuntimeError(f"no usable CUDA device: {self._init_error}")
+
+    def activate(self, device: int = 0):
+        """Make ``device``'s primary context current on this thread (retaining it once)."""
+        self._require()
+        ctx = self._contexts.get(device)
+        if ctx is None:
+            dev = self.check(self.cu.cuDeviceGet(device), "cuDeviceGet")
+            ctx = self.check(self.cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+            self._contexts[device] = ctx
+        current = self.check(self.cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if current is None or int(current) != int(ctx):
+            self.check(self.cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        return ctx
+
+    # ---------------------------------------------------------------------- Driver interface
+    def is_active(self) -> bool:
+        return self._init()
+
+    def get_current_device(self) -> int:
+        if not self._init():
+            return 0
+        err, dev = self.cu.cuCtxGetDevice()
+        return int(dev) if err == self.cu.CUresult.CUDA_SUCCESS else 0
+
+    def set_current_device(self, device: int) -> None:
+        self.activate(device)
+
+    def get_current_target(self, device: int | None = None) -> GPUTarget:
+        props = self.get_device_properties(self.get_current_device() if device is None else device)
+        major, minor = props["compute_capability"]
+        return GPUTarget("cuda", 10 * major + minor, props["warp_size"])
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        """torch's current stream when torch is imported and has initialised CUDA, else 0 (the
+        legacy default stream)."""
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            if device is None:
+                device = torch.cuda.current_device()
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+        return 0
+
+    def get_device_properties(self, device: int) -> dict:
+        props = self._props.get(device)
+        if props is not None:
+            return props
+        self._require()
+        cu = self.cu
+        dev = self.check(cu.cuDeviceGet(device), "cuDeviceGet")
+        A = cu.CUdevice_attribute
+
+        def attr(name: str, default=None):
+            a = getattr(A, name, None)
+            if a is None:
+                return default
+            err, value = cu.cuDeviceGetAttribute(a, dev)
+            return int(value) if err == cu.CUresult.CUDA_SUCCESS else default
+
+        name = self.check(cu.cuDeviceGetName(256, dev), "cuDeviceGetName")
+        props = {
+            "name": name.split(b"\0", 1)[0].decode(),
+            "compute_capability": (attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+                                   attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")),
+            "multiprocessor_count": attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
+            "max_shared_mem": attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+            "max_shared_mem_static": attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"),
+            "warp_size": attr("CU_DEVICE_ATTRIBUTE_WARP_SIZE", WARP_SIZE),
+            "max_threads_per_block": attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            "max_registers_per_block": attr("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"),
+            "l2_cache_size": attr("CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE"),
+            "sm_clock_rate": attr("CU_DEVICE_ATTRIBUTE_CLOCK_RATE"),            # kHz
+            "mem_clock_rate": attr("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"),    # kHz
+            "mem_bus_width": attr("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"),  # bits
+            "cluster_launch": bool(attr("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH", 0)),
+            "cooperative_launch": bool(attr("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH", 0)),
+        }
+        props["total_memory"] = int(self.check(cu.cuDeviceTotalMem(dev), "cuDeviceTotalMem"))
+        self._props[device] = props
+        return props
+
+    def load_binary(self, name: str, binary: bytes, metadata: dict, device: int) -> KernelHandle:
+        cu = self.cu
+        self.activate(device)
+        module = self.check(cu.cuModuleLoadData(binary), "cuModuleLoadData", name)
+        function = self.check(cu.cuModuleGetFunction(module, name.encode()), "cuModuleGetFunction", name)
+        FA = cu.CUfunction_attribute
+
+        def fattr(a):
+            return int(self.check(cu.cuFuncGetAttribute(a, function), "cuFuncGetAttribute", name))
+
+        n_regs = fattr(FA.CU_FUNC_ATTRIBUTE_NUM_REGS)
+        n_spills = fattr(FA.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) // 4
+        static_shared = fattr(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        shared = int(metadata.get("shared", 0) or 0)
+        if shared > _STATIC_SHARED_LIMIT:
+            limit = self.get_device_properties(device)["max_shared_mem"]
+            if shared > limit:
+                raise RuntimeError(f"kernel {name!r} needs {shared} bytes of shared memory; the "
+                                   f"device allows at most {limit} per block")
+            self.check(cu.cuFuncSetAttribute(
+                function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared - static_shared),
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", name)
+        max_threads = fattr(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        return KernelHandle(name, device, module, function, n_regs, n_spills, max_threads, shared)
+
+    def unload(self, handle: KernelHandle) -> None:
+        self.check(self.cu.cuModuleUnload(handle.module), "cuModuleUnload", handle.name)
+
+    def make_launcher(self, handle: KernelHandle, metadata: dict, signature: dict[int, str],
+                      impl: str | None = None):
+        """``launch(grid, stream, args)``; see :mod:`tritium_nvidia.launcher`.  Shared memory is
+        ``metadata["shared"]`` (static shared memory in the cubin already counts toward it)."""
+        num_warps = int(metadata.get("num_warps", 4))
+        tpw = int(metadata.get("threads_per_warp", WARP_SIZE))
+        block = num_warps * tpw
+        if block > handle.max_threads:
+            raise RuntimeError(f"kernel {handle.name!r} cannot run {block} threads per block "
+                               f"(at most {handle.max_threads} with {handle.n_regs} registers)")
+        num_ctas = int(metadata.get("num_ctas", 1))
+        cooperative = bool(metadata.get("launch_cooperative_grid", False))
+        dynamic_shared = max(handle.shared - self._static_shared(handle), 0)
+        if num_ctas != 1 or cooperative:
+            return self._launcher_ex(handle, signature, block, dynamic_shared, num_ctas, cooperative)
+
+        def on_error(err, grid, stream, relaunch):
+            self._launch_failed(handle, err, grid)
+        return _launcher.build_launcher(handle.function, handle.name, signature, num_warps, tpw,
+                                        dynamic_shared, on_error, impl)
+
+    def _static_shared(self, handle: KernelHandle) -> int:
+        FA = self.cu.CUfunction_attribute
+        return int(self.check(self.cu.cuFuncGetAttribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                                         handle.function), "cuFuncGetAttribute"))
+
+    def _launch_failed(self, handle: KernelHandle, err, grid) -> None:
+        if 0 in grid:
+            return  # an empty grid launches nothing (CUDA rejects it; Triton skips it)
+        if any(g < 0 for g in grid):
+            raise ValueError(f"launch grid {grid} of kernel {handle.name!r} has a negative size")
+        if err == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
+            raise RuntimeError(self._error_text(err, "cuLaunchKernel", handle.name) +
+                               f"; call set_current_device({handle.device}) on this thread first")
+        raise RuntimeError(self._error_text(err, f"cuLaunchKernel(grid={grid})", handle.name))
+
+    def _launcher_ex(self, handle, signature, block, dynamic_shared, num_ctas, cooperative):
+        """Cluster (num_ctas > 1) or cooperative launches through ``cuLaunchKernelEx``: slower
+        per call, and rare."""
+        cu = self.cu
+        arg_types = _launcher.kernel_arg_types(signature)
+        attrs = []
+        if num_ctas != 1:
+            a = cu.CUlaunchAttribute()
+            a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = num_ctas, 1, 1
+            attrs.append(a)
+        if cooperative:
+            a = cu.CUlaunchAttribute()
+            a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            a.value.cooperative = 1
+            attrs.append(a)
+        buf = _launcher.ParamBuffer([t for _, t in arg_types])
+
+        def launch(grid, stream, args):
+            gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+            for slot, (pos, ty) in zip(buf.slots, arg_types):
+                v = args[pos]
+                if ty.startswith("*"):
+                    v = memory.pointer_getter(v)(v)
+                elif ty in ("fp16", "f16"):
+                    v = _launcher.fp16_bits(v)
+                elif ty == "bf16":
+                    v = _launcher.bf16_bits(v)
+                slot.value = v
+            cfg = cu.CUlaunchConfig()
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx * num_ctas, gy, gz
+            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block, 1, 1
+            cfg.sharedMemBytes = dynamic_shared
+            cfg.hStream = cu.CUstream(stream or 0)
+            cfg.attrs = attrs
+            cfg.numAttrs = len(attrs)
+            err, = cu.cuLaunchKernelEx(cfg, handle.function, buf.address, 0)
+            if err != cu.CUresult.CUDA_SUCCESS:
+                self._launch_failed(handle, err, (gx, gy, gz))
+        launch.params = buf
+        launch.impl = "ex"
+        return launch
+
+    def owns(self, arg) -> bool:
+        return memory.device_of(arg) is not None
+
+    def device_of(self, arg) -> int | None:
+        return memory.device_of(arg)
+
+    def synchronize(self) -> None:
+        if self._init():
+            self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
+
+    # ------------------------------------------------------------------------ memory helpers
+    @staticmethod
+    def _torch():
+        try:
+            import torch
+        except ImportError:
+            return None
+        return torch if torch.cuda.is_available() else None
+
+    def empty(self, shape, dtype, device: int = 0):
+        torch = self._torch()
+        name = memory.dtype_name(dtype)
+        if torch is not None:
+            return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, name), device=f"cuda:{device}")
+        self.activate(device)
+        return memory.DeviceArray(shape, name, device)
+
+    def from_numpy(self, array, device: int = 0):
+        torch = self._torch()
+        if torch is not None:
+            return torch.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
+        self.activate(device)
+        return memory.DeviceArray(array.shape, array.dtype, device).copy_from_host(array)
+
+    def to_numpy(self, arg):
+        if isinstance(arg, memory.DeviceArray):
+            return arg.copy_to_host()
+        if memory._is_torch_tensor(arg):
+            return arg.detach().cpu().numpy()
+        if hasattr(arg, "get"):          # CuPy
+            return arg.get()
+        if hasattr(arg, "copy_to_host"):  # Numba
+            return arg.copy_to_host()
+        raise TypeError(f"cannot copy a {type(arg).__name__} to the host")

@@ -1,0 +1,78 @@
+"""NVIDIA targets and compilation options."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tritium.hooks import GPUTarget, Options
+
+TARGET_KIND = "cuda"
+#: compute capabilities Tritium generates code for (``cuda:90a`` selects the arch-specific Hopper
+#: features, wgmma and setmaxnreg)
+SUPPORTED_ARCHS = (80, 86, 87, 89, 90)
+WARP_SIZE = 32
+
+
+def parse_target(text: str) -> GPUTarget | None:
+    """``"cuda:90"`` -> ``GPUTarget("cuda", 90, 32)``; ``"cuda:90a"`` keeps the suffix as a string.
+    ``None`` when ``text`` is not a CUDA target."""
+    kind, sep, arch = str(text).strip().partition(":")
+    if kind.strip().lower() != TARGET_KIND:
+        return None
+    accepted = ", ".join(f"cuda:{a}" for a in SUPPORTED_ARCHS) + ", cuda:90a"
+    m = re.fullmatch(r"(?:sm_)?(\d+)(a?)", arch.strip().lower())
+    if not sep or not m:
+        raise ValueError(f"bad CUDA target {text!r}: expected one of {accepted}")
+    cc = int(m.group(1))
+    if cc not in SUPPORTED_ARCHS or (m.group(2) and cc != 90):
+        raise ValueError(f"unsupported CUDA target {text!r}: accepted are {accepted}")
+    return GPUTarget(TARGET_KIND, f"{cc}a" if m.group(2) else cc, WARP_SIZE)
+
+
+def capability(target: GPUTarget) -> int:
+    """Numeric compute capability of a CUDA target (``90`` for ``cuda:90a``)."""
+    return int(re.match(r"\d+", str(target.arch)).group(0))
+
+
+@dataclass(frozen=True)
+class CUDAOptions(Options):
+    """Triton's NVIDIA options.  ``ptx_version=None`` picks the newest the toolchain accepts;
+    ``maxnreg`` caps registers per thread; ``launch_cooperative_grid`` launches with grid-wide
+    synchronisation allowed; ``num_ctas > 1`` launches thread-block clusters (sm_90+)."""
+
+    maxnreg: int | None = None
+    enable_fp_fusion: bool = True
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+    ptx_version: int | None = None
+    arch: str = "90"
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15")
+    deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
+    default_dot_input_precision: str = "tf32"
+    allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee")
+    max_num_imprecise_acc_default: int = 0
+    extern_libs: tuple = ()
+
+    def __post_init__(self):
+        if self.num_ctas not in (1, 2, 4, 8, 16):
+            raise ValueError(f"num_ctas must be 1, 2, 4, 8 or 16, got {self.num_ctas!r}")
+        if self.maxnreg is not None and not (isinstance(self.maxnreg, int) and 16 <= self.maxnreg <= 255):
+            raise ValueError(f"maxnreg must be an integer in [16, 255], got {self.maxnreg!r}")
+        if self.default_dot_input_precision not in self.allowed_dot_input_precisions:
+            raise ValueError(f"default_dot_input_precision must be one of "
+                             f"{self.allowed_dot_input_precisions}, got {self.default_dot_input_precision!r}")
+        if self.num_warps * self.threads_per_warp > 1024:
+            raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
+
+
+def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
+    cc = capability(target)
+    defaults = dict(threads_per_warp=target.warp_size, arch=str(target.arch))
+    fp8 = ("fp8e5", "fp8e4nv", "fp8e4b15") if cc >= 89 else ("fp8e5", "fp8e4b15")
+    defaults["supported_fp8_dtypes"] = fp8
+    opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
+    if isinstance(opts.get("extern_libs"), dict):
+        opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))
+    if opts.get("num_ctas", 1) != 1 and cc < 90:
+        raise ValueError(f"num_ctas={opts['num_ctas']} needs sm_90 or newer, target is {target}")
+    return CUDAOptions.from_dict(opts, **defaults)

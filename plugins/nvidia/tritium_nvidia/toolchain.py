@@ -1,0 +1,167 @@
+"""Where the NVIDIA binary tools come from: nvJitLink, ``ptxas`` and ``libdevice.10.bc``.
+
+Search order (first hit wins), so that a plain ``pip install tritium-nvidia`` works on a machine
+with no GPU and no CUDA toolkit, while a system toolkit can still be forced:
+
+* ``ptxas``: ``TRITIUM_PTXAS_PATH``, the ``nvidia-cuda-nvcc`` wheel, ``CUDA_HOME``/``CUDA_PATH``,
+  ``PATH``, ``/usr/local/cuda``.
+* libdevice: ``TRITIUM_LIBDEVICE_PATH``, the ``nvidia-nvvm`` / ``nvidia-cuda-nvcc`` wheels,
+  ``CUDA_HOME``/``CUDA_PATH``, next to ``ptxas`` on ``PATH``, ``/usr/local/cuda``.
+* nvJitLink: ``cuda.bindings.nvjitlink`` (it loads ``libnvJitLink.so`` from the
+  ``nvidia-nvjitlink`` wheel or the system); disabled with ``TRITIUM_DISABLE_NVJITLINK=1``.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+#: the highest PTX ISA version the bundled LLVM (llvmlite 0.50, LLVM 22) can emit
+LLVM_MAX_PTX = 90
+
+NVJITLINK_PACKAGE = "nvidia-nvjitlink"
+PTXAS_PACKAGE = "nvidia-cuda-nvcc"
+LIBDEVICE_PACKAGE = "nvidia-nvvm"
+
+
+class ToolchainError(RuntimeError):
+    """A tool needed to produce a cubin is missing; the message names the package to install."""
+
+
+def _wheel_roots() -> list[Path]:
+    """``site-packages/nvidia/<cuXX>`` folders of NVIDIA's CUDA wheels, newest CUDA first."""
+    roots: list[Path] = []
+    for entry in sys.path:
+        base = Path(entry or ".") / "nvidia"
+        if not base.is_dir():
+            continue
+        # CUDA 13 wheels install under nvidia/cu13/; CUDA 12 ones under nvidia/<component>/.
+        roots += sorted(base.glob("cu[0-9]*"), reverse=True)
+        roots += [base / "cuda_nvcc", base / "nvjitlink"]
+    return [r for r in roots if r.is_dir()]
+
+
+def _toolkit_roots() -> list[Path]:
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
+    return [Path(r) for r in roots if r] + [Path("/usr/local/cuda")]
+
+
+@functools.lru_cache(maxsize=None)
+def find_ptxas() -> str | None:
+    """Path of a usable ``ptxas`` or ``None``."""
+    env = os.environ.get("TRITIUM_PTXAS_PATH")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise ToolchainError(f"TRITIUM_PTXAS_PATH={env!r} is not an executable file")
+        return env
+    candidates = [r / "bin" / "ptxas" for r in _wheel_roots()]
+    candidates += [r / "bin" / "ptxas" for r in _toolkit_roots()[:-1]]
+    on_path = shutil.which("ptxas")
+    if on_path:
+        candidates.append(Path(on_path))
+    candidates.append(_toolkit_roots()[-1] / "bin" / "ptxas")
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def find_libdevice() -> str | None:
+    """Path of ``libdevice.10.bc`` or ``None``."""
+    env = os.environ.get("TRITIUM_LIBDEVICE_PATH")
+    if env:
+        if not os.path.isfile(env):
+            raise ToolchainError(f"TRITIUM_LIBDEVICE_PATH={env!r} is not a file")
+        return env
+    roots = _wheel_roots() + _toolkit_roots()[:-1]
+    on_path = shutil.which("ptxas")
+    if on_path:
+        roots.append(Path(on_path).resolve().parent.parent)
+    roots.append(_toolkit_roots()[-1])
+    for r in roots:
+        c = r / "nvvm" / "libdevice" / "libdevice.10.bc"
+        if c.is_file():
+            return str(c)
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def nvjitlink_version() -> tuple[int, int] | None:
+    """``(major, minor)`` of the loadable nvJitLink library, or ``None`` when it is unusable."""
+    if os.environ.get("TRITIUM_DISABLE_NVJITLINK", "") not in ("", "0"):
+        return None
+    try:
+        from cuda.bindings import nvjitlink
+        return tuple(nvjitlink.version())
+    except Exception:  # missing module, missing libnvJitLink.so, too old a binding
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas_version(ptxas: str) -> tuple[int, int]:
+    out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    if not m:
+        raise ToolchainError(f"cannot read the CUDA version from `{ptxas} --version`: {out!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def cuda_version_to_ptx(major: int, minor: int) -> int:
+    """The newest PTX ISA version (as 10*major+minor) a CUDA ``major.minor`` assembler accepts."""
+    if major >= 13:
+        return 90 + minor
+    if major == 12:
+        # 12.0..12.5 -> 8.0..8.5; 12.6 skipped a number: 12.6 -> 8.5, 12.8 -> 8.7, 12.9 -> 8.8.
+        return 80 + minor if minor < 6 else 80 + minor - 1
+    if major == 11:
+        return 70 + minor
+    raise ToolchainError(f"CUDA {major}.{minor} is too old for Tritium (need 11.0 or newer)")
+
+
+def min_ptx_for_arch(arch: str) -> int:
+    """Smallest PTX ISA version that knows ``sm_<arch>``."""
+    cc = int(re.match(r"\d+", arch).group(0))
+    if arch.endswith("a") or cc >= 100:
+        return {90: 80, 100: 86, 101: 86, 120: 87}.get(cc, 86)
+    return {80: 70, 86: 71, 87: 74, 89: 78, 90: 78}.get(cc, 70 if cc < 80 else 78)
+
+
+def assembler_cuda_version() -> tuple[int, int] | None:
+    """CUDA version of the assembler :func:`ptx_to_cubin` will use (nvJitLink first)."""
+    v = nvjitlink_version()
+    if v is not None:
+        return v
+    p = find_ptxas()
+    return ptxas_version(p) if p else None
+
+
+def choose_ptx_version(arch: str, requested: int | None = None) -> int:
+    """PTX ISA version to emit for ``arch``: ``requested`` if given, else the newest both LLVM and
+    the installed assembler accept (at least what the architecture needs)."""
+    if requested is not None:
+        return int(requested)
+    cuda = assembler_cuda_version()
+    best = LLVM_MAX_PTX if cuda is None else min(LLVM_MAX_PTX, cuda_version_to_ptx(*cuda))
+    return max(best, min_ptx_for_arch(arch))
+
+
+def missing_assembler_message() -> str:
+    return (
+        "cannot assemble PTX to cubin: neither nvJitLink (cuda.bindings.nvjitlink with "
+        "libnvJitLink.so) nor ptxas was found. Install one of them with "
+        f"`pip install {NVJITLINK_PACKAGE}` (preferred) or `pip install {PTXAS_PACKAGE}`, "
+        "or point TRITIUM_PTXAS_PATH at a ptxas binary."
+    )
+
+
+def missing_libdevice_message() -> str:
+    return (
+        "the kernel calls libdevice functions (__nv_*) but libdevice.10.bc was not found. "
+        f"Install it with `pip install {LIBDEVICE_PACKAGE}`, or set TRITIUM_LIBDEVICE_PATH to "
+        "the file (it lives in <CUDA>/nvvm/libdevice/)."
+    )
