@@ -13,6 +13,7 @@ import inspect
 import json
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -224,9 +225,12 @@ def cmd_compile(ns: argparse.Namespace) -> int:
 
 def cmd_backends(ns: argparse.Namespace) -> int:
     from .hooks.hookspecs import PLUGIN_API_VERSION
-    from .hooks.manager import failed_plugins, list_backends
+    from .hooks.manager import TritiumPluginWarning, failed_plugins, list_backends
 
-    backends, failed = list_backends(), failed_plugins()
+    with warnings.catch_warnings():
+        # the failures are listed below; repeating them as warnings would only add noise
+        warnings.simplefilter("ignore", TritiumPluginWarning)
+        backends, failed = list_backends(), failed_plugins()
     print(f"Tritium plugin API {PLUGIN_API_VERSION}")
     rows = [("backend", "version", "targets", "device", "api", "plugin")]
     for b in backends:
