@@ -37,8 +37,10 @@ _PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 def _dlpack_pointer(obj) -> int:
     """Data pointer of a DLPack producer.  The capsule is not consumed: when it is collected its
     destructor releases the producer's reference, while ``obj`` keeps the memory alive."""
+    # -1: the consumer asks a CUDA producer for no synchronisation; host producers want None.
+    stream = -1 if int(obj.__dlpack_device__()[0]) in _CUDA_DLPACK_DEVICES else None
     try:
-        capsule = obj.__dlpack__(stream=-1)  # -1: the consumer asks for no synchronisation
+        capsule = obj.__dlpack__(stream=stream)
     except TypeError:
         capsule = obj.__dlpack__()
     # A DLManagedTensor starts with its DLTensor (the unversioned capsule asked for above).

@@ -1,0 +1,109 @@
+"""CPU-only: LLVM IR -> PTX -> cubin, libdevice linking, tool discovery errors."""
+import pytest
+
+from tritium_nvidia import binary, elf, kernels, toolchain
+
+
+def _assemblers():
+    out = []
+    if toolchain.nvjitlink_version() is not None:
+        out.append("nvjitlink")
+    if toolchain.find_ptxas() is not None:
+        out.append("ptxas")
+    return out
+
+
+def test_ptx_header_and_entry():
+    ptx = binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, 80)
+    assert ".target sm_80" in ptx
+    assert binary.ptx_kernel_names(ptx) == ["add_kernel"]
+    assert "%tid.x" in ptx and "ld.global" in ptx
+
+
+def test_arch_specific_target():
+    assert ".target sm_90a" in binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, "90a")
+    assert binary.normalize_arch("sm_90a") == "90a"
+    with pytest.raises(ValueError, match="unknown NVIDIA architecture"):
+        binary.normalize_arch("hopper")
+
+
+def test_fp_fusion_switch():
+    fused = binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, 90, enable_fp_fusion=True)
+    unfused = binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, 90, enable_fp_fusion=False)
+    assert "fma.rn.f32" in fused
+    assert "fma" not in unfused and "mul.rn.f32" in unfused
+
+
+def test_ptx_version_choice():
+    assert toolchain.cuda_version_to_ptx(12, 4) == 84
+    assert toolchain.cuda_version_to_ptx(12, 8) == 87
+    assert toolchain.cuda_version_to_ptx(13, 0) == 90
+    ptx = binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, 90, ptx_version=83)
+    assert ".version 8.3" in ptx
+
+
+@pytest.mark.skipif(toolchain.find_libdevice() is None, reason="libdevice.10.bc not installed")
+def test_libdevice_linked_only_when_called():
+    ptx = binary.llir_to_ptx(kernels.EXP_LIBDEVICE_LLIR, 90)
+    assert "__nv_expf" not in ptx and "ex2.approx" in ptx
+    import llvmlite.binding as llvm
+    binary._init_llvm()
+    m = llvm.parse_assembly(kernels.VECTOR_ADD_LLIR)
+    assert binary.link_libdevice(m) is False
+
+
+def test_missing_libdevice_message(monkeypatch, tmp_path):
+    import llvmlite.binding as llvm
+    binary._init_llvm()
+    monkeypatch.setattr(toolchain, "find_libdevice", lambda: None)
+    with pytest.raises(toolchain.ToolchainError, match="pip install nvidia-nvvm"):
+        binary.link_libdevice(llvm.parse_assembly(kernels.EXP_LIBDEVICE_LLIR))
+
+
+@pytest.mark.parametrize("arch", [80, 90, "90a"])
+@pytest.mark.parametrize("assembler", _assemblers() or [pytest.param("none", marks=pytest.mark.skip("no assembler"))])
+def test_cubin_is_elf_with_kernel(arch, assembler):
+    md = {}
+    ptx = binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, arch)
+    cubin = binary.ptx_to_cubin(ptx, arch, "add_kernel", metadata=md, assembler=assembler)
+    info = elf.read_cubin(cubin)
+    assert info.machine == elf.EM_CUDA
+    assert info.arch == int(str(arch)[:2])
+    assert "add_kernel" in info.functions
+    assert ".nv.info" in info.sections and ".nv.info.add_kernel" in info.sections
+    assert md["assembler"] == assembler
+    assert 0 < md["n_regs"] < 64 and md["n_spills"] == 0 and md["shared"] == 0
+
+
+def test_bad_ptx_error_names_kernel():
+    if not _assemblers():
+        pytest.skip("no assembler")
+    with pytest.raises(RuntimeError, match="'broken'"):
+        binary.ptx_to_cubin(".version 9.0\n.target sm_90\nnonsense;", 90, "broken")
+
+
+def test_no_assembler_message(monkeypatch):
+    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
+    monkeypatch.setattr(toolchain, "find_ptxas", lambda: None)
+    with pytest.raises(toolchain.ToolchainError) as e:
+        binary.ptx_to_cubin(".version 9.0\n", 90, "k")
+    assert "pip install nvidia-nvjitlink" in str(e.value) and "nvidia-cuda-nvcc" in str(e.value)
+
+
+def test_ptxas_env_override(monkeypatch, tmp_path):
+    toolchain.find_ptxas.cache_clear()
+    monkeypatch.setenv("TRITIUM_PTXAS_PATH", str(tmp_path / "nope"))
+    try:
+        with pytest.raises(toolchain.ToolchainError, match="TRITIUM_PTXAS_PATH"):
+            toolchain.find_ptxas()
+    finally:
+        toolchain.find_ptxas.cache_clear()
+
+
+def test_resource_report_parsing():
+    log = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+           "ptxas info    : Function properties for k\n"
+           "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+           "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem, 368 bytes cmem[0]\n")
+    r = binary.parse_resource_report(log)["k"]
+    assert r == {"stack": 8, "spill_stores": 4, "spill_loads": 4, "registers": 40, "barriers": 1, "shared": 1024}
