@@ -10,7 +10,7 @@ from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrD
                        var_operand_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.traits import EffectInstance, MemoryEffectKind, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .attrs import CACHE_MODIFIER, EVICTION_POLICY, MEM_SEMANTIC, MEM_SYNC_SCOPE, PADDING_OPTION, RMW_OP
@@ -64,6 +64,18 @@ def _extra_attrs(op: IRDLOperation) -> dict[str, Attribute]:
     return out
 
 
+class _LoadEffect(MemoryReadEffect):
+    """A load reads; a volatile load also counts as a write (as in Triton) so that CSE, DCE and
+    LICM neither merge, drop nor hoist it."""
+
+    _VOLATILE = frozenset((EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)))
+
+    @classmethod
+    def get_effects(cls, op):
+        vol = op.properties.get("isVolatile")
+        return cls._VOLATILE if vol is not None and vol.value.data else super().get_effects(op)
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """``tt.load %ptr, %mask, %other cacheModifier = cg : tensor<128x!tt.ptr<f32>>``"""
@@ -78,7 +90,7 @@ class LoadOp(IRDLOperation):
     evict = prop_def(IntegerAttr)
     isVolatile = prop_def(BoolAttr)
     result = result_def()
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(_LoadEffect())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, ptr: SSAValue, mask: SSAValue | None = None, other: SSAValue | None = None,
@@ -143,7 +155,7 @@ class StoreOp(IRDLOperation):
     def __init__(self, ptr: SSAValue, value: SSAValue, mask: SSAValue | None = None, cache: str = "none",
                  evict: str = "evict_normal", boundary_check: Sequence[int] = ()):
         super().__init__(
-            operands=[ptr, value] + ([mask] if mask is not None else []),
+            operands=[ptr, value, [mask] if mask is not None else []],
             properties={"cache": CACHE_MODIFIER.attr(cache), "evict": EVICTION_POLICY.attr(evict),
                         "boundaryCheck": _boundary_attr(boundary_check)})
 
@@ -231,7 +243,7 @@ class AtomicRMWOp(_Atomic):
     def __init__(self, rmw: str, ptr: SSAValue, val: SSAValue, mask: SSAValue | None = None,
                  sem: str = "acq_rel", scope: str = "gpu"):
         val = SSAValue.get(val)
-        super().__init__(operands=[ptr, val] + ([mask] if mask is not None else []), result_types=[val.type],
+        super().__init__(operands=[ptr, val, [mask] if mask is not None else []], result_types=[val.type],
                          properties={"atomic_rmw_op": RMW_OP.attr(rmw), "sem": MEM_SEMANTIC.attr(sem),
                                      "scope": MEM_SYNC_SCOPE.attr(scope)})
 

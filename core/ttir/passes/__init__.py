@@ -1,0 +1,13 @@
+"""TTIR passes, one module per pass.  Each pass is a small class with ``name`` and
+``run(module)`` (the interface of :mod:`tritium.passes`); ``PASSES`` maps names to classes."""
+from __future__ import annotations
+
+from .cse import CSE
+from .dce import DCE
+from .inline import Inline
+from .licm import LICM
+from .symbol_dce import SymbolDCE
+
+PASSES = {p.name: p for p in (Inline, SymbolDCE, CSE, DCE, LICM)}
+
+__all__ = ["CSE", "DCE", "Inline", "LICM", "SymbolDCE", "PASSES"]
