@@ -196,8 +196,11 @@ def timing_table(drv, h, md, stream):
     from cuda.bindings import driver as cu
     params = launchers["bindings"].params.address
     f = h.function
-    rows.append(("bare cuda.bindings cuLaunchKernel", timed(
+    rows.append(("bare cuLaunchKernel, int stream", timed(
         lambda: cu.cuLaunchKernel(f, 8, 1, 1, 128, 1, 1, 0, stream, params, 0))))
+    s_obj = cu.CUstream(stream)
+    rows.append(("bare cuLaunchKernel, CUstream object", timed(
+        lambda: cu.cuLaunchKernel(f, 8, 1, 1, 128, 1, 1, 0, s_obj, params, 0))))
     rows.append(("get_current_stream() alone", timed(lambda: drv.get_current_stream())))
     try:
         import triton

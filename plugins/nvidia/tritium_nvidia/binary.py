@@ -164,7 +164,7 @@ def parse_resource_report(log: str) -> dict[str, dict[str, int]]:
                              ("registers", r"Used (\d+) registers"),
                              ("barriers", r"used (\d+) barriers"),
                              ("shared", r"(\d+) bytes smem")):
-            m = re.search(pattern, line)
+            m = re.search(pattern, line, flags=re.I)
             if m:
                 current[key] = int(m.group(1))
     return report

@@ -114,7 +114,11 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
         lines.append("    err = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, stream or None, PARAMS, None)")
         lines.append("    if err:")
     else:
-        lines.append("    err, = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, stream or 0, PARAMS, 0)")
+        # The binding wraps an int stream in a CUstream on every call; reuse the last wrapper.
+        lines.append("    if stream != last_stream[0]:")
+        lines.append("        last_stream[1] = CUstream(int(stream or 0))")
+        lines.append("        last_stream[0] = stream")
+        lines.append("    err, = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, last_stream[1], PARAMS, 0)")
         lines.append("    if err is not SUCCESS and err != SUCCESS:")
     lines.append("        fail(err, gx, gy, gz, stream)")
     return "\n".join(lines) + "\n"
@@ -141,7 +145,8 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     if impl == "ctypes":
         namespace.update(cu_launch=_libcuda_launch(), FUNC=int(function))
     else:
-        namespace.update(cu_launch=cu.cuLaunchKernel, FUNC=function)
+        namespace.update(cu_launch=cu.cuLaunchKernel, FUNC=function, CUstream=cu.CUstream,
+                         last_stream=[0, cu.CUstream(0)])
 
     def fail(err, gx, gy, gz, stream):
         on_error(err, (gx, gy, gz), stream, launch)
