@@ -36,8 +36,8 @@ class Rand:
         shape = tuple(self.shape)
         if dtypes.is_int(self.dtype):
             lo, hi = dtypes.int_range(self.dtype)
-            lo = lo if self.low is None else int(self.low)
-            hi = hi if self.high is None else int(self.high)
+            lo = lo if self.low is None else max(lo, int(self.low))
+            hi = hi if self.high is None else min(hi, int(self.high))
             v = rng.integers(lo, hi, size=shape, dtype=dtypes.STORAGE[self.dtype], endpoint=True)
             if np.any(v == 0):  # replace zeros by an end of the range that is not zero
                 v[v == 0] = hi if hi != 0 else lo
