@@ -5,6 +5,6 @@ a kernel's outputs against a reference computed independently in numpy.  Entry p
 ``tritium conformance`` / ``python -m conformance`` (:mod:`conformance.cli`) and
 ``pytest conformance --tritium-backend NAME`` (:mod:`conformance.conftest`).
 """
-from .case import Case, Err, Gen, Out, Rand, Scalar
+from .case import Case, CopyOf, Err, Gen, Out, Rand, Scalar
 
-__all__ = ["Case", "Err", "Gen", "Out", "Rand", "Scalar"]
+__all__ = ["Case", "CopyOf", "Err", "Gen", "Out", "Rand", "Scalar"]

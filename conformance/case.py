@@ -69,6 +69,15 @@ class Gen:
 
 
 @dataclass(frozen=True)
+class CopyOf:
+    """The same values as another argument's initial values (an input, or an output's ``init``)."""
+
+    name: str
+    dtype: str
+    shape: tuple
+
+
+@dataclass(frozen=True)
 class Scalar:
     """A random scalar argument of ``dtype`` (passed as a Python int/float), never zero."""
 

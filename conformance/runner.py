@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import dtypes
-from .case import Case, Out
+from .case import Case, CopyOf, Out
 
 PASSED, COMPILED, FAILED, EXCLUDED, XPASS = "passed", "compiled", "failed", "excluded", "unexpected-pass"
 #: statuses that make a run exit non-zero
@@ -90,8 +90,11 @@ class Prepared:
 
 def prepare(case: Case, rng: np.random.Generator) -> Prepared:
     host, ref_args, out_start = {}, {}, {}
+    copies = {}
     for name, spec in case.inputs.items():
-        if hasattr(spec, "values"):
+        if isinstance(spec, CopyOf):
+            copies[name] = spec
+        elif hasattr(spec, "values"):
             v = spec.values(rng)
             if isinstance(v, np.ndarray):
                 host[name] = dtypes.encode(v, spec.dtype)
@@ -107,6 +110,9 @@ def prepare(case: Case, rng: np.random.Generator) -> Prepared:
         else:
             host[name] = dtypes.poison(out.dtype, out.shape, out.poison)
         out_start[name] = host[name].copy()
+    for name, spec in copies.items():
+        host[name] = host[spec.name].copy()
+        ref_args[name] = dtypes.decode(host[name], spec.dtype)
     return Prepared(host, ref_args, out_start)
 
 

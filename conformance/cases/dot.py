@@ -1,0 +1,76 @@
+"""tl.dot: fp16, bf16, fp32 ("ieee" and "tf32"), int8 -> int32, fp64; with and without an
+accumulator; tile shapes 16..64."""
+import numpy as np
+
+import tritium as triton
+import tritium.language as tl
+
+from .. import dtypes
+from ..case import Case, Out, Rand, tol
+
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               PRECISION: tl.constexpr, USE_ACC: tl.constexpr, OUT: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    if USE_ACC:
+        acc = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+        z = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=OUT)
+    else:
+        z = tl.dot(a, b, input_precision=PRECISION, out_dtype=OUT)
+    tl.store(z_ptr + rm[:, None] * N + rn[None, :], z)
+
+
+@triton.jit
+def dot_loop_kernel(a_ptr, b_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                    BLOCK_K: tl.constexpr):
+    # the usual matmul inner loop: accumulate BLOCK_K slices into an fp32 accumulator
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(z_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+def _case(tag, m, n, k, precision="ieee", acc=False, out="fp32", **kw):
+    int_in = dtypes.is_int(tag)
+    rng = (-50, 50) if int_in else (-2, 2)
+    name = f"dot/{tag}-{m}x{n}x{k}" + (f"-{precision}" if tag == "fp32" else "") + ("-acc" if acc else "")
+    if int_in:
+        ref = lambda a_ptr, b_ptr, c_ptr: (a_ptr.reshape(m, k).astype(np.int64) @ b_ptr.reshape(k, n).astype(np.int64)
+                                           + (c_ptr.reshape(m, n) if acc else 0)).astype(np.int32)
+    else:
+        ref = lambda a_ptr, b_ptr, c_ptr: a_ptr.reshape(m, k) @ b_ptr.reshape(k, n) + (c_ptr.reshape(m, n) if acc else 0)
+    tolerance = dict(zip(("rtol", "atol"), dtypes.TF32_TOLERANCE)) if precision == "tf32" else \
+        ({} if int_in else tol(dtypes.ACCUM_TOLERANCE, out))
+    return Case(
+        id=name, kernel=dot_kernel,
+        constexprs={"M": m, "N": n, "K": k, "PRECISION": precision, "USE_ACC": acc,
+                    "OUT": getattr(tl, dtypes.LANG_NAME[out])},
+        inputs={"a_ptr": Rand(tag, (m * k,), *rng), "b_ptr": Rand(tag, (k * n,), *rng),
+                "c_ptr": Rand(out, (m * n,), *rng)},
+        outputs={"z_ptr": Out(out, (m, n), poison="sentinel")}, reference=ref, **tolerance, **kw)
+
+
+CASES = [
+    _case("fp16", 16, 16, 16), _case("fp16", 32, 32, 32), _case("fp16", 64, 32, 16), _case("fp16", 16, 64, 64),
+    _case("fp16", 32, 32, 32, acc=True), _case("fp16", 32, 16, 32, out="fp16"),
+    _case("bf16", 16, 16, 16), _case("bf16", 32, 64, 32), _case("bf16", 32, 32, 32, acc=True),
+    _case("fp32", 16, 16, 16), _case("fp32", 32, 32, 32), _case("fp32", 64, 64, 16, acc=True),
+    _case("fp32", 16, 16, 16, "tf32"), _case("fp32", 32, 32, 64, "tf32"), _case("fp32", 32, 32, 32, "tf32", acc=True),
+    _case("int8", 16, 16, 32, out="int32"), _case("int8", 32, 32, 64, out="int32"),
+    _case("int8", 32, 32, 32, acc=True, out="int32"),
+    _case("fp64", 16, 16, 16, out="fp64"), _case("fp64", 32, 32, 16, acc=True, out="fp64"),
+    Case(id="dot/fp16-loop-32x32x128", kernel=dot_loop_kernel, constexprs={"M": 32, "N": 32, "K": 128, "BLOCK_K": 32},
+         inputs={"a_ptr": Rand("fp16", (32 * 128,), -1, 1), "b_ptr": Rand("fp16", (128 * 32,), -1, 1)},
+         outputs={"z_ptr": Out("fp16", (32, 32))},
+         reference=lambda a_ptr, b_ptr: a_ptr.reshape(32, 128) @ b_ptr.reshape(128, 32), **tol(dtypes.ACCUM_TOLERANCE, "fp16")),
+]
