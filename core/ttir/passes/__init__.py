@@ -2,12 +2,14 @@
 ``run(module)`` (the interface of :mod:`tritium.passes`); ``PASSES`` maps names to classes."""
 from __future__ import annotations
 
+from .canonicalize import Canonicalize
+from .combine import Combine
 from .cse import CSE
 from .dce import DCE
 from .inline import Inline
 from .licm import LICM
 from .symbol_dce import SymbolDCE
 
-PASSES = {p.name: p for p in (Inline, SymbolDCE, CSE, DCE, LICM)}
+PASSES = {p.name: p for p in (Inline, SymbolDCE, Canonicalize, Combine, CSE, DCE, LICM)}
 
-__all__ = ["CSE", "DCE", "Inline", "LICM", "SymbolDCE", "PASSES"]
+__all__ = ["Canonicalize", "Combine", "CSE", "DCE", "Inline", "LICM", "SymbolDCE", "PASSES"]

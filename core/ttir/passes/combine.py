@@ -1,0 +1,132 @@
+"""``combine``: Triton's TTIR combine patterns.
+
+* ``addptr(p, 0)`` is ``p``; ``addptr(addptr(p, a), b)`` is ``addptr(p, a + b)`` when ``a`` and ``b``
+  have the same integer type;
+* ``select(c, load(p, c, x), y)`` where the load is used only there is ``load(p, c, y)``;
+* ``dot(a, b, 0) + c`` is ``dot(a, b, c)`` (``addi`` or ``addf``) when the zero-accumulator dot is
+  used only by the add;
+* a load whose mask is all true loses its mask and ``other``; all false, it is its ``other``;
+  a store whose mask is all true loses it; all false, it is removed;
+* ``cmpi`` of a ``make_range`` against a constant folds when every element gives the same answer.
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.pattern_rewriter import PatternRewriter
+
+from .. import arith as A
+from ..attrs import CACHE_MODIFIER, EVICTION_POLICY, PADDING_OPTION
+from ..memory_ops import LoadOp, StoreOp
+from ..ops import AddPtrOp, DotOp, MakeRangeOp, SplatOp
+from ._driver import RewriteTable, apply_tables
+from ._fold import cmpi_eval, const_value, int_width, is_const, make_const
+
+COMBINE = RewriteTable()
+
+
+def load_like(op: LoadOp, ptr=None, mask=None, other=None) -> LoadOp:
+    """A copy of ``op`` with the given operands (and its cache, eviction, volatility, padding)."""
+    new = LoadOp(op.ptr if ptr is None else ptr, mask, other, CACHE_MODIFIER.keyword(op.cache),
+                 EVICTION_POLICY.keyword(op.evict), bool(op.isVolatile.value.data),
+                 op.boundaryCheck.get_values(), PADDING_OPTION.keyword(op.padding) if op.padding else None)
+    new.attributes.update(op.attributes)
+    new.location = op.location
+    return new
+
+
+def store_like(op: StoreOp, mask=None) -> StoreOp:
+    new = StoreOp(op.ptr, op.value, mask, CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict),
+                  op.boundaryCheck.get_values())
+    new.attributes.update(op.attributes)
+    new.location = op.location
+    return new
+
+
+@COMBINE.on(AddPtrOp)
+def combine_addptr(op: AddPtrOp, rw: PatternRewriter):
+    if is_const(op.offset, 0):
+        rw.replace(op, [], [op.ptr])
+        return
+    inner = op.ptr.owner
+    if isinstance(inner, AddPtrOp) and inner.offset.type == op.offset.type:
+        total = A.AddIOp(inner.offset, op.offset)
+        total.location = op.location
+        rw.replace(op, [total, AddPtrOp(inner.ptr, total.result)])
+
+
+def _same_mask(mask, cond) -> bool:
+    return mask == cond or (isinstance(mask.owner, SplatOp) and mask.owner.src == cond)
+
+
+@COMBINE.on(A.SelectOp)
+def combine_select_masked_load(op: A.SelectOp, rw: PatternRewriter):
+    load = op.true_value.owner
+    if (isinstance(load, LoadOp) and load.mask is not None and op.true_value.has_one_use()
+            and _same_mask(load.mask, op.cond) and not load.isVolatile.value.data):
+        rw.replace(op, load_like(load, mask=load.mask, other=op.false_value))
+        rw.erase(load)
+
+
+@COMBINE.on(A.AddIOp, A.AddFOp)
+def combine_dot_add(op, rw: PatternRewriter):
+    for dot_v, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        dot = dot_v.owner
+        if (isinstance(dot, DotOp) and dot_v.has_one_use() and is_const(dot.c, 0)
+                and dot.maxNumImpreciseAcc.value.data == 0 and other.type == dot.d.type):
+            new = DotOp(dot.a, dot.b, other, dot.input_precision)
+            new.attributes.update(dot.attributes)
+            new.location = dot.location
+            rw.replace(op, new)
+            rw.erase(dot)
+            return
+
+
+@COMBINE.on(LoadOp)
+def combine_load_mask(op: LoadOp, rw: PatternRewriter):
+    if op.mask is None:
+        return
+    m = const_value(op.mask)
+    if m == 1:
+        rw.replace(op, load_like(op))
+    elif m == 0 and op.other is not None and not op.isVolatile.value.data:
+        rw.replace(op, [], [op.other])
+
+
+@COMBINE.on(StoreOp)
+def combine_store_mask(op: StoreOp, rw: PatternRewriter):
+    if op.mask is None:
+        return
+    m = const_value(op.mask)
+    if m == 1:
+        rw.replace(op, store_like(op))
+    elif m == 0:
+        rw.erase(op)
+
+
+_SWAP = {"slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle", "ult": "ugt", "ugt": "ult",
+         "ule": "uge", "uge": "ule", "eq": "eq", "ne": "ne"}
+
+
+@COMBINE.on(A.CmpIOp)
+def combine_cmpi_range(op: A.CmpIOp, rw: PatternRewriter):
+    pred, rng, c = op.predicate_name, op.lhs.owner, const_value(op.rhs)
+    if not isinstance(rng, MakeRangeOp):
+        pred, rng, c = _SWAP[pred], op.rhs.owner, const_value(op.lhs)
+    if not isinstance(rng, MakeRangeOp) or c is None:
+        return
+    lo, hi, w = rng.start.value.data, rng.end.value.data - 1, int_width(op.lhs.type)
+    if pred in ("eq", "ne"):
+        if lo <= c <= hi:
+            return
+        answers = {pred == "ne"}
+    else:  # order predicates are monotonic over the (non-negative) range, so the ends decide
+        answers = {cmpi_eval(pred, lo, c, w), cmpi_eval(pred, hi, c, w)}
+    if len(answers) == 1:
+        rw.replace(op, make_const(op.result.type, int(answers.pop()), op))
+
+
+class Combine:
+    name = "combine"
+
+    def run(self, module: ModuleOp) -> None:
+        apply_tables(module, COMBINE)

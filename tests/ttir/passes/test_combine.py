@@ -1,0 +1,86 @@
+"""combine: Triton's TTIR combine patterns."""
+from tritium.ttir.passes import DCE, Canonicalize, Combine
+
+
+def test_addptr_chains_and_zero_offsets(apply):
+    out = apply("""
+    tt.func public @k(%p: tensor<8x!tt.ptr<f32>>, %a: tensor<8xi32>, %b: tensor<8xi32>, %c: tensor<8xi64>) {
+      %z = arith.constant dense<0> : tensor<8xi32>
+      %p0 = tt.addptr %p, %z : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+      %p1 = tt.addptr %p0, %a : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+      %p2 = tt.addptr %p1, %b : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+      %p3 = tt.addptr %p2, %c : tensor<8x!tt.ptr<f32>>, tensor<8xi64>
+      %v = tt.load %p3 : tensor<8x!tt.ptr<f32>>
+      tt.store %p, %v : tensor<8x!tt.ptr<f32>>
+      tt.return
+    }""", Combine(), DCE())
+    assert "arith.addi %a, %b : tensor<8xi32>" in out
+    assert "tt.addptr %p, %" in out  # the chain now starts at %p
+    assert out.count("tt.addptr") == 2  # i32 offsets merged; the i64 one is a different type
+
+
+def test_select_of_masked_load(apply):
+    out = apply("""
+    tt.func public @k(%p: tensor<8x!tt.ptr<f32>>, %m: tensor<8xi1>, %o: tensor<8xf32>) {
+      %v = tt.load %p, %m cacheModifier = cg : tensor<8x!tt.ptr<f32>>
+      %s = arith.select %m, %v, %o : tensor<8xi1>, tensor<8xf32>
+      tt.store %p, %s : tensor<8x!tt.ptr<f32>>
+      tt.return
+    }""", Combine(), DCE())
+    assert "arith.select" not in out
+    assert "tt.load %p, %m, %o cacheModifier = cg : tensor<8x!tt.ptr<f32>>" in out
+
+
+def test_dot_add_into_zero_accumulator(apply):
+    src = """
+    tt.func public @k(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf32>,
+                      %ai: tensor<16x16xi8>, %ci: tensor<16x16xi32>) -> (tensor<16x16xf32>, tensor<16x16xi32>, tensor<16x16xf32>) {
+      %z = arith.constant dense<0.0> : tensor<16x16xf32>
+      %d = tt.dot %a, %b, %z : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+      %r = arith.addf %c, %d : tensor<16x16xf32>
+      %zi = arith.constant dense<0> : tensor<16x16xi32>
+      %di = tt.dot %ai, %ai, %zi : tensor<16x16xi8> * tensor<16x16xi8> -> tensor<16x16xi32>
+      %ri = arith.addi %di, %ci : tensor<16x16xi32>
+      %d2 = tt.dot %a, %b, %c : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+      %r2 = arith.addf %d2, %c : tensor<16x16xf32>
+      tt.return %r, %ri, %r2 : tensor<16x16xf32>, tensor<16x16xi32>, tensor<16x16xf32>
+    }"""
+    out = apply(src, Combine(), DCE())
+    assert "tt.dot %a, %b, %c : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>" in out
+    assert "tt.dot %ai, %ai, %ci :" in out
+    assert out.count("arith.addf") == 1  # the dot with a non-zero accumulator keeps its add
+
+
+def test_constant_masks(apply):
+    out = apply("""
+    tt.func public @k(%p: tensor<8x!tt.ptr<f32>>, %o: tensor<8xf32>) {
+      %t = arith.constant dense<true> : tensor<8xi1>
+      %f = arith.constant dense<false> : tensor<8xi1>
+      %a = tt.load %p, %t, %o : tensor<8x!tt.ptr<f32>>
+      %b = tt.load %p, %f, %o : tensor<8x!tt.ptr<f32>>
+      %s = arith.addf %a, %b : tensor<8xf32>
+      tt.store %p, %s, %t : tensor<8x!tt.ptr<f32>>
+      tt.store %p, %s, %f : tensor<8x!tt.ptr<f32>>
+      tt.return
+    }""", Combine(), DCE())
+    assert "%a = tt.load %p : tensor<8x!tt.ptr<f32>>" in out
+    assert "%s = arith.addf %a, %o" in out
+    assert out.count("tt.store") == 1 and "tt.store %p, %s : tensor<8x!tt.ptr<f32>>" in out
+
+
+def test_cmpi_on_make_range(apply):
+    out = apply("""
+    tt.func public @k(%x: tensor<128xi32>) -> (tensor<128xi1>, tensor<128xi1>, tensor<128xi1>, tensor<128xi1>) {
+      %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+      %c128 = arith.constant dense<128> : tensor<128xi32>
+      %c64 = arith.constant dense<64> : tensor<128xi32>
+      %a = arith.cmpi slt, %r, %c128 : tensor<128xi32>
+      %b = arith.cmpi sge, %r, %c128 : tensor<128xi32>
+      %c = arith.cmpi slt, %r, %c64 : tensor<128xi32>
+      %d = arith.cmpi sgt, %c128, %r : tensor<128xi32>
+      tt.return %a, %b, %c, %d : tensor<128xi1>, tensor<128xi1>, tensor<128xi1>, tensor<128xi1>
+    }""", Canonicalize(), DCE())
+    assert "%a = arith.constant dense<true> : tensor<128xi1>" in out
+    assert "%b = arith.constant dense<false> : tensor<128xi1>" in out
+    assert "%c = arith.cmpi slt, %r, %c64" in out  # undecidable: half true, half false
+    assert "%d = arith.constant dense<true>" in out
