@@ -1,0 +1,16 @@
+"""Printing and parsing TTGIR text (TTIR's functions, with every plugin's encodings registered)."""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+
+from ..ttir import ir as _ttir_ir
+from .dialect import ensure_plugin_encodings
+
+
+def parse_module(text: str, *, verify: bool = True) -> ModuleOp:
+    ensure_plugin_encodings()
+    return _ttir_ir.parse_module(text, verify=verify)
+
+
+def print_module(module: ModuleOp, *, locations: bool = True, generic: bool = False) -> str:
+    return _ttir_ir.print_module(module, locations=locations, generic=generic)

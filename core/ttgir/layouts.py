@@ -1,0 +1,158 @@
+"""Layout arithmetic: what a pass or the TTGIR -> LLVM lowering asks of a distributed encoding.
+
+Everything is derived from ``enc.linear_layout(shape)`` (see :mod:`tritium.ttgir.linear_layout`), so
+a vendor encoding that implements that one method gets all of it.  The contract with the lowering:
+
+* ``total_elems_per_thread(enc, shape)`` registers per thread hold the tensor (``N``);
+* register ``r`` of lane ``l`` in warp ``w`` holds the element at
+  ``coordinates(enc, shape)[w, l, r]``;
+* for additive layouts (all generic ones)
+  ``coord[d] = thread_offset[d](l, w) + reg_offsets(enc, shape)[r][d]`` with
+  ``thread_offset[d] = sum(term(lane or warp) for term in index_terms(enc, shape)[d])``
+  and each term ``((src >> shift) & (2**width - 1)) * scale`` — emit shifts, ands, muls, adds;
+* elements held more than once (broadcast: the shape is smaller than the layout's tile) are
+  described by ``free_masks``; wrap-around (shape larger than the tile) is extra registers.
+
+Shapes, warp counts and warp sizes are powers of two, as in Triton.  ``threads_per_warp`` is the
+target's warp size (32 or 64) and is never assumed.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+from xdsl.dialects.builtin import AnyFloat, IntegerType, IndexType, TensorType
+from xdsl.ir import Attribute
+
+from ..ttir.types import PointerType
+from .encodings import BlockedEncodingAttr, DistributedEncoding, SliceEncodingAttr
+from .linear_layout import IndexTerm, LinearLayout, log2
+
+
+def linear_layout(enc: DistributedEncoding, shape: Sequence[int]) -> LinearLayout:
+    if not isinstance(enc, DistributedEncoding):
+        raise TypeError(f"{enc} is not a distributed encoding")
+    if len(shape) != enc.rank:
+        raise ValueError(f"shape {tuple(shape)} has rank {len(shape)}, the layout {enc} has rank {enc.rank}")
+    return enc.linear_layout(tuple(shape))
+
+
+def total_elems_per_thread(enc: DistributedEncoding, shape: Sequence[int]) -> int:
+    """Registers (elements) each thread holds: Triton's ``getTotalElemsPerThread``."""
+    return linear_layout(enc, shape).num_registers
+
+
+def elems_per_thread(enc: DistributedEncoding, shape: Sequence[int]) -> tuple[int, ...]:
+    """Per dimension, how many distinct coordinates one thread's registers span."""
+    ll = linear_layout(enc, shape)
+    return tuple(1 << sum(1 for v in ll.register if v[d]) for d in range(len(shape)))
+
+
+def coordinates(enc: DistributedEncoding, shape: Sequence[int]) -> np.ndarray:
+    """``[num_warps, threads_per_warp, total_elems_per_thread, rank]``: every element's coordinates."""
+    return linear_layout(enc, shape).table()
+
+
+def reg_offsets(enc: DistributedEncoding, shape: Sequence[int]) -> np.ndarray:
+    """``[total_elems_per_thread, rank]``: the constant part of each register's coordinates."""
+    return linear_layout(enc, shape).reg_offsets()
+
+
+def thread_offsets(enc: DistributedEncoding, shape: Sequence[int], lane, warp) -> np.ndarray:
+    """Coordinates of register 0 of ``(lane, warp)`` (numpy-broadcast), last axis = dimension."""
+    return linear_layout(enc, shape).thread_offsets(lane, warp)
+
+
+def index_terms(enc: DistributedEncoding, shape: Sequence[int]) -> list[list[IndexTerm]]:
+    """Per dimension, the terms whose sum is ``thread_offset[d](lane, warp)`` (additive layouts)."""
+    return linear_layout(enc, shape).index_terms()
+
+
+def free_masks(enc: DistributedEncoding, shape: Sequence[int]) -> dict[str, int]:
+    """Bits of register / lane / warp ids that only select duplicates (mask them off for stores)."""
+    return linear_layout(enc, shape).free_masks()
+
+
+def shape_per_cta_tile(enc: DistributedEncoding) -> tuple[int, ...]:
+    """Extent one pass of the layout covers before wrapping: ``spt * tpw * wpc`` per dimension."""
+    return tuple(s * t * w for s, t, w in zip(enc.size_per_thread, enc.threads_per_warp, enc.warps_per_cta))
+
+
+@dataclass(frozen=True)
+class Replication:
+    """How a layout meets a shape: ``repeats[d]`` times the tile wraps around along ``d`` (1 when the
+    shape is not larger), and each element is held by ``duplicates`` (lane, warp, register) slots
+    (1 when the shape is not smaller than the tile)."""
+
+    repeats: tuple[int, ...]
+    duplicates: int
+
+
+def replication(enc: DistributedEncoding, shape: Sequence[int]) -> Replication:
+    ll = linear_layout(enc, shape)
+    tile = shape_per_cta_tile(enc)
+    repeats = tuple(max(1, s // t) for s, t in zip(shape, tile))
+    slots = ll.num_registers * ll.threads_per_warp * ll.num_warps
+    return Replication(repeats, slots // prod(shape))
+
+
+def same_layout(a: Attribute, b: Attribute, shape: Sequence[int]) -> bool:
+    """Whether two encodings place every element of ``shape`` identically (a no-op conversion)."""
+    if a == b:
+        return True
+    if not (isinstance(a, DistributedEncoding) and isinstance(b, DistributedEncoding)):
+        return False
+    try:
+        return linear_layout(a, shape) == linear_layout(b, shape)
+    except (NotImplementedError, ValueError):
+        return False
+
+
+# --- building blocked layouts ---------------------------------------------------------------------
+def blocked_encoding(shape: Sequence[int], size_per_thread: Sequence[int], order: Sequence[int], num_warps: int,
+                     threads_per_warp: int, num_ctas: int = 1) -> BlockedEncodingAttr:
+    """The blocked layout that spreads lanes then warps over ``shape`` fastest dimension first
+    (``order[0]``), each thread holding ``size_per_thread``; leftover lanes/warps go to the slowest
+    dimension (they hold duplicates when the shape is too small)."""
+    if num_ctas != 1:
+        raise NotImplementedError("multi-CTA layouts are not supported yet")
+    log2(num_warps), log2(threads_per_warp)
+    rank = len(shape)
+    tpw, wpc = [1] * rank, [1] * rank
+    lanes_left, warps_left, threads_left = threads_per_warp, num_warps, threads_per_warp * num_warps
+    for d in order[:-1]:
+        threads_d = min(threads_left, max(1, shape[d] // size_per_thread[d]))
+        tpw[d] = min(threads_d, lanes_left)
+        wpc[d] = min(max(1, threads_d // tpw[d]), warps_left)
+        lanes_left //= tpw[d]
+        warps_left //= wpc[d]
+        threads_left //= max(1, threads_d)
+    tpw[order[-1]] = lanes_left
+    wpc[order[-1]] = warps_left
+    return BlockedEncodingAttr(size_per_thread, tpw, wpc, order)
+
+
+def default_blocked_encoding(shape: Sequence[int], num_warps: int, threads_per_warp: int,
+                             num_ctas: int = 1) -> BlockedEncodingAttr:
+    """Triton's ``getDefaultBlockedEncoding``: one element per thread, row-major order."""
+    rank = len(shape)
+    return blocked_encoding(shape, [1] * rank, list(range(rank - 1, -1, -1)), num_warps, threads_per_warp, num_ctas)
+
+
+getDefaultBlockedEncoding = default_blocked_encoding
+
+
+# --- types ---------------------------------------------------------------------------------------
+def bit_width(t: Attribute) -> int:
+    """Bits of a scalar type (pointers: 64); of a tensor, of its elements."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    if isinstance(t, IntegerType):
+        return t.width.data
+    if isinstance(t, AnyFloat):
+        return t.bitwidth
+    if isinstance(t, (PointerType, IndexType)):
+        return 64
+    raise TypeError(f"no bit width for {t}")
