@@ -1,0 +1,102 @@
+"""Device functions: jitted helpers, helpers calling helpers, tuple returns, constexpr
+parameters, ``noinline=True``."""
+import numpy as np
+
+import tritium as triton
+import tritium.language as tl
+
+from ..case import Case, Out, Rand
+
+B = 256
+
+
+@triton.jit
+def _square_plus(x, c):
+    return x * x + c
+
+
+@triton.jit
+def _poly(x):
+    return _square_plus(x, 1.0) * 2 - x
+
+
+@triton.jit
+def _sum_and_diff(a, b):
+    return a + b, a - b
+
+
+@triton.jit(noinline=True)
+def _scale_noinline(x, s):
+    return x * s
+
+
+@triton.jit(noinline=True)
+def _minmax_noinline(a, b):
+    return tl.minimum(a, b), tl.maximum(a, b)
+
+
+@triton.jit
+def _times_const(x, K: tl.constexpr):
+    return x * K
+
+
+@triton.jit
+def _store_twice(ptr, offs, v):
+    # a helper with side effects and no return value
+    tl.store(ptr + offs, v)
+    tl.store(ptr + offs + 256, v + 1)
+
+
+@triton.jit
+def helpers_kernel(x_ptr, y_ptr, z_ptr, w_ptr, WHICH: tl.constexpr, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    if WHICH == "nested":
+        z, w = _poly(x), _square_plus(y, 2.0)
+    elif WHICH == "tuple":
+        z, w = _sum_and_diff(x, y)
+    elif WHICH == "noinline":
+        z, w = _scale_noinline(x, 3.0), _scale_noinline(y, -0.5)
+    elif WHICH == "noinline-tuple":
+        z, w = _minmax_noinline(x, y)
+    else:
+        z, w = _times_const(x, 4), _times_const(y, 8)
+    tl.store(z_ptr + offs, z)
+    tl.store(w_ptr + offs, w)
+
+
+@triton.jit
+def side_effect_kernel(x_ptr, z_ptr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    _store_twice(z_ptr, offs, tl.load(x_ptr + offs))
+
+
+REFS = {
+    "nested": lambda x, y: ((x * x + 1) * 2 - x, y * y + 2),
+    "tuple": lambda x, y: (x + y, x - y),
+    "noinline": lambda x, y: (x * 3, y * -0.5),
+    "noinline-tuple": lambda x, y: (np.minimum(x, y), np.maximum(x, y)),
+    "constexpr-arg": lambda x, y: (x * 4, y * 8),
+}
+
+CASES = [
+    Case(id=f"functions/{which}-fp32", kernel=helpers_kernel, grid=(2,), constexprs={"WHICH": which, "B": B},
+         inputs={"x_ptr": Rand("fp32", (2 * B,)), "y_ptr": Rand("fp32", (2 * B,))},
+         outputs={"z_ptr": Out("fp32", (2 * B,)), "w_ptr": Out("fp32", (2 * B,))},
+         reference=lambda x_ptr, y_ptr, f=ref: f(x_ptr, y_ptr))
+    for which, ref in REFS.items()
+]
+CASES += [
+    Case(id="functions/tuple-int32", kernel=helpers_kernel, grid=(2,), constexprs={"WHICH": "tuple", "B": B},
+         inputs={"x_ptr": Rand("int32", (2 * B,)), "y_ptr": Rand("int32", (2 * B,))},
+         outputs={"z_ptr": Out("int32", (2 * B,)), "w_ptr": Out("int32", (2 * B,))},
+         reference=lambda x_ptr, y_ptr: (x_ptr + y_ptr, x_ptr - y_ptr)),
+    Case(id="functions/noinline-int64", kernel=helpers_kernel, grid=(2,), constexprs={"WHICH": "noinline-tuple", "B": B},
+         inputs={"x_ptr": Rand("int64", (2 * B,)), "y_ptr": Rand("int64", (2 * B,))},
+         outputs={"z_ptr": Out("int64", (2 * B,)), "w_ptr": Out("int64", (2 * B,))},
+         reference=lambda x_ptr, y_ptr: (np.minimum(x_ptr, y_ptr), np.maximum(x_ptr, y_ptr))),
+    Case(id="functions/side-effects", kernel=side_effect_kernel, constexprs={"B": B},
+         inputs={"x_ptr": Rand("int32", (B,), -1000, 1000)}, outputs={"z_ptr": Out("int32", (2 * B,))},
+         reference=lambda x_ptr: np.concatenate([x_ptr, x_ptr + 1])),
+]
