@@ -1,0 +1,193 @@
+"""The interpreter's virtual address space.
+
+Every array argument of a launch gets its own 2**40-byte region: the region of argument ``k`` starts
+at ``(k + 1) << 40`` (so every base is aligned far beyond 16 and divisibility specialisation holds)
+and a pointer value is a plain int64 address.  The buffer an address belongs to is then
+``(addr + 2**39) >> 40`` with no search, and any address within 2**39 bytes of a buffer, before or
+after it, is reported as an out-of-bounds access *of that argument* with its element offset.
+Address 0 (``None`` arguments) belongs to no buffer.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+SHIFT = 40
+HALF = 1 << (SHIFT - 1)
+
+
+class AccessError(Exception):
+    """An access outside every argument's memory; the executor adds kernel, line and pid."""
+
+
+class Buffer:
+    """One argument's bytes (``raw``, writable through to the caller's array) at ``region``;
+    the argument's own pointer is ``region + start``."""
+
+    __slots__ = ("raw", "nbytes", "region", "start", "name", "owner", "_views")
+
+    def __init__(self, array: np.ndarray, region: int, name: str):
+        self.owner = array  # keeps the memory alive
+        if array.flags.c_contiguous:
+            self.raw, self.start = array.reshape(-1).view(np.uint8), 0
+        else:
+            lo, hi = np.lib.array_utils.byte_bounds(array)
+            mem = (ctypes.c_uint8 * (hi - lo)).from_address(lo)
+            self.raw = np.ctypeslib.as_array(mem)
+            self.start = array.__array_interface__["data"][0] - lo
+        self.nbytes = self.raw.nbytes
+        self.region, self.name = region, name
+        self._views: dict = {}
+
+    @property
+    def pointer(self) -> int:
+        return self.region + self.start
+
+    def view(self, dtype) -> np.ndarray:
+        v = self._views.get(dtype)
+        if v is None:
+            isz = np.dtype(dtype).itemsize
+            v = self.raw[: self.nbytes - self.nbytes % isz].view(dtype)
+            self._views[dtype] = v
+        return v
+
+    def describe(self) -> str:
+        return f"argument {self.name} ({self.owner.dtype}[{self.owner.size}])"
+
+
+class AddressSpace:
+    """The buffers of one launch."""
+
+    def __init__(self):
+        self.buffers: list[Buffer | None] = [None]
+
+    def add(self, array: np.ndarray, name: str) -> np.int64:
+        buf = Buffer(array, len(self.buffers) << SHIFT, name)
+        self.buffers.append(buf)
+        return np.int64(buf.pointer)
+
+    def resolve(self, addr: np.ndarray, mask, isz: int, kind: str):
+        """Map int64 addresses (any shape) to ``[(buffer, lanes, element_index)]``.  ``lanes`` is the
+        boolean lane selection of that buffer (``None``: every lane); masked-off lanes are never
+        checked and get index 0.  Raises :class:`AccessError` for an active lane outside its
+        buffer or misaligned for ``isz``-byte elements."""
+        if mask is None:
+            a0 = addr.flat[0] if addr.size else 0
+        else:
+            first = mask.argmax()
+            if not mask.flat[first]:
+                return []
+            a0 = addr.flat[first]
+        k = (int(a0) + HALF) >> SHIFT
+        bufs = self.buffers
+        if 0 < k < len(bufs):
+            buf = bufs[k]
+            off = addr - buf.region
+            bad = (off < 0) | (off > buf.nbytes - isz)
+            if isz > 1:
+                bad |= (off & (isz - 1)) != 0
+            if mask is not None:
+                bad &= mask
+            if not bad.any():
+                idx = off >> (isz.bit_length() - 1)
+                if mask is not None:
+                    idx = np.where(mask, idx, 0)
+                return [(buf, mask, idx)]
+        return self._resolve_slow(addr, mask, isz, kind)
+
+    def _resolve_slow(self, addr, mask, isz, kind):
+        active = np.ones(addr.shape, bool) if mask is None else np.asarray(mask, bool)
+        ks = (addr + HALF) >> SHIFT
+        groups = []
+        for k in np.unique(ks[active]):
+            lanes = active & (ks == k)
+            buf = self.buffers[k] if 0 < k < len(self.buffers) else None
+            if buf is None:
+                lane = int(np.flatnonzero(lanes.reshape(-1))[0])
+                a = int(addr.reshape(-1)[lane])
+                raise AccessError(f"{kind} of address {a:#x} (lane {lane}), which lies in no argument's "
+                                  "memory (a null or forged pointer)")
+            off = addr - buf.region
+            bad = lanes & ((off < 0) | (off > buf.nbytes - isz) | ((off & (isz - 1)) != 0))
+            if bad.any():
+                lane = int(np.flatnonzero(bad.reshape(-1))[0])
+                rel = int(addr.reshape(-1)[lane]) - buf.pointer
+                elem, rem = divmod(rel, isz)
+                what = (f"element offset {elem}" if rem == 0 else f"byte offset {rel} (misaligned for "
+                        f"{isz}-byte elements)")
+                raise AccessError(f"out-of-bounds {kind} at {what} of {buf.describe()}; valid "
+                                  f"element offsets are 0..{(buf.nbytes - buf.start) // isz - 1} (lane {lane})")
+            groups.append((buf, lanes, np.where(lanes, off >> (isz.bit_length() - 1), 0)))
+        return groups
+
+
+def gather(space: AddressSpace, addr, mask, other, info, kind="load"):
+    """Held values at ``addr`` where ``mask``, ``other`` (or 0) elsewhere."""
+    addr = np.asarray(addr)
+    if mask is not None:
+        mask = np.broadcast_to(np.asarray(mask), addr.shape)
+    isz = np.dtype(info.store).itemsize
+    groups = space.resolve(addr, mask, isz, kind)
+    load = info.load
+    if len(groups) == 1 and groups[0][1] is mask:
+        buf, _, idx = groups[0]
+        vals = buf.view(info.store)[idx]
+        if load is not None:
+            vals = load(vals)
+        if mask is not None:
+            vals = np.where(mask, vals, np.zeros((), info.hold) if other is None else other)
+        return vals.astype(info.hold, copy=False)
+    out = np.zeros(addr.shape, info.hold)
+    if other is not None:
+        out[...] = other
+    for buf, lanes, idx in groups:
+        vals = buf.view(info.store)[idx[lanes]]
+        out[lanes] = load(vals) if load is not None else vals
+    return out
+
+
+def scatter(space: AddressSpace, addr, value, mask, info):
+    addr = np.asarray(addr)
+    if mask is not None:
+        mask = np.broadcast_to(np.asarray(mask), addr.shape)
+    value = np.broadcast_to(np.asarray(value), addr.shape)
+    if info.save is not None:
+        value = info.save(value)
+    groups = space.resolve(addr, mask, np.dtype(info.store).itemsize, "store")
+    for buf, lanes, idx in groups:
+        view = buf.view(info.store)
+        if lanes is None:
+            view[idx] = value
+        else:
+            view[idx[lanes]] = value[lanes]
+
+
+def atomic(space: AddressSpace, addr, mask, info, update, *operands):
+    """Apply ``update(old, *operands) -> new`` lane by lane in lane order for lanes sharing an address
+    (vectorised over distinct addresses); returns the old values (0 where masked off)."""
+    addr = np.asarray(addr)
+    shape = addr.shape
+    if mask is not None:
+        mask = np.broadcast_to(np.asarray(mask), shape)
+    ops = [np.broadcast_to(np.asarray(o), shape).reshape(-1) for o in operands]
+    out = np.zeros(addr.size, info.hold)
+    for buf, lanes, idx in space.resolve(addr, mask, np.dtype(info.store).itemsize, "atomic"):
+        view = buf.view(info.store)
+        sel = np.arange(addr.size) if lanes is None else np.flatnonzero(lanes.reshape(-1))
+        where = idx.reshape(-1)[sel]
+        order = np.argsort(where, kind="stable")
+        s = where[order]
+        pos = np.arange(s.size)
+        starts = np.maximum.accumulate(np.where(np.r_[True, s[1:] != s[:-1]], pos, 0)) if s.size else pos
+        rank = pos - starts
+        for r in range(int(rank.max()) + 1 if s.size else 0):
+            pick = order[rank == r]
+            ii = where[pick]
+            old = view[ii]
+            if info.load is not None:
+                old = info.load(old)
+            new = update(old, *(o[sel[pick]] for o in ops))
+            view[ii] = info.save(new) if info.save is not None else new
+            out[sel[pick]] = old
+    return out.reshape(shape) if shape else out[0]

@@ -1,0 +1,89 @@
+"""The ``interpreter`` backend, registered through the same hooks as any external plugin (entry
+point ``interpreter = "tritium.backends.interpreter.plugin"``).  It is the embedded default: its
+device, the host CPU, is always present."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...hooks import hookimpl
+from ...hooks.types import BackendInfo, Options
+from .driver import TARGET, InterpreterDriver
+
+TRITIUM_PLUGIN_API = 1
+NAME = "interpreter"
+
+
+@dataclass(frozen=True)
+class InterpreterOptions(Options):
+    """The common options; ``num_warps``/``num_stages`` are accepted (they take part in the cache
+    key) and ignored, ``threads_per_warp`` is the target's ``warp_size``, 1."""
+
+    threads_per_warp: int = 1
+
+
+@hookimpl
+def tritium_backend_info():
+    return BackendInfo(name=NAME, api_version=TRITIUM_PLUGIN_API, version="0.1.0",
+                       target_kinds=(TARGET.backend,), targets=("interpreter",), default_target="interpreter",
+                       stages=("ttir", "interp"), binary_ext="interp",
+                       description="reference interpreter: runs TTIR over the grid with numpy")
+
+
+@hookimpl
+def tritium_device_present(backend):
+    return True if backend == NAME else None
+
+
+@hookimpl
+def tritium_current_target(backend):
+    return TARGET if backend == NAME else None
+
+
+@hookimpl
+def tritium_parse_target(text):
+    kind, _, arch = text.partition(":")
+    if kind.strip() != TARGET.backend:
+        return None
+    if arch.strip() not in ("", str(TARGET.arch)):
+        raise ValueError(f"unknown interpreter architecture {arch!r}; accepted: 'interpreter', "
+                         f"'interpreter:{TARGET.arch}'")
+    return TARGET
+
+
+@hookimpl
+def tritium_parse_options(target, options):
+    if target.backend != TARGET.backend:
+        return None
+    return InterpreterOptions.from_dict(options, threads_per_warp=target.warp_size)
+
+
+def _interp_stage(src, metadata):
+    """TTIR (module or text) -> the TTIR text the driver loads; records the kernel name."""
+    from ...ttir.ir import parse_module, print_module
+
+    module = parse_module(src) if isinstance(src, (str, bytes)) else src
+    text = src if isinstance(src, str) else src.decode() if isinstance(src, bytes) else print_module(module)
+    funcs = [op for op in module.ops if op.name == "tt.func"]
+    public = [f for f in funcs if not f.sym_visibility or f.sym_visibility.data == "public"]
+    if public and "name" not in metadata:
+        metadata["name"] = public[0].sym_name.data
+    metadata.setdefault("shared", 0)
+    return text
+
+
+@hookimpl
+def tritium_add_stages(target, stages, options):
+    if target.backend != TARGET.backend:
+        return None
+    stages["interp"] = _interp_stage
+    return True
+
+
+@hookimpl
+def tritium_driver(backend):
+    return InterpreterDriver() if backend == NAME else None
+
+
+@hookimpl
+def tritium_conformance_exclusions(backend, target):
+    return [] if backend == NAME else None
