@@ -23,10 +23,10 @@ from ._driver import RewriteTable, apply_tables
 from ._fold import const_value
 from .canonicalize import CANON
 
-SCCP = RewriteTable()
+_RULES = RewriteTable()
 
 
-@SCCP.on(scf.ForOp)
+@_RULES.on(scf.ForOp)
 def propagate_invariant_iter_args(op: scf.ForOp, rw: PatternRewriter):
     body = op.body.block
     yielded = body.last_op.operands
@@ -38,7 +38,7 @@ def propagate_invariant_iter_args(op: scf.ForOp, rw: PatternRewriter):
             rw.replace_all_uses_with(res, init)
 
 
-@SCCP.on(scf.IfOp)
+@_RULES.on(scf.IfOp)
 def fold_same_yield(op: scf.IfOp, rw: PatternRewriter):
     if not op.false_region.blocks or not op.results:
         return
@@ -58,4 +58,4 @@ class SCCP:
     name = "sccp"
 
     def run(self, module: ModuleOp) -> None:
-        apply_tables(module, CANON, SCCP)
+        apply_tables(module, CANON, _RULES)
