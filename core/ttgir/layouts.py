@@ -156,3 +156,17 @@ def bit_width(t: Attribute) -> int:
     if isinstance(t, (PointerType, IndexType)):
         return 64
     raise TypeError(f"no bit width for {t}")
+
+
+def contig_per_thread(enc: DistributedEncoding, shape: Sequence[int]) -> tuple[int, ...]:
+    """Per dimension, how many consecutive elements one thread holds (Triton's ``getContigPerThread``):
+    the length of the chain of register bases 1, 2, 4, ... along that dimension."""
+    ll = linear_layout(enc, shape)
+    out = []
+    for d in range(len(shape)):
+        along = {vec[d] for vec in ll.register if vec[d] and not any(v for e, v in enumerate(vec) if e != d)}
+        run = 1
+        while run in along:
+            run *= 2
+        out.append(run)
+    return tuple(out)

@@ -1,0 +1,1 @@
+"""Analyses over TTIR/TTGIR that passes and the lowering query."""

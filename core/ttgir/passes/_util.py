@@ -1,0 +1,83 @@
+"""Small IR helpers shared by the TTGIR passes."""
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, NoneAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from ...ttir.types import PointerType
+from ..encodings import BlockedEncodingAttr
+from ..ops import ConvertLayoutOp
+
+
+def encoding(t: Attribute) -> Attribute | None:
+    if isinstance(t, TensorType) and not isinstance(t.encoding, NoneAttr):
+        return t.encoding
+    return None
+
+
+def with_encoding(t: Attribute, enc: Attribute) -> Attribute:
+    """``t`` (a tensor, or a block pointer to one) with layout ``enc``."""
+    if isinstance(t, TensorType):
+        return TensorType(t.element_type, t.get_shape(), enc)
+    if isinstance(t, PointerType) and t.is_block_pointer:
+        return PointerType(with_encoding(t.pointee_type, enc), t.address_space.data)
+    return t
+
+
+def set_type(value: SSAValue, t: Attribute) -> None:
+    """Retype a value in place (uses keep pointing at it).  Constants keep their value attribute
+    in step, since its type must equal the result type."""
+    value._type = t
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+        op.properties["value"] = DenseIntOrFPElementsAttr(t, op.value.data)
+
+
+def convert_before(op: Operation, value: SSAValue, t: Attribute) -> SSAValue:
+    """A ``ttg.convert_layout`` of ``value`` to type ``t`` inserted just before ``op``."""
+    cvt = ConvertLayoutOp(value, t)
+    op.parent_block().insert_op_before(cvt, op)
+    return cvt.result
+
+
+def convert_operand(op: Operation, index: int, t: Attribute) -> bool:
+    """Make operand ``index`` of ``op`` have type ``t``, converting it if needed."""
+    v = op.operands[index]
+    if v.type == t or not isinstance(t, TensorType):
+        return False
+    op.operands[index] = convert_before(op, v, t)
+    return True
+
+
+def permuted_blocked(enc: Attribute, perm: tuple[int, ...]) -> Attribute | None:
+    """The blocked layout seen through ``tt.trans(order=perm)``: result dim ``i`` is source dim
+    ``perm[i]``, so every per-dimension field is permuted and ``order`` renamed."""
+    if not isinstance(enc, BlockedEncodingAttr):
+        return None
+    inv = {p: i for i, p in enumerate(perm)}
+    return BlockedEncodingAttr([enc.size_per_thread[p] for p in perm], [enc.threads_per_warp[p] for p in perm],
+                               [enc.warps_per_cta[p] for p in perm], [inv[o] for o in enc.order])
+
+
+def joined_blocked(enc: Attribute) -> Attribute | None:
+    """Layout of ``tt.join``'s result: the source layout with a new fastest dimension of size 2
+    held entirely by each thread (so join and split move no data)."""
+    if not isinstance(enc, BlockedEncodingAttr):
+        return None
+    r = enc.rank
+    return BlockedEncodingAttr([*enc.size_per_thread, 2], [*enc.threads_per_warp, 1], [*enc.warps_per_cta, 1],
+                               [r, *enc.order])
+
+
+def split_source_blocked(enc: Attribute) -> Attribute | None:
+    """What ``tt.split``'s source must look like for a result layout ``enc`` (inverse of join)."""
+    return joined_blocked(enc)
+
+
+def func_ops(module) -> list[Operation]:
+    return [op for op in module.body.block.ops if op.name == "tt.func"]
+
+
+def block_of(op: Operation) -> Block:
+    return op.parent_block()

@@ -1,0 +1,65 @@
+"""``coalesce``: give each global load, store and atomic a blocked layout whose fastest dimension
+is the pointer's most contiguous one and whose ``sizePerThread`` there makes each thread's access as
+wide as contiguity and alignment allow (up to 128 bits), as Triton's Coalesce pass does; operands
+and results are wrapped in ``ttg.convert_layout`` (cleaned up by ``remove_layout_conversions``)."""
+from __future__ import annotations
+
+from math import prod
+
+from xdsl.dialects.builtin import ModuleOp, TensorType
+
+from ...ttir.types import PointerType, element_type
+from ..analysis.axis_info import AxisInfoAnalysis, contiguity_order
+from ..dialect import NUM_WARPS, THREADS_PER_WARP, module_int
+from ..layouts import bit_width, blocked_encoding
+from ..ops import ConvertLayoutOp
+from ._util import convert_before, encoding, set_type, with_encoding
+
+MEMORY_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+
+
+def coalesced_encoding(analysis: AxisInfoAnalysis, ptr, num_warps: int, threads_per_warp: int):
+    t = ptr.type
+    shape = t.get_shape()
+    order = contiguity_order(analysis, ptr)
+    info = analysis.get(ptr)
+    elem_bits = bit_width(element_type(t).pointee_type)
+    d = order[0]
+    per_thread = max(prod(shape) // (num_warps * threads_per_warp), 1)
+    aligned = max(info.divisibility[d] * 8 // elem_bits, 1)
+    vec = min(info.contiguity[d], aligned, max(128 // elem_bits, 1), per_thread, shape[d])
+    spt = [1] * len(shape)
+    spt[d] = 1 << (max(vec, 1).bit_length() - 1)
+    return blocked_encoding(shape, spt, order, num_warps, threads_per_warp)
+
+
+class Coalesce:
+    name = "coalesce"
+
+    def run(self, module: ModuleOp) -> None:
+        num_warps, tpw = module_int(module, NUM_WARPS), module_int(module, THREADS_PER_WARP)
+        analysis = AxisInfoAnalysis(module)
+        for op in [o for o in module.walk() if o.name in MEMORY_OPS]:
+            ptr = op.operands[0]
+            t = ptr.type
+            if not isinstance(t, TensorType) or not isinstance(element_type(t), PointerType):
+                continue  # scalar access or block pointer
+            enc = coalesced_encoding(analysis, ptr, num_warps, tpw)
+            if enc == encoding(t):
+                continue
+            for i, v in enumerate(op.operands):
+                if isinstance(v.type, TensorType) and encoding(v.type) is not None:
+                    op.operands[i] = convert_before(op, v, with_encoding(v.type, enc))
+            for res in op.results:
+                if not isinstance(res.type, TensorType):
+                    continue
+                old = res.type
+                set_type(res, with_encoding(old, enc))
+                back = ConvertLayoutOp(res, old)
+                op.parent_block().insert_op_after(back, op)
+                res.replace_uses_with_if(back.result, lambda use: use.operation is not back)
+
+
+def coalesce(module: ModuleOp) -> ModuleOp:
+    Coalesce().run(module)
+    return module
