@@ -198,6 +198,17 @@ def compare(name: str, out: Out, actual: np.ndarray, expected, start: np.ndarray
             f"got {shown[first]!r}, expected {exp[first]!r}")
 
 
+def full_message(exc: BaseException) -> str:
+    """The error's text followed by the text of the exceptions it was raised from: what a kernel
+    author reads in the traceback."""
+    parts, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        parts.append(str(exc))
+        exc = exc.__cause__
+    return "\n".join(parts)
+
+
 def _error_message(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) < 1500 else text[:1500] + " ..."
@@ -237,7 +248,7 @@ def _run(case: Case, ctx: BackendRun, seed: int) -> tuple[str, str]:
     except tritium.CompilationError as exc:
         if case.expect_error is None:
             return FAILED, _error_message(exc)
-        bad = case.expect_error.mismatch(str(exc))
+        bad = case.expect_error.mismatch(full_message(exc))
         return (FAILED, f"{bad}: {_error_message(exc)}") if bad else (PASSED, "")
     except Exception as exc:
         kind = "expected CompilationError, got " if case.expect_error else ""

@@ -97,8 +97,8 @@ def bad_reduce_axis_kernel(x_ptr):
     tl.store(x_ptr + r, tl.sum(x, axis=2))
 
 
-def _err(name, kernel, err, inputs=None, constexprs=None):
-    return Case(id=f"errors/{name}", kernel=kernel, inputs={"x_ptr": Rand("int32", (256,)), **(inputs or {})},
+def _err(name, kernel, err, inputs=None, constexprs=None, dtype="int32"):
+    return Case(id=f"errors/{name}", kernel=kernel, inputs={"x_ptr": Rand(dtype, (256,)), **(inputs or {})},
                 outputs={}, constexprs=constexprs or {}, expect_error=err)
 
 
@@ -119,6 +119,6 @@ CASES = [
     _err("store-to-non-pointer", store_to_int_kernel, Err(("pointer", "ptr"), line="tl.store(n, offs)"),
          inputs={"n": 16}),
     _err("static-assert", static_assert_kernel, Err("BLOCK must be a multiple of 64"), constexprs={"BLOCK": 32}),
-    _err("dot-too-small", small_dot_kernel, Err("16", line="tl.dot(a, a)")),
+    _err("dot-too-small", small_dot_kernel, Err("16", line="tl.dot(a, a)"), dtype="fp16"),
     _err("reduce-axis-out-of-range", bad_reduce_axis_kernel, Err("axis", line="tl.sum(x, axis=2)")),
 ]

@@ -6,6 +6,7 @@ import tritium as triton
 import tritium.language as tl
 
 from ..case import Case, Out, Rand
+from ..dtypes import round_to
 
 M, K = 16, 32
 
@@ -121,7 +122,9 @@ for _t in ("fp32", "int16", "fp16"):
     CASES += [
         Case(id=f"shapes/outer-none-index-{_t}", kernel=outer_kernel, constexprs=_c,
              inputs={"x_ptr": Rand(_t, (M,), -50, 50), "y_ptr": Rand(_t, (K,), -50, 50)},
-             outputs={"z_ptr": Out(_t, (M, K))}, reference=lambda x_ptr, y_ptr: x_ptr[:, None] * 10 + y_ptr[None, :]),
+             outputs={"z_ptr": Out(_t, (M, K))},
+             # the product is rounded to the tensor's type before the sum
+             reference=lambda x_ptr, y_ptr, t=_t: round_to(x_ptr * 10, t)[:, None] + y_ptr[None, :]),
         Case(id=f"shapes/expand-broadcast-{_t}", kernel=expand_broadcast_kernel, constexprs=_c,
              inputs={"x_ptr": Rand(_t, (M,), -50, 50)}, outputs={"z_ptr": Out(_t, (M, K))},
              reference=lambda x_ptr: x_ptr[:, None] + np.arange(K)[None, :].astype(x_ptr.dtype)),
