@@ -1,0 +1,136 @@
+"""``tritium conformance`` / ``python -m conformance``: run the suite on installed backends."""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import multiprocessing
+import os
+import sys
+from collections import Counter, defaultdict
+
+from . import report
+from .runner import BackendRun, Result, run_case
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tritium conformance",
+                                description="Run the cross-backend conformance suite and print a matrix.")
+    p.add_argument("--backend", default="all", help="'all' (default) or a backend name")
+    p.add_argument("--target", help="compile for this target (e.g. cuda:90); compile-only unless it is the device's")
+    p.add_argument("--compile-only", action="store_true", help="compile and check binaries even if a device is present")
+    p.add_argument("-k", dest="patterns", action="append", default=[],
+                   help="only cases whose id matches (fnmatch pattern or substring); repeatable")
+    p.add_argument("--category", action="append", default=[], help="only this category; repeatable")
+    p.add_argument("--seed", type=int, help="input seed (default: a fresh one per run, printed in the report)")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--markdown", metavar="FILE", help="write the matrix as Markdown")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--list", action="store_true", help="list the selected case ids and exit")
+    return p
+
+
+def _backend_names(choice: str) -> list[str]:
+    from tritium.hooks import manager
+    if choice != "all":
+        return [choice]
+    return [b.name for b in manager.list_backends()]
+
+
+class _Progress:
+    """A counter on a terminal; otherwise one line per finished category."""
+
+    def __init__(self, backend: str, total: int, per_category: Counter):
+        self.backend, self.total, self.done = backend, total, 0
+        self.left = Counter(per_category)
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, res: Result) -> None:
+        self.done += 1
+        self.left[res.category] -= 1
+        if self.tty:
+            sys.stderr.write(f"\r[{self.backend}] {self.done}/{self.total} {res.id[:60]:60s}")
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        elif self.left[res.category] == 0:
+            sys.stderr.write(f"[{self.backend}] {res.category} done ({self.done}/{self.total})\n")
+        sys.stderr.flush()
+
+
+def _worker(backend: str, target: str | None, compile_only: bool, seed: int, ids: list[str]) -> list[dict]:
+    from .cases import by_id
+    ctx = BackendRun.open(backend, target, compile_only)
+    cases = by_id()
+    return [run_case(cases[i], ctx, seed).to_dict() for i in ids]
+
+
+def _chunks(cases) -> list[list[str]]:
+    """Cases of one kernel stay together, so that each process compiles a kernel once."""
+    groups = defaultdict(list)
+    for c in cases:
+        groups[id(c.kernel)].append(c.id)
+    return list(groups.values())
+
+
+def run_backend(name: str, cases, args, seed: int, progress) -> tuple[list[Result], dict]:
+    ctx = BackendRun.open(name, args.target, args.compile_only)
+    info = {"mode": "run" if ctx.mode == "run" else "compile-only", "target": str(ctx.target),
+            "exclusions": [{"case": e.case, "reason": e.reason} for e in ctx.exclusions]}
+    results: list[Result] = []
+    if args.jobs <= 1:
+        for c in cases:
+            results.append(run_case(c, ctx, seed))
+            progress(results[-1])
+        return results, info
+    order = {c.id: i for i, c in enumerate(cases)}
+    mp = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=args.jobs, mp_context=mp) as pool:
+        futures = [pool.submit(_worker, name, args.target, args.compile_only, seed, chunk) for chunk in _chunks(cases)]
+        for fut in cf.as_completed(futures):
+            for d in fut.result():
+                results.append(Result(**d))
+                progress(results[-1])
+    results.sort(key=lambda r: order[r.id])
+    return results, info
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    from .cases import select
+    cases = select(args.patterns, args.category)
+    if args.list:
+        print("\n".join(c.id for c in cases))
+        return 0
+    if not cases:
+        print("no conformance case matches the selection", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    try:
+        names = _backend_names(args.backend)
+    except Exception as exc:
+        print(f"cannot load backends: {exc}", file=sys.stderr)
+        return 2
+    if not names:
+        print("no Tritium backend is installed", file=sys.stderr)
+        return 2
+    per_cat = Counter(c.category for c in cases)
+    results, runs = [], {}
+    for name in names:
+        try:
+            res, info = run_backend(name, cases, args, seed, _Progress(name, len(cases), per_cat))
+        except Exception as exc:  # a backend that cannot even be opened: every case fails
+            res = [Result(c.id, name, "failed", f"backend unavailable: {exc}") for c in cases]
+            info = {"mode": "unavailable", "target": "-", "exclusions": []}
+        results += res
+        runs[name] = info
+    print(report.text(results, runs, seed))
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(report.to_json(results, runs, seed))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(report.markdown(results, runs, seed))
+    return report.exit_code(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
