@@ -17,6 +17,11 @@ SHIFT = 40
 HALF = 1 << (SHIFT - 1)
 
 
+_LOG2 = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+_ZERO64 = np.zeros((), np.int64)
+_max, _or = np.maximum.reduce, np.bitwise_or.reduce
+
+
 class AccessError(Exception):
     """An access outside every argument's memory; the executor adds kernel, line and pid."""
 
@@ -25,7 +30,7 @@ class Buffer:
     """One argument's bytes (``raw``, writable through to the caller's array) at ``region``;
     the argument's own pointer is ``region + start``."""
 
-    __slots__ = ("raw", "nbytes", "region", "start", "name", "owner", "_views")
+    __slots__ = ("raw", "nbytes", "region", "start", "name", "owner", "_views", "_limits")
 
     def __init__(self, array: np.ndarray, region: int, name: str):
         self.owner = array  # keeps the memory alive
@@ -39,6 +44,15 @@ class Buffer:
         self.nbytes = self.raw.nbytes
         self.region, self.name = region, name
         self._views: dict = {}
+        self._limits: dict = {}
+
+    def limits(self, isz: int):
+        """(largest valid byte offset as uint64 -- negative offsets wrap above it, log2(isz))"""
+        lim = self._limits.get(isz)
+        if lim is None:
+            lim = self._limits[isz] = (np.uint64(self.nbytes - isz) if self.nbytes >= isz else None,
+                                       np.int64(_LOG2[isz]))
+        return lim
 
     @property
     def pointer(self) -> int:
@@ -72,28 +86,19 @@ class AddressSpace:
         boolean lane selection of that buffer (``None``: every lane); masked-off lanes are never
         checked and get index 0.  Raises :class:`AccessError` for an active lane outside its
         buffer or misaligned for ``isz``-byte elements."""
-        if mask is None:
-            a0 = addr.flat[0] if addr.size else 0
-        else:
-            first = mask.argmax()
-            if not mask.flat[first]:
-                return []
-            a0 = addr.flat[first]
-        k = (int(a0) + HALF) >> SHIFT
-        bufs = self.buffers
-        if 0 < k < len(bufs):
-            buf = bufs[k]
-            off = addr - buf.region
-            bad = (off < 0) | (off > buf.nbytes - isz)
-            if isz > 1:
-                bad |= (off & (isz - 1)) != 0
-            if mask is not None:
-                bad &= mask
-            if not bad.any():
-                idx = off >> (isz.bit_length() - 1)
+        # Fast path: every lane in the buffer of lane 0 (masked-off lanes count as offset 0).
+        if addr.size:
+            k = (int(addr.flat[0]) + HALF) >> SHIFT
+            bufs = self.buffers
+            if 0 < k < len(bufs):
+                buf = bufs[k]
+                off = addr - buf.region
                 if mask is not None:
-                    idx = np.where(mask, idx, 0)
-                return [(buf, mask, idx)]
+                    off = np.where(mask, off, _ZERO64)
+                u = off.view(np.uint64)
+                lim, sh = buf.limits(isz)
+                if lim is not None and not (_max(u) > lim or (isz > 1 and _or(u) & (isz - 1))):
+                    return [(buf, mask, np.right_shift(off, sh))]
         return self._resolve_slow(addr, mask, isz, kind)
 
     def _resolve_slow(self, addr, mask, isz, kind):
@@ -125,9 +130,9 @@ class AddressSpace:
 def gather(space: AddressSpace, addr, mask, other, info, kind="load"):
     """Held values at ``addr`` where ``mask``, ``other`` (or 0) elsewhere."""
     addr = np.asarray(addr)
-    if mask is not None:
+    if mask is not None and (type(mask) is not np.ndarray or mask.shape != addr.shape):
         mask = np.broadcast_to(np.asarray(mask), addr.shape)
-    isz = np.dtype(info.store).itemsize
+    isz = info.itemsize
     groups = space.resolve(addr, mask, isz, kind)
     load = info.load
     if len(groups) == 1 and groups[0][1] is mask:
@@ -136,7 +141,7 @@ def gather(space: AddressSpace, addr, mask, other, info, kind="load"):
         if load is not None:
             vals = load(vals)
         if mask is not None:
-            vals = np.where(mask, vals, np.zeros((), info.hold) if other is None else other)
+            vals = np.where(mask, vals, info.zero if other is None else other)
         return vals.astype(info.hold, copy=False)
     out = np.zeros(addr.shape, info.hold)
     if other is not None:
@@ -149,12 +154,13 @@ def gather(space: AddressSpace, addr, mask, other, info, kind="load"):
 
 def scatter(space: AddressSpace, addr, value, mask, info):
     addr = np.asarray(addr)
-    if mask is not None:
+    if mask is not None and (type(mask) is not np.ndarray or mask.shape != addr.shape):
         mask = np.broadcast_to(np.asarray(mask), addr.shape)
-    value = np.broadcast_to(np.asarray(value), addr.shape)
+    if type(value) is not np.ndarray or value.shape != addr.shape:
+        value = np.broadcast_to(np.asarray(value, info.hold), addr.shape)
     if info.save is not None:
         value = info.save(value)
-    groups = space.resolve(addr, mask, np.dtype(info.store).itemsize, "store")
+    groups = space.resolve(addr, mask, info.itemsize, "store")
     for buf, lanes, idx in groups:
         view = buf.view(info.store)
         if lanes is None:
@@ -172,7 +178,7 @@ def atomic(space: AddressSpace, addr, mask, info, update, *operands):
         mask = np.broadcast_to(np.asarray(mask), shape)
     ops = [np.broadcast_to(np.asarray(o), shape).reshape(-1) for o in operands]
     out = np.zeros(addr.size, info.hold)
-    for buf, lanes, idx in space.resolve(addr, mask, np.dtype(info.store).itemsize, "atomic"):
+    for buf, lanes, idx in space.resolve(addr, mask, info.itemsize, "atomic"):
         view = buf.view(info.store)
         sel = np.arange(addr.size) if lanes is None else np.flatnonzero(lanes.reshape(-1))
         where = idx.reshape(-1)[sel]

@@ -124,6 +124,10 @@ class TypeInfo:
     save: Callable | None = None
     rtz: Callable | None = None
 
+    def __post_init__(self):
+        object.__setattr__(self, "itemsize", np.dtype(self.store).itemsize)
+        object.__setattr__(self, "zero", np.zeros((), self.hold))
+
     @property
     def unsigned(self) -> type:
         return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64, 1: np.bool_}[self.bits]

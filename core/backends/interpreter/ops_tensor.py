@@ -99,8 +99,9 @@ def _addptr(tr, op):
     elt = type_info(op.ptr.type.element_type.pointee_type if isinstance(op.ptr.type, TensorType)
                     else op.ptr.type.pointee_type)
     size = np.int64(np.dtype(elt.store).itemsize)
-    return emit(tr, op, lambda p, off: p + np.asarray(off).astype(np.int64) * size if np.ndim(off)
-                else p + np.int64(off) * size)
+    if isinstance(op.offset.type, TensorType):
+        return emit(tr, op, lambda p, off: p + np.multiply(off, size, dtype=np.int64))
+    return emit(tr, op, lambda p, off: p + np.int64(off) * size)
 
 
 @translates("tt.int_to_ptr", "tt.ptr_to_int")
