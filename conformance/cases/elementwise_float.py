@@ -67,14 +67,14 @@ for _t in ("fp32", "fp64"):
 PROMOTIONS = [
     ("int8", "int32", "int32"), ("int16", "int64", "int64"), ("uint8", "int8", "uint8"),
     ("int32", "uint32", "uint32"), ("uint16", "int32", "int32"), ("int16", "fp16", "fp16"),
-    ("int32", "fp32", "fp32"), ("fp16", "fp32", "fp32"), ("fp16", "bf16", "fp32"),
-    ("bf16", "fp32", "fp32"), ("fp32", "fp64", "fp64"), ("int64", "bf16", "bf16"),
+    ("int32", "fp32", "fp32"), ("fp16", "fp32", "fp32"), ("fp16", "bf16", "fp16"),
+    ("bf16", "fp32", "fp32"), ("fp32", "fp64", "fp64"), ("int64", "bf16", "fp32"), ("bf16", "bf16", "bf16"),
 ]
 for _x, _y, _z in PROMOTIONS:
     _small = {"fp16": (-20, 20), "bf16": (-20, 20)}
-    _lo, _hi = _small.get(_y, (None, None))
+    _lo, _hi = _small.get(_y, (None, None)) if dtypes.is_int(_x) else (None, None)
     CASES.append(Case(
-        id=f"elementwise/promote-{_x}-{_y}", kernel=promote_kernel, grid=GRID,
+        id=f"elementwise/promote-{_x}-{_y}" if _x != _y else f"elementwise/promote-{_x}-same", kernel=promote_kernel, grid=GRID,
         constexprs={"BLOCK": BLOCK, "OUT": getattr(tl, dtypes.LANG_NAME[_z])},
         inputs={"x_ptr": Rand(_x, (N,), _lo, _hi), "y_ptr": Rand(_y, (N,))},
         outputs={"z_ptr": Out(_z, (N,))},

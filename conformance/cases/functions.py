@@ -26,8 +26,10 @@ def _sum_and_diff(a, b):
 
 
 @triton.jit(noinline=True)
-def _scale_noinline(x, s):
-    return x * s
+def _scale_block_noinline(src_ptr, dst_ptr, s, pid, B: tl.constexpr):
+    # a non-inlined function takes scalars and pointers; it works on memory itself
+    offs = pid * B + tl.arange(0, B)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs) * s)
 
 
 @triton.jit(noinline=True)
@@ -56,14 +58,25 @@ def helpers_kernel(x_ptr, y_ptr, z_ptr, w_ptr, WHICH: tl.constexpr, B: tl.conste
         z, w = _poly(x), _square_plus(y, 2.0)
     elif WHICH == "tuple":
         z, w = _sum_and_diff(x, y)
-    elif WHICH == "noinline":
-        z, w = _scale_noinline(x, 3.0), _scale_noinline(y, -0.5)
-    elif WHICH == "noinline-tuple":
-        z, w = _minmax_noinline(x, y)
     else:
         z, w = _times_const(x, 4), _times_const(y, 8)
     tl.store(z_ptr + offs, z)
     tl.store(w_ptr + offs, w)
+
+
+@triton.jit
+def noinline_kernel(x_ptr, y_ptr, z_ptr, w_ptr, B: tl.constexpr):
+    pid = tl.program_id(0)
+    _scale_block_noinline(x_ptr, z_ptr, 3.0, pid, B)
+    _scale_block_noinline(y_ptr, w_ptr, -0.5, pid, B)
+
+
+@triton.jit
+def noinline_scalar_kernel(x_ptr, y_ptr, z_ptr, w_ptr):
+    pid = tl.program_id(0)
+    lo, hi = _minmax_noinline(tl.load(x_ptr + pid), tl.load(y_ptr + pid))
+    tl.store(z_ptr + pid, lo)
+    tl.store(w_ptr + pid, hi)
 
 
 @triton.jit
@@ -75,8 +88,6 @@ def side_effect_kernel(x_ptr, z_ptr, B: tl.constexpr):
 REFS = {
     "nested": lambda x, y: ((x * x + 1) * 2 - x, y * y + 2),
     "tuple": lambda x, y: (x + y, x - y),
-    "noinline": lambda x, y: (x * 3, y * -0.5),
-    "noinline-tuple": lambda x, y: (np.minimum(x, y), np.maximum(x, y)),
     "constexpr-arg": lambda x, y: (x * 4, y * 8),
 }
 
@@ -92,10 +103,17 @@ CASES += [
          inputs={"x_ptr": Rand("int32", (2 * B,)), "y_ptr": Rand("int32", (2 * B,))},
          outputs={"z_ptr": Out("int32", (2 * B,)), "w_ptr": Out("int32", (2 * B,))},
          reference=lambda x_ptr, y_ptr: (x_ptr + y_ptr, x_ptr - y_ptr)),
-    Case(id="functions/noinline-int64", kernel=helpers_kernel, grid=(2,), constexprs={"WHICH": "noinline-tuple", "B": B},
-         inputs={"x_ptr": Rand("int64", (2 * B,)), "y_ptr": Rand("int64", (2 * B,))},
-         outputs={"z_ptr": Out("int64", (2 * B,)), "w_ptr": Out("int64", (2 * B,))},
-         reference=lambda x_ptr, y_ptr: (np.minimum(x_ptr, y_ptr), np.maximum(x_ptr, y_ptr))),
+    Case(id="functions/noinline-pointers-fp32", kernel=noinline_kernel, grid=(2,), constexprs={"B": B},
+         inputs={"x_ptr": Rand("fp32", (2 * B,)), "y_ptr": Rand("fp32", (2 * B,))},
+         outputs={"z_ptr": Out("fp32", (2 * B,)), "w_ptr": Out("fp32", (2 * B,))},
+         reference=lambda x_ptr, y_ptr: (x_ptr * 3, y_ptr * -0.5)),
+] + [
+    Case(id=f"functions/noinline-tuple-{t}", kernel=noinline_scalar_kernel, grid=(16,),
+         inputs={"x_ptr": Rand(t, (16,)), "y_ptr": Rand(t, (16,))},
+         outputs={"z_ptr": Out(t, (16,)), "w_ptr": Out(t, (16,))},
+         reference=lambda x_ptr, y_ptr: (np.minimum(x_ptr, y_ptr), np.maximum(x_ptr, y_ptr)))
+    for t in ("fp32", "int64")
+] + [
     Case(id="functions/side-effects", kernel=side_effect_kernel, constexprs={"B": B},
          inputs={"x_ptr": Rand("int32", (B,), -1000, 1000)}, outputs={"z_ptr": Out("int32", (2 * B,))},
          reference=lambda x_ptr: np.concatenate([x_ptr, x_ptr + 1])),
