@@ -1,0 +1,8 @@
+"""TTGIR passes, one module per pass (the ``tritium.passes`` interface: ``name``, ``run(module)``)."""
+from .allocate_shared_memory import AllocateSharedMemory, allocate_shared_memory, register_scratch_size, scratch_size
+from .coalesce import Coalesce, coalesce
+from .convert_to_ttgir import ConvertToTTGIR, convert_to_ttgir
+from .membar import Membar, membar
+from .remove_layout_conversions import RemoveLayoutConversions, remove_layout_conversions
+
+PASSES = {p.name: p for p in (ConvertToTTGIR, Coalesce, RemoveLayoutConversions, AllocateSharedMemory, Membar)}

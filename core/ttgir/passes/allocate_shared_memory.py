@@ -1,0 +1,209 @@
+"""``allocate-shared-memory``: give every shared-memory buffer an offset.
+
+Buffers are *explicit* (``ttg.local_alloc``, live from the alloc to its last use, extended over a
+loop that uses it from outside), *scratch* (an op's temporary: ``ttg.convert_layout``, cross-warp
+``tt.reduce``/``tt.scan``; live only at that op; sizes from :func:`scratch_size`, extensible with
+:func:`register_scratch_size`) and *virtual* (a ``tt.call`` reserves its callee's whole total; the
+callee's buffers are placed relative to the base offset the call passes).  Offsets come from
+first-fit over buffers sorted by size, between buffers whose live ranges overlap.
+
+Results are attributes: ``allocation.offset = N : i32`` on each op that owns a buffer (the call:
+the callee's base), ``ttg.shared = N : i32`` on each function (its total including callees) and on
+the module (the largest kernel).  :class:`Allocation` holds the same for membar and the lowering.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
+from xdsl.ir import Operation
+
+from ..dialect import SHARED
+from ..encodings import DistributedEncoding
+from ..layouts import bit_width, linear_layout
+from ..types import MemDescType
+from ._util import encoding, func_ops
+
+ALIGNMENT = 16
+OFFSET_ATTR = "allocation.offset"
+_SCRATCH: dict[str, Callable[[Operation], int]] = {}
+
+
+def register_scratch_size(op_name: str, fn: Callable[[Operation], int]) -> None:
+    """Let a lowering declare the scratch bytes an op needs (replaces the default rule)."""
+    _SCRATCH[op_name] = fn
+
+
+def _bytes(t) -> int:
+    return prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
+
+
+def _convert_scratch(op: Operation) -> int:
+    src, dst = op.operands[0].type, op.results[0].type
+    a, b = encoding(src), encoding(dst)
+    try:
+        la, lb = linear_layout(a, src.get_shape()), linear_layout(b, dst.get_shape())
+    except (NotImplementedError, TypeError, ValueError):
+        return _bytes(src)
+    if la == lb or (la.warp == lb.warp and la.lane == lb.lane):
+        return 0  # same thread owns the same elements: registers are only renamed
+    return _bytes(src)  # one full round trip through shared memory
+
+
+def _reduce_scratch(op: Operation) -> int:
+    axis = op.axis.value.data
+    total = 0
+    for v in op.operands:
+        t = v.type
+        enc = encoding(t) if isinstance(t, TensorType) else None
+        if not isinstance(enc, DistributedEncoding):
+            continue
+        warps_along = enc.warps_per_cta[axis] if axis < len(enc.warps_per_cta) else 1
+        if warps_along > 1 or op.name == "tt.scan":
+            # one partial result per (output element, warp along the axis)
+            out_elems = prod(t.get_shape()) // t.get_shape()[axis]
+            total += out_elems * warps_along * max(bit_width(t.element_type) // 8, 1)
+    return total
+
+
+def scratch_size(op: Operation) -> int:
+    """Bytes of temporary shared memory ``op`` needs while it executes (0 for most ops)."""
+    if op.name in _SCRATCH:
+        return _SCRATCH[op.name](op)
+    if op.name == "ttg.convert_layout":
+        return _convert_scratch(op)
+    if op.name in ("tt.reduce", "tt.scan"):
+        return _reduce_scratch(op)
+    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and not isinstance(op.results[0].type, TensorType):
+        return max(bit_width(op.results[0].type) // 8, 1)  # a scalar result is broadcast to all threads
+    return 0
+
+
+@dataclass
+class Buffer:
+    kind: str          # "explicit" | "scratch" | "virtual"
+    op: Operation
+    size: int
+    start: int
+    end: int
+    offset: int = 0
+
+    def overlaps_in_time(self, o: "Buffer") -> bool:
+        return self.start <= o.end and o.start <= self.end
+
+
+@dataclass
+class Allocation:
+    """Per function: its buffers and total bytes (with callees)."""
+
+    buffers: dict[str, list[Buffer]]
+    totals: dict[str, int]
+
+    def buffer_of(self, op: Operation) -> Buffer | None:
+        for bufs in self.buffers.values():
+            for b in bufs:
+                if b.op is op:
+                    return b
+        return None
+
+
+def _align(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def _liveness(func: Operation, totals: dict[str, int]) -> list[Buffer]:
+    pos: dict[Operation, int] = {}
+    last: dict[Operation, int] = {}
+    for i, op in enumerate(func.walk()):
+        pos[op] = i
+    for op in func.walk():  # an op with regions ends after its last nested op
+        last[op] = max((pos[o] for o in op.walk()), default=pos[op])
+    bufs: list[Buffer] = []
+    for op in func.walk():
+        i = pos[op]
+        if op.name == "ttg.local_alloc":
+            end = i
+            for use in op.results[0].uses:
+                user = use.operation
+                # A use inside a loop that does not contain the alloc keeps it live the whole loop.
+                anc, top = user, user
+                while anc is not None and anc is not func:
+                    if anc.name in ("scf.for", "scf.while") and not op.is_ancestor(anc) and anc.is_ancestor(user) \
+                            and not anc.is_ancestor(op):
+                        top = anc
+                    anc = anc.parent_op()
+                end = max(end, last[top] if top is not user else pos[user])
+            bufs.append(Buffer("explicit", op, op.results[0].type.size_in_bytes(), i, end))
+        elif op.name == "tt.call":
+            size = totals.get(op.callee.string_value(), 0)
+            if size:
+                bufs.append(Buffer("virtual", op, size, i, i))
+        elif (size := scratch_size(op)) > 0:
+            bufs.append(Buffer("scratch", op, size, i, i))
+    return bufs
+
+
+def _place(bufs: list[Buffer]) -> int:
+    placed: list[Buffer] = []
+    for b in sorted(bufs, key=lambda b: (-b.size, b.start)):
+        offset = 0
+        for o in sorted((o for o in placed if o.overlaps_in_time(b)), key=lambda o: o.offset):
+            if offset + b.size <= o.offset:
+                break
+            offset = max(offset, _align(o.offset + o.size))
+        b.offset = offset
+        placed.append(b)
+    return max((b.offset + b.size for b in placed), default=0)
+
+
+def _call_order(module: ModuleOp) -> list[Operation]:
+    """Functions with callees before callers (the call graph is acyclic in Triton)."""
+    funcs = {f.sym_name.data: f for f in func_ops(module)}
+    order: list[Operation] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen or name not in funcs:
+            return
+        seen.add(name)
+        for op in funcs[name].walk():
+            if op.name == "tt.call":
+                visit(op.callee.string_value())
+        order.append(funcs[name])
+
+    for name in funcs:
+        visit(name)
+    return order
+
+
+class AllocateSharedMemory:
+    name = "allocate-shared-memory"
+
+    def __init__(self):
+        self.allocation: Allocation | None = None
+
+    def run(self, module: ModuleOp) -> None:
+        totals: dict[str, int] = {}
+        buffers: dict[str, list[Buffer]] = {}
+        for f in _call_order(module):
+            name = f.sym_name.data
+            bufs = _liveness(f, totals)
+            totals[name] = _place(bufs)
+            buffers[name] = bufs
+            for b in bufs:
+                b.op.attributes[OFFSET_ATTR] = IntegerAttr(b.offset, i32)
+            f.attributes[SHARED] = IntegerAttr(totals[name], i32)
+        module.attributes[SHARED] = IntegerAttr(max(totals.values(), default=0), i32)
+        self.allocation = Allocation(buffers, totals)
+
+
+def allocate_shared_memory(module: ModuleOp) -> Allocation:
+    p = AllocateSharedMemory()
+    p.run(module)
+    return p.allocation
+
+
+__all__ = ["AllocateSharedMemory", "Allocation", "Buffer", "allocate_shared_memory", "scratch_size",
+           "register_scratch_size", "MemDescType"]

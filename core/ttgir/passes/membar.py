@@ -1,0 +1,125 @@
+"""``membar``: insert ``ttg.barrier`` between shared-memory accesses that conflict.
+
+Runs after ``allocate-shared-memory``.  Each op's accesses are byte ranges of shared memory, read
+or written: ``local_alloc`` with a value and ``local_store``/``async_copy_global_to_local`` write
+their buffer, ``local_load`` reads it, an op with a scratch buffer reads and writes it, a call reads
+and writes its callee's whole (virtual) range.  Walking a function in order, the accesses since the
+last barrier are kept; an access overlapping one of them with at least one write (RAW, WAR, WAW)
+needs a barrier first — unless the backend's filter ``(op_a, op_b) -> bool`` says it is not needed.
+``scf.for`` bodies are walked to a fixed point (the back edge carries the body's pending accesses),
+``scf.if`` branches merge, and callees are processed first so a call sees what its callee leaves
+unsynchronised; at a function's exit the pending accesses are that summary.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from ..ops import BarrierOp
+from ..types import MemDescType
+from .allocate_shared_memory import OFFSET_ATTR, _call_order, scratch_size
+
+MembarFilter = Callable[[Operation, Operation], bool]
+
+
+@dataclass(frozen=True)
+class Access:
+    lo: int
+    hi: int          # exclusive
+    write: bool
+    op: Operation
+
+    def conflicts(self, o: "Access") -> bool:
+        return (self.write or o.write) and self.lo < o.hi and o.lo < self.hi
+
+
+def _offset(op: Operation) -> int | None:
+    a = op.attributes.get(OFFSET_ATTR)
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def _buffer_range(v: SSAValue, whole: int) -> tuple[int, int]:
+    owner = v.owner
+    if isinstance(owner, Operation) and owner.name == "ttg.local_alloc" and _offset(owner) is not None:
+        return _offset(owner), _offset(owner) + owner.results[0].type.size_in_bytes()
+    return 0, whole  # a buffer passed through block arguments: assume any
+
+
+class Membar:
+    name = "membar"
+
+    def __init__(self, membar_filter: MembarFilter | None = None):
+        self.filter = membar_filter or (lambda a, b: False)
+        self.summaries: dict[str, frozenset[Access]] = {}
+
+    def run(self, module: ModuleOp) -> None:
+        for f in _call_order(module):
+            whole = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 1 << 30
+            self.whole = max(whole, 1)
+            pending = self._block(f.body.blocks[0], frozenset()) if f.body.blocks else frozenset()
+            self.summaries[f.sym_name.data] = pending
+
+    def accesses(self, op: Operation) -> list[Access]:
+        name = op.name
+        if name == "ttg.local_alloc" and op.operands:
+            return [Access(*_buffer_range(op.results[0], self.whole), True, op)]
+        if name in ("ttg.local_store",):
+            return [Access(*_buffer_range(op.operands[1], self.whole), True, op)]
+        if name == "ttg.async_copy_global_to_local":
+            return [Access(*_buffer_range(op.operands[1], self.whole), True, op)]
+        if name == "ttg.local_load":
+            return [Access(*_buffer_range(op.operands[0], self.whole), False, op)]
+        if name == "tt.call":
+            base = _offset(op)
+            summary = self.summaries.get(op.callee.string_value(), frozenset())
+            if base is None:
+                return []
+            return [Access(base + a.lo, base + a.hi, a.write, op) for a in summary]
+        if _offset(op) is not None and (size := scratch_size(op)):
+            lo = _offset(op)
+            return [Access(lo, lo + size, True, op), Access(lo, lo + size, False, op)]
+        return []
+
+    def _block(self, block: Block, pending: frozenset[Access]) -> frozenset[Access]:
+        for op in list(block.ops):
+            if isinstance(op, BarrierOp):
+                pending = frozenset()
+                continue
+            if op.name == "scf.for":
+                pending = self._loop(op, pending)
+                continue
+            if op.name == "scf.if":
+                outs = [self._block(r.blocks[0], pending) for r in op.regions if r.blocks]
+                pending = frozenset().union(*outs) if len(outs) == 2 else pending.union(*outs)
+                continue
+            if op.regions and op.name not in ("tt.reduce", "tt.scan"):
+                for r in op.regions:
+                    for b in r.blocks:
+                        pending = pending | self._block(b, pending)
+            new = self.accesses(op)
+            if any(p.conflicts(a) and not self.filter(p.op, op) for a in new for p in pending):
+                block.insert_op_before(BarrierOp(), op)
+                pending = frozenset()
+            pending = pending | frozenset(new)
+        return pending
+
+    def _loop(self, loop: Operation, pending: frozenset[Access]) -> frozenset[Access]:
+        body = loop.body.blocks[0]
+        entry = pending
+        for _ in range(4):  # barriers only shrink what flows around the back edge
+            out = self._block(body, entry)
+            if out <= entry:
+                break
+            entry = entry | out
+        return entry | out
+
+
+def membar(module: ModuleOp, membar_filter: MembarFilter | None = None) -> ModuleOp:
+    Membar(membar_filter).run(module)
+    return module
+
+
+__all__ = ["Membar", "membar", "Access", "MemDescType"]

@@ -1,0 +1,195 @@
+"""``remove-layout-conversions``: eliminate ``ttg.convert_layout`` ops by rematerialising the values
+they convert in the wanted layout.
+
+Rules, applied to a fixed point:
+
+1. identity: a conversion between layouts that place every element identically is dropped;
+2. chains: ``convert(convert(x))`` becomes ``convert(x)``;
+3. backward rematerialisation: ``convert(f(a, b), L)`` becomes ``f(convert(a, L), convert(b, L))``
+   when ``f`` is elementwise (or splat / make_range / a constant / broadcast / expand_dims) and the
+   whole slice feeding it can be recomputed in ``L`` without memory access, in at most
+   ``MAX_REMAT_OPS`` non-trivial ops (the originals die when no other user is left);
+4. loop-carried values: an ``scf.for`` iter arg used only through conversions to ``L`` and by
+   elementwise updates feeding its own yield is carried in ``L`` instead.
+
+Loads, dots and reductions are anchors: their layouts are never changed here.
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import Pure
+
+from ...ttir.passes.dce import DCE
+from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
+from ..ops import ConvertLayoutOp
+from ._util import convert_before, encoding, set_type, with_encoding
+
+CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
+# Recomputing a few ALU ops per thread is cheaper than a round trip through shared memory (what a
+# conversion costs); longer slices are left converted.
+MAX_REMAT_OPS = 12
+NEVER = {"tt.load", "tt.dot", "tt.reduce", "tt.scan", "tt.call", "tt.atomic_rmw", "tt.atomic_cas",
+         "ttg.local_load", "tt.reshape", "tt.trans", "tt.cat", "tt.join", "tt.split"}
+
+
+def _elementwise(op: Operation) -> bool:
+    if op.name in NEVER or not op.has_trait(Pure) or op.regions or len(op.results) != 1:
+        return False
+    shape = op.results[0].type.get_shape() if isinstance(op.results[0].type, TensorType) else None
+    return shape is not None and all(not isinstance(v.type, TensorType) or v.type.get_shape() == shape
+                                     for v in op.operands)
+
+
+def _operand_layout(op: Operation, i: int, enc: Attribute) -> Attribute | None:
+    """The layout operand ``i`` must have for ``op`` to produce ``enc``."""
+    if op.name == "tt.expand_dims":
+        return SliceEncodingAttr(op.axis.value.data, enc)
+    if op.name == "tt.broadcast":
+        return enc if isinstance(enc, BlockedEncodingAttr) else None
+    return enc
+
+
+class _Remat:
+    def __init__(self):
+        self.memo: dict[tuple[SSAValue, Attribute], SSAValue] = {}
+
+    def can(self, v: SSAValue, enc: Attribute, root: bool, depth: int = 0) -> bool:
+        if root:
+            self.budget = MAX_REMAT_OPS
+        if encoding(v.type) == enc:
+            return True
+        op = v.owner
+        if not isinstance(op, Operation) or depth > 32:
+            return False
+        if isinstance(op, ConvertLayoutOp):
+            return True
+        if op.name not in CHEAP and not (_elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
+            return False
+        if op.name not in CHEAP:
+            self.budget -= 1
+            if self.budget < 0:
+                return False
+        for i, o in enumerate(op.operands):
+            if isinstance(o.type, TensorType):
+                need = _operand_layout(op, i, enc)
+                if need is None or not self.can(o, need, False, depth + 1):
+                    return False
+        return True
+
+    def make(self, v: SSAValue, enc: Attribute) -> SSAValue:
+        if encoding(v.type) == enc:
+            return v
+        key = (v, enc)
+        if key in self.memo:
+            return self.memo[key]
+        op = v.owner
+        if isinstance(op, ConvertLayoutOp):
+            out = self.make(op.src, enc) if encoding(op.src.type) == enc else self._cvt(op, op.src, enc)
+        else:
+            clone = op.clone()
+            for i, o in enumerate(op.operands):
+                if isinstance(o.type, TensorType):
+                    clone.operands[i] = self.make(o, _operand_layout(op, i, enc))
+            op.parent_block().insert_op_after(clone, op)
+            set_type(clone.results[0], with_encoding(v.type, enc))
+            out = clone.results[0]
+        self.memo[key] = out
+        return out
+
+    @staticmethod
+    def _cvt(at: Operation, src: SSAValue, enc: Attribute) -> SSAValue:
+        cvt = ConvertLayoutOp(src, with_encoding(src.type, enc))
+        at.parent_block().insert_op_after(cvt, at)
+        return cvt.result
+
+
+def _fold_one(cvt: ConvertLayoutOp, remat: _Remat) -> bool:
+    src, dst = cvt.src, cvt.result
+    if src.type == dst.type:
+        dst.replace_all_uses_with(src)
+        cvt.detach(), cvt.erase()
+        return True
+    producer = src.owner
+    if isinstance(producer, ConvertLayoutOp):
+        cvt.operands[0] = producer.src
+        if producer.src.type == dst.type:
+            dst.replace_all_uses_with(producer.src)
+            cvt.detach(), cvt.erase()
+        return True
+    enc = encoding(dst.type)
+    if isinstance(producer, Operation) and remat.can(src, enc, True):
+        new = remat.make(src, enc)
+        dst.replace_all_uses_with(new)
+        cvt.detach(), cvt.erase()
+        return True
+    return False
+
+
+def _carry_in(loop: Operation, remat: _Remat) -> bool:
+    """Rule 4 for one ``scf.for``; True if an iter arg changed layout."""
+    body = loop.body.block
+    yield_op = body.last_op
+    for k, arg in enumerate(body.args[1:]):
+        uses = [u.operation for u in arg.uses]
+        cvts = [u for u in uses if isinstance(u, ConvertLayoutOp)]
+        if not cvts or not isinstance(arg.type, TensorType):
+            continue
+        enc = encoding(cvts[0].result.type)
+        others = [u for u in uses if u not in cvts]
+        if any(encoding(c.result.type) != enc for c in cvts):
+            continue
+        ok = all(_elementwise(o) and [x.operation for x in o.results[0].uses] == [yield_op]
+                 and yield_op.operands[k] == o.results[0]
+                 and all(v is arg or not isinstance(v.type, TensorType) or remat.can(v, enc, False)
+                         for v in o.operands) for o in others)
+        if not ok or (not others and not remat.can(yield_op.operands[k], enc, True)):
+            continue
+        old_t, new_t = arg.type, with_encoding(arg.type, enc)
+        set_type(arg, new_t)
+        for c in cvts:
+            c.result.replace_all_uses_with(arg)
+            c.detach(), c.erase()
+        for o in others:
+            for i, v in enumerate(o.operands):
+                if v is not arg and isinstance(v.type, TensorType):
+                    o.operands[i] = remat.make(v, enc)
+            set_type(o.results[0], with_encoding(o.results[0].type, enc))
+        if yield_op.operands[k].type != new_t:
+            yield_op.operands[k] = convert_before(yield_op, yield_op.operands[k], new_t)
+        loop.operands[3 + k] = convert_before(loop, loop.operands[3 + k], new_t)
+        res = loop.results[k]
+        set_type(res, new_t)
+        back = ConvertLayoutOp(res, old_t)
+        loop.parent_block().insert_op_after(back, loop)
+        res.replace_uses_with_if(back.result, lambda u: u.operation is not back)
+        return True
+    return False
+
+
+class RemoveLayoutConversions:
+    name = "remove-layout-conversions"
+
+    def run(self, module: ModuleOp) -> None:
+        for _ in range(16):
+            changed = False
+            remat = _Remat()
+            for op in list(module.walk()):
+                if op.parent is None:
+                    continue  # erased earlier in this sweep
+                if isinstance(op, ConvertLayoutOp):
+                    changed |= _fold_one(op, remat)
+                elif op.name == "scf.for":
+                    changed |= _carry_in(op, remat)
+            DCE().run(module)
+            if not changed:
+                break
+
+
+def remove_layout_conversions(module: ModuleOp) -> ModuleOp:
+    RemoveLayoutConversions().run(module)
+    return module
+
+
+def count_conversions(module: ModuleOp) -> int:
+    return sum(1 for op in module.walk() if isinstance(op, ConvertLayoutOp))

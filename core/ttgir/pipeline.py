@@ -1,0 +1,43 @@
+"""The shared TTGIR pipeline.  A plugin's ``ttgir`` stage calls :func:`make_ttgir`, runs its own
+passes (accelerate-matmul, pipelining, ...) and then :func:`finalize_ttgir` with its membar filter.
+Each piece is also exposed as a pass object (``tritium.passes`` interface) for custom pipelines."""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+
+from ..passes import PassManager
+from ..ttir.passes.cse import CSE
+from ..ttir.passes.dce import DCE
+from .dialect import ensure_plugin_encodings
+from .passes.allocate_shared_memory import AllocateSharedMemory
+from .passes.coalesce import Coalesce
+from .passes.convert_to_ttgir import ConvertToTTGIR
+from .passes.membar import Membar, MembarFilter
+from .passes.remove_layout_conversions import RemoveLayoutConversions
+
+
+def _opt(options, key: str, default):
+    if isinstance(options, dict):
+        return options.get(key, default)
+    return getattr(options, key, default)
+
+
+def ttgir_passes(target, options) -> list:
+    """convert-to-ttgir, coalesce, remove-layout-conversions, cse, dce."""
+    tpw = _opt(options, "threads_per_warp", None) or getattr(target, "warp_size", None)
+    if tpw is None:
+        raise ValueError("threads_per_warp must come from the target (warp_size) or the options")
+    return [ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
+            Coalesce(), RemoveLayoutConversions(), CSE(), DCE()]
+
+
+def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
+    ensure_plugin_encodings()
+    PassManager("ttgir", ttgir_passes(target, options)).run(ttir_module)
+    return ttir_module
+
+
+def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None) -> ModuleOp:
+    """allocate-shared-memory then membar (``ttg.shared`` is then on the module)."""
+    PassManager("ttgir-finalize", [AllocateSharedMemory(), Membar(membar_filter)]).run(module)
+    return module
