@@ -97,7 +97,7 @@ class AddressSpace:
                     off = np.where(mask, off, _ZERO64)
                 u = off.view(np.uint64)
                 lim, sh = buf.limits(isz)
-                if lim is not None and not (_max(u) > lim or (isz > 1 and _or(u) & (isz - 1))):
+                if lim is not None and not (_max(u, None) > lim or (isz > 1 and _or(u, None) & (isz - 1))):
                     return [(buf, mask, np.right_shift(off, sh))]
         return self._resolve_slow(addr, mask, isz, kind)
 

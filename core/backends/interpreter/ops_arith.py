@@ -26,7 +26,7 @@ def _constant(tr, op):
         elif info.kind == "int":
             vals = [wrap_int(v, info.bits) for v in vals]
         arr = np.array(vals, np.float64 if info.kind == "float" else info.hold)
-        arr = np.broadcast_to(arr, shape) if attr.is_splat() else arr.reshape(shape)
+        arr = np.full(shape, arr.flat[0], arr.dtype) if attr.is_splat() else arr.reshape(shape)
         data = rounder(info)(arr) if info.kind == "float" else np.ascontiguousarray(arr)
     else:
         v = attr.value.data
@@ -187,7 +187,8 @@ def _cmpf(tr, op):
 @translates("arith.select")
 def _select(tr, op):
     if not op.result.type.__class__.__name__ == "TensorType":
-        return emit(tr, op, lambda c, a, b: a if c else b)
+        # scalar-typed ops also run on whole slices inside reduce/scan combine regions
+        return emit(tr, op, lambda c, a, b: np.where(c, a, b) if type(c) is np.ndarray else a if c else b)
     return emit(tr, op, np.where)
 
 
