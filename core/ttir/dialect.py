@@ -8,6 +8,7 @@ from xdsl.dialects import builtin, cf, scf
 from xdsl.ir import Dialect
 
 from . import memory_ops as mem
+from . import xdsl_compat  # noqa: F401  (parser fixes the TTIR text needs)
 from . import ops, region_ops as rops
 from .arith import Arith, Math
 from .types import PointerType

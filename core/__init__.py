@@ -1,0 +1,38 @@
+"""Tritium: a plugin-based, multi-backend compiler for block-level GPU kernels in the Triton
+programming model.  ``import tritium as triton`` runs Triton kernels unchanged.
+
+Importing this package is cheap: the compiler (xDSL, llvmlite) and the plugins load on first use.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import language  # noqa: F401  (pure Python)
+from .frontend.errors import CompilationError  # noqa: F401
+from .language.functions import cdiv, next_power_of_2  # noqa: F401
+from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
+from .runtime.interface import KernelInterface  # noqa: F401
+from .runtime.jit import JITFunction, jit  # noqa: F401
+from .runtime.specialize import TensorWrapper, reinterpret  # noqa: F401
+
+
+def compile(*args, **kwargs):
+    from .compiler import compile as _compile
+    return _compile(*args, **kwargs)
+
+
+def __getattr__(name):
+    if name in ("testing", "compiler", "examples"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "GPUTarget":
+        from .hooks.types import GPUTarget
+        return GPUTarget
+    if name == "ASTSource":
+        from .compiler import ASTSource
+        return ASTSource
+    raise AttributeError(f"module 'tritium' has no attribute {name!r}")
+
+
+__all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError",
+           "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing"]

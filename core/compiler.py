@@ -1,0 +1,242 @@
+"""The compile API: turn a ``@jit`` function plus a specialization into a ``CompiledKernel``
+holding every stage's text (``kernel.asm["ttir"]``) and a launcher, through the on-disk cache."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .frontend.errors import CompilationError
+from .runtime.specialize import TensorWrapper
+
+TRITIUM_VERSION = "0.1.0"
+
+
+class ASTSource:
+    """A kernel to compile: the function, its signature (parameter name -> type string such as
+    ``*fp32`` or ``constexpr``), constexpr values and per-argument attributes
+    (``{name: {"tt.divisibility": 16}}``)."""
+
+    def __init__(self, fn, signature: dict, constexprs: dict | None = None, attrs: dict | None = None):
+        self.fn = fn
+        self.signature = {_name(fn, k): v for k, v in signature.items()}
+        self.constexprs = {_name(fn, k): v for k, v in (constexprs or {}).items()}
+        self.attrs = {_name(fn, k): v for k, v in (attrs or {}).items()}
+        for name in self.constexprs:
+            self.signature[name] = "constexpr"
+        missing = [n for n in fn.arg_names if n not in self.signature]
+        if missing:
+            raise TypeError(f"{fn.__name__}: no type or constexpr value given for {', '.join(missing)}")
+        for n, t in self.signature.items():
+            if t == "constexpr" and n not in self.constexprs and fn.params[fn.arg_names.index(n)].default is _EMPTY:
+                raise TypeError(f"{fn.__name__}: constexpr parameter '{n}' needs a value")
+
+    def key(self) -> str:
+        return repr((self.fn.cache_key, sorted(self.signature.items()), sorted((k, repr(v)) for k, v in self.constexprs.items()),
+                     sorted((k, sorted(v.items())) for k, v in self.attrs.items())))
+
+
+import inspect as _inspect  # noqa: E402
+
+_EMPTY = _inspect.Parameter.empty
+
+
+def _name(fn, k):
+    return fn.arg_names[k] if isinstance(k, int) else k
+
+
+class CompiledKernel:
+    def __init__(self, backend, target, asm: dict, metadata: dict, runtime_signature: dict):
+        self.backend = backend
+        self.target = target
+        self.asm = asm
+        self.metadata = metadata
+        self.name = metadata.get("name", "")
+        self.runtime_signature = runtime_signature
+        self._launchers: dict = {}
+        self.n_regs = self.n_spills = None
+
+    @property
+    def binary(self):
+        return self.asm[self.backend.info.binary_ext]
+
+    def _launcher(self, device):
+        launcher = self._launchers.get(device)
+        if launcher is None:
+            driver = self.backend.driver()
+            handle = driver.load_binary(self.name, self.binary, self.metadata, device)
+            self.n_regs = getattr(handle, "n_regs", None)
+            self.n_spills = getattr(handle, "n_spills", None)
+            launcher = driver.make_launcher(handle, self.metadata, self.runtime_signature)
+            self._launchers[device] = launcher
+        return launcher
+
+    def launch(self, grid, stream, args):
+        if isinstance(grid, int):
+            grid = (grid, 1, 1)
+        else:
+            grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+        if len(grid) != 3:
+            raise ValueError(f"grid must have at most 3 dimensions, got {grid}")
+        driver = self.backend.driver()
+        device = driver.get_current_device()
+        launcher = self._launcher(device)
+        if grid[0] * grid[1] * grid[2] == 0:
+            return
+        args = [a.base if type(a) is TensorWrapper else a for a in args]
+        launcher(grid, driver.get_current_stream(device) if stream is None else stream, args)
+
+    def __getitem__(self, grid):
+        def run(*args):
+            return self.launch(grid, None, list(args))
+        return run
+
+
+# --- compilation ---------------------------------------------------------------------------------
+
+def _ttir_stage(src: ASTSource, target, options):
+    def stage(_, metadata):
+        from .frontend.generator import ast_to_ttir
+        from .ttir.pipeline import optimize_ttir
+        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target)
+        metadata["name"] = src.fn.__name__
+        return optimize_ttir(module, options)
+    return stage
+
+
+def compile(src, target=None, options: dict | None = None, *, signature: dict | None = None,
+            constexprs: dict | None = None, attrs: dict | None = None, stage: str | None = None, **kw):
+    """Compile ``src`` (an ``ASTSource`` or a ``@jit`` function with ``signature=``/``constexprs=``)
+    for ``target`` (``"cuda:90"``, a ``GPUTarget``, or None for the default backend's current
+    target).  Returns a ``CompiledKernel`` whose ``.asm`` has every stage run (up to ``stage``)."""
+    from .hooks import manager
+    from .hooks.types import GPUTarget
+    if not isinstance(src, ASTSource):
+        if signature is None:
+            raise TypeError("compile(fn, ...) needs signature= (parameter name -> type string)")
+        src = ASTSource(src, signature, constexprs, attrs)
+    opts = dict(options or {})
+    opts.update(kw)
+    if target is None:
+        backend = manager.select_backend(None, ())
+        target = backend.default_target()
+    else:
+        if isinstance(target, str):
+            target = manager.parse_target(target)
+        if not isinstance(target, GPUTarget):
+            raise TypeError(f"target must be a string like 'cuda:90' or a GPUTarget, got {target!r}")
+        backend = manager.get_plugin_manager().backend_for_target(target)
+    return _compile_source(src, backend, target, opts, stage)
+
+
+def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str | None = None) -> CompiledKernel:
+    from .runtime.cache import CacheManager, always_compile, make_key
+    options = backend.parse_options(target, opts)
+    if src.fn.debug is not None and "debug" not in opts:
+        import dataclasses
+        options = dataclasses.replace(options, debug=bool(src.fn.debug))
+    key = make_key(TRITIUM_VERSION, _fingerprint(backend), src.key(), options.hash_key(), str(target), backend.name,
+                   backend.info.version, last_stage or "")
+    runtime_sig = {i: t for i, t in enumerate(t for t in src.signature.values() if t != "constexpr")}
+    runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
+                                                   if src.signature[n] != "constexpr")}
+    cache = CacheManager(key)
+    name = src.fn.__name__
+    if not always_compile():
+        group = cache.get_group()
+        if group is not None:
+            try:
+                metadata = json.loads(group[f"{name}.json"])
+                asm = {}
+                for st in metadata["stages"]:
+                    data = group[f"{name}.{st}"]
+                    asm[st] = data if st in metadata.get("binary_stages", ()) else data.decode()
+                return CompiledKernel(backend, target, asm, metadata, runtime_sig)
+            except (KeyError, ValueError, UnicodeDecodeError):
+                cache.remove()  # unreadable: compile again rather than trust it
+    metadata: dict[str, Any] = {"name": name, "target": str(target), "backend": backend.name,
+                                "num_warps": options.num_warps, "num_stages": options.num_stages,
+                                "num_ctas": getattr(options, "num_ctas", 1), "debug": options.debug,
+                                "arg_names": [n for n in src.fn.arg_names if src.signature[n] != "constexpr"],
+                                "signature": {n: t for n, t in src.signature.items()}}
+    stages = backend.make_stages(target, options, _ttir_stage(src, target, options))
+    asm: dict[str, Any] = {}
+    cur: Any = src
+    binary_stages = []
+    from .ttir.ir import print_module
+    from xdsl.dialects.builtin import ModuleOp
+    for st, fn in stages.items():
+        try:
+            cur = fn(cur, metadata)
+        except CompilationError:
+            raise
+        except Exception as e:  # noqa: BLE001 - report which stage broke, without internals
+            raise CompilationError(f"internal compiler error in stage '{st}' for {target}: "
+                                   f"{type(e).__name__}: {e}", filename=src.fn.file,
+                                   lineno=src.fn.file_position(src.fn.parse())[0], fn_name=name) from e
+        if isinstance(cur, ModuleOp):
+            asm[st] = print_module(cur)
+        else:
+            asm[st] = cur
+            if isinstance(cur, (bytes, bytearray)):
+                binary_stages.append(st)
+        if st == last_stage:
+            break
+    metadata["stages"] = list(asm)
+    metadata["binary_stages"] = binary_stages
+    files = {f"{name}.{st}": (v if isinstance(v, (bytes, bytearray)) else v.encode()) for st, v in asm.items()}
+    files[f"{name}.json"] = json.dumps(metadata, default=str).encode()
+    try:
+        cache.put_group(files)
+    except OSError:
+        pass  # a read-only or full cache directory must not stop compilation
+    return CompiledKernel(backend, target, asm, metadata, runtime_sig)
+
+
+_FINGERPRINTS: dict = {}
+
+
+def _fingerprint(backend) -> str:
+    """Hash of the compiler's own sources and of the backend plugin's package, so a changed
+    compiler never reuses kernels an older one cached."""
+    import hashlib
+    import pathlib
+    import sys
+    mod = getattr(backend.plugin, "__name__", "")
+    top = sys.modules.get(mod.split(".")[0]) if mod else None
+    roots = [pathlib.Path(__file__).parent]
+    if top is not None and getattr(top, "__file__", None) and not mod.startswith("tritium."):
+        roots.append(pathlib.Path(top.__file__).parent)
+    key = tuple(str(r) for r in roots)
+    if key not in _FINGERPRINTS:
+        h = hashlib.sha256()
+        for root in roots:
+            for f in sorted(root.rglob("*.py")):
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+        _FINGERPRINTS[key] = h.hexdigest()
+    return _FINGERPRINTS[key]
+
+
+def compile_specialized(fn, bound, key_parts, backend, target, opts) -> CompiledKernel:
+    """The JIT path: build the ASTSource for these launch arguments and compile it."""
+    from .hooks.types import GPUTarget
+    from .hooks import manager
+    signature, constexprs, attrs = {}, {}, {}
+    for p, v, k in zip(fn.params, bound, key_parts):
+        if k[0] == "c":
+            constexprs[p.name] = v.value if hasattr(v, "value") and type(v).__name__ == "constexpr" else v
+        elif k[0] == "1":
+            constexprs[p.name] = 1
+        elif k[0] == "n":
+            constexprs[p.name] = None
+        else:
+            signature[p.name] = k[1]
+            if k[2] == "D":
+                attrs[p.name] = {"tt.divisibility": 16}
+    if target is None:
+        target = backend.default_target()
+    elif isinstance(target, str):
+        target = manager.parse_target(target)
+    src = ASTSource(fn, signature, constexprs, attrs)
+    return _compile_source(src, backend, target, opts)

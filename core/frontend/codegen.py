@@ -1,0 +1,533 @@
+"""The code generator: walks a ``@jit`` function's Python AST and emits TTIR.
+
+Values during generation are ``tensor`` (IR values), ``constexpr`` (compile-time Python values),
+tuples of values, or plain Python objects (modules, functions, dtypes).  Control flow on
+constexprs is evaluated at compile time; on tensors it becomes ``scf.if``/``scf.for``/``scf.while``.
+Statements after an ``if`` that returns are moved into the branches that do not return, so
+early returns become structured control flow.  Control-flow statements live in the
+``ControlFlowMixin`` (``codegen_control``).
+"""
+from __future__ import annotations
+
+import ast
+import operator
+
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i32
+from xdsl.ir import Block
+
+from ..language import dtypes as tl
+from ..language.core import constexpr, is_builtin, tensor
+from ..ttir import ops as tt
+from . import semantic as sem
+from . import semantic_tensor as semt
+from .builder import Builder, ir_type
+from .codegen_control import ControlFlowMixin, contains_return
+from .errors import CompilationError, UnsupportedLanguageConstruct, describe
+from .scope import PY_BUILTINS, global_value
+
+
+def _unwrap(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _is_static(x) -> bool:
+    return not isinstance(x, tensor) and not (isinstance(x, tuple) and any(isinstance(v, tensor) for v in x))
+
+
+_BINOPS = {
+    ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
+    ast.Div: ("truediv", operator.truediv), ast.FloorDiv: ("floordiv", operator.floordiv),
+    ast.Mod: ("mod", operator.mod), ast.BitAnd: ("and_", operator.and_), ast.BitOr: ("or_", operator.or_),
+    ast.BitXor: ("xor_", operator.xor), ast.LShift: ("shl", operator.lshift), ast.RShift: ("shr", operator.rshift),
+    ast.Pow: (None, operator.pow), ast.MatMult: ("matmul", operator.matmul),
+}
+_CMPOPS = {
+    ast.Lt: ("less_than", operator.lt), ast.LtE: ("less_equal", operator.le), ast.Gt: ("greater_than", operator.gt),
+    ast.GtE: ("greater_equal", operator.ge), ast.Eq: ("equal", operator.eq), ast.NotEq: ("not_equal", operator.ne),
+    ast.Is: (None, operator.is_), ast.IsNot: (None, operator.is_not), ast.In: (None, lambda a, b: a in b),
+    ast.NotIn: (None, lambda a, b: a not in b),
+}
+
+
+class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
+    def __init__(self, jit_fn, builder: Builder, arg_values: list, func_name: str, *, is_kernel: bool,
+                 arg_attrs: list[dict] | None = None, noinline: bool = False, compiled: dict | None = None):
+        self.jit_fn = jit_fn
+        self.builder = builder
+        self.arg_values = arg_values  # per parameter: a tl.dtype (runtime arg) or a constexpr
+        self.func_name = func_name
+        self.is_kernel = is_kernel
+        self.arg_attrs = arg_attrs
+        self.noinline = noinline
+        self.compiled = compiled if compiled is not None else {}  # mangled name -> return structure
+        self.gscope = jit_fn.global_scope()
+        self.lscope: dict = {}
+        self.returned = False
+        self.ret_value = None
+        self.loop_depth = 0
+        self.last_node: ast.AST | None = None
+        self.func_op: tt.FuncOp | None = None
+
+    # -- entry ----------------------------------------------------------------------------------
+    def generate(self):
+        fn_node = self.jit_fn.parse()
+        self.last_node = fn_node
+        try:
+            self.visit_FunctionDef(fn_node)
+        except CompilationError:
+            raise
+        except Exception as e:  # noqa: BLE001 - every other error becomes a located user error
+            raise self._error(self.last_node, e) from None
+        return self.func_op, self.ret_value
+
+    def _error(self, node, exc_or_msg) -> CompilationError:
+        msg = exc_or_msg if isinstance(exc_or_msg, str) else describe(exc_or_msg)
+        line, col = self.jit_fn.file_position(node)
+        cls = UnsupportedLanguageConstruct if isinstance(exc_or_msg, str) and msg.startswith("unsupported") else CompilationError
+        return cls(msg, filename=self.jit_fn.file, lineno=line, col=col,
+                   source_line=self.jit_fn.source_line(line), fn_name=self.jit_fn.__name__)
+
+    def visit(self, node):
+        if node is None:
+            return None
+        prev_node, prev_loc = self.last_node, self.builder.loc
+        if isinstance(node, (ast.stmt, ast.expr)):
+            self.last_node = node
+            line, col = self.jit_fn.file_position(node)
+            if line is not None:
+                self.builder.set_loc(line, col)
+        own_loc = self.builder.loc
+        try:
+            result = super().visit(node)
+        except CompilationError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._error(self.last_node, e) from None
+        # children set their own locations; the ops this node creates after them carry its own
+        self.builder.loc = own_loc
+        if isinstance(node, ast.expr):
+            self.last_node, self.builder.loc = prev_node, prev_loc
+        return result
+
+    def generic_visit(self, node):
+        raise self._error(node, f"unsupported Python construct in a kernel: {type(node).__name__}")
+
+    # -- function -------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        params = self.jit_fn.arg_names
+        line, col = self.jit_fn.file_position(node)
+        self.builder.set_loc(line, col)
+        in_types = [v for v in self.arg_values if not isinstance(v, constexpr)]
+        func = tt.FuncOp(self.func_name, [ir_type(t) for t in in_types], [],
+                         "public" if self.is_kernel else "private")
+        if self.arg_attrs is not None and any(self.arg_attrs):
+            func.arg_attrs = ArrayAttr([DictionaryAttr(a) for a in self.arg_attrs])
+        func.attributes["noinline"] = _bool_attr(self.noinline)
+        self.func_op = func
+        self.builder.module.body.blocks[0].add_op(func)
+        entry = func.entry
+        for a in entry.args:
+            a.location = self.builder.loc
+        it = iter(entry.args)
+        for name, v in zip(params, self.arg_values):
+            if isinstance(v, constexpr):
+                self.lscope[name] = v
+            else:
+                arg = next(it)
+                self.lscope[name] = tensor(arg, v)
+        with self.builder.at(entry):
+            self.visit_compound(node.body)
+            ret = self.ret_value if self.returned else None
+            flat = _flatten_values(ret)
+            if self.is_kernel and flat:
+                raise self._error(self.last_node, "a kernel cannot return a value")
+            self.builder.insert(tt.ReturnOp([t.handle for t in flat]))
+            func.set_result_types([h.handle.type for h in flat])
+        self.ret_value = ret
+        return func
+
+    def visit_compound(self, stmts):
+        stmts = list(stmts)
+        for i, stmt in enumerate(stmts):
+            if self.returned:
+                break  # code after a return is dead
+            if isinstance(stmt, ast.If) and contains_return(stmt) and i + 1 < len(stmts):
+                rest = stmts[i + 1:]
+                stmt = _append_to_open_branches(stmt, rest)
+                self.visit(stmt)
+                return
+            self.visit(stmt)
+
+    # -- statements ---------------------------------------------------------------------------------
+    def visit_Expr(self, node):
+        self.visit(node.value)
+
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Return(self, node):
+        if self.loop_depth:
+            raise self._error(node, "unsupported Python construct in a kernel: return inside a loop")
+        value = self.visit(node.value) if node.value is not None else None
+        if isinstance(value, constexpr) and value.value is None:
+            value = None
+        if value is not None and not isinstance(value, (tensor, tuple, constexpr)):
+            value = constexpr(value)
+        self.ret_value = value
+        self.returned = True
+
+    def visit_Assign(self, node):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self._assign(target, value)
+
+    def visit_AnnAssign(self, node):
+        value = self.visit(node.value) if node.value is not None else None
+        ann = self.visit(node.annotation)
+        if ann is constexpr or (isinstance(ann, constexpr) and ann.value is constexpr):
+            if isinstance(value, tensor):
+                raise self._error(node, f"'{getattr(node.target, 'id', '?')}' is annotated tl.constexpr but its value is only known at run time")
+            value = constexpr(value)
+        self._assign(node.target, value)
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise self._error(node, "unsupported Python construct in a kernel: augmented assignment to "
+                              f"{type(node.target).__name__}")
+        lhs = self._load_name(node.target.id, node)
+        value = self._binop(type(node.op), lhs, self.visit(node.value), node)
+        self._assign(node.target, value)
+
+    def _assign(self, target, value):
+        if isinstance(target, ast.Name):
+            if not isinstance(value, (tensor, constexpr, tuple)) and not callable(value) and not isinstance(value, tl.dtype):
+                value = constexpr(value)
+            if isinstance(value, constexpr) and isinstance(value.value, tuple):
+                pass
+            self.lscope[target.id] = value
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            vals = _unwrap(value)
+            if isinstance(vals, tensor):
+                raise self._error(target, f"cannot unpack a tensor into {len(target.elts)} names")
+            vals = list(vals)
+            if len(vals) != len(target.elts):
+                raise self._error(target, f"cannot unpack {len(vals)} values into {len(target.elts)} names")
+            for t, v in zip(target.elts, vals):
+                self._assign(t, v)
+            return
+        raise self._error(target, f"unsupported Python construct in a kernel: assignment to {type(target).__name__}")
+
+    def visit_Assert(self, node):
+        cond = self.visit(node.test)
+        msg = self.visit(node.msg) if node.msg is not None else constexpr("")
+        if _is_static(cond):
+            if not _unwrap(cond):
+                raise self._error(node, f"assertion failed: {_unwrap(msg)}" if _unwrap(msg) else "assertion failed")
+            return
+        semt.device_assert(cond, _unwrap(msg) or ast.unparse(node.test), self.builder)
+
+    # -- expressions ----------------------------------------------------------------------------------
+    def visit_Constant(self, node):
+        return constexpr(node.value)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Store):
+            return node.id
+        return self._load_name(node.id, node)
+
+    def _load_name(self, name, node):
+        if name in self.lscope:
+            return self.lscope[name]
+        if name in self.gscope:
+            try:
+                return global_value(name, self.gscope[name])
+            except TypeError as e:
+                raise self._error(node, str(e)) from None
+        if name in PY_BUILTINS:
+            return PY_BUILTINS[name]
+        raise self._error(node, f"name '{name}' is not defined")
+
+    def visit_Tuple(self, node):
+        return tuple(self.visit(e) for e in node.elts)
+
+    visit_List = visit_Tuple
+
+    def visit_JoinedStr(self, node):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                val = self.visit(v.value)
+                if isinstance(val, tensor):
+                    raise self._error(v, "f-strings can only format constexpr values")
+                spec = ast.unparse(v.format_spec)[2:-1] if v.format_spec is not None else ""
+                parts.append(format(_unwrap(val), spec))
+        return constexpr("".join(parts))
+
+    def visit_Attribute(self, node):
+        base = self.visit(node.value)
+        attr = node.attr
+        if isinstance(base, tensor):
+            if attr == "T":
+                return semt.trans(base, (), self.builder)
+            if attr == "dtype":
+                return base.dtype
+            if attr == "shape":
+                return tuple(base.shape)
+            if attr == "type":
+                return base.type
+            if attr == "numel":
+                return base.numel
+            if not hasattr(base, attr):
+                raise self._error(node, f"a tensor has no attribute '{attr}'")
+            return getattr(base, attr)
+        obj = _unwrap(base)
+        if not hasattr(obj, attr):
+            raise self._error(node, f"'{type(obj).__name__}' object has no attribute '{attr}'")
+        out = getattr(obj, attr)
+        if isinstance(out, (bool, int, float, str, tuple)) or out is None:
+            return constexpr(out)
+        return out
+
+    def visit_Subscript(self, node):
+        base = self.visit(node.value)
+        idx = self.visit(node.slice)
+        if isinstance(base, tensor):
+            return sem_getitem(base, idx, self.builder)
+        obj = _unwrap(base)
+        i = _unwrap(idx)
+        if isinstance(i, tensor):
+            raise self._error(node, "indexing a tuple needs a constexpr index")
+        if isinstance(i, tuple):
+            i = tuple(_unwrap(x) for x in i)
+        out = obj[i]
+        return constexpr(out) if isinstance(out, (bool, int, float, str)) or out is None else out
+
+    def visit_Slice(self, node):
+        lo = _unwrap(self.visit(node.lower)) if node.lower else None
+        hi = _unwrap(self.visit(node.upper)) if node.upper else None
+        st = _unwrap(self.visit(node.step)) if node.step else None
+        return constexpr(slice(lo, hi, st))
+
+    def visit_BinOp(self, node):
+        return self._binop(type(node.op), self.visit(node.left), self.visit(node.right), node)
+
+    def _binop(self, op_type, lhs, rhs, node):
+        name, pyop = _BINOPS[op_type]
+        if _is_static(lhs) and _is_static(rhs):
+            return constexpr(pyop(_unwrap(lhs), _unwrap(rhs)))
+        if name is None:
+            raise self._error(node, "the ** operator is not supported on tensors; use tl.exp2/tl.log2 or a loop")
+        if name == "matmul":
+            return semt.dot(lhs, rhs, None, None, None, None, self.builder)
+        return getattr(sem, name)(lhs, rhs, self.builder)
+
+    def visit_UnaryOp(self, node):
+        v = self.visit(node.operand)
+        if _is_static(v):
+            x = _unwrap(v)
+            return constexpr({ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+                              ast.Invert: operator.invert}[type(node.op)](x))
+        fn = {ast.USub: sem.minus, ast.UAdd: sem.plus, ast.Not: sem.not_, ast.Invert: sem.invert}[type(node.op)]
+        return fn(v, self.builder)
+
+    def visit_Compare(self, node):
+        if len(node.ops) != 1:
+            lhs = self.visit(node.left)
+            vals = [lhs] + [self.visit(c) for c in node.comparators]
+            if all(_is_static(v) for v in vals):
+                return constexpr(all(_CMPOPS[type(op)][1](_unwrap(a), _unwrap(b))
+                                     for op, a, b in zip(node.ops, vals, vals[1:])))
+            raise self._error(node, "chained comparisons (a < b < c) are not supported on tensors; "
+                              "split them with `&`")
+        lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
+        name, pyop = _CMPOPS[type(node.ops[0])]
+        if _is_static(lhs) and _is_static(rhs):
+            return constexpr(pyop(_unwrap(lhs), _unwrap(rhs)))
+        if name is None:
+            raise self._error(node, f"'{type(node.ops[0]).__name__}' comparisons need constexpr operands")
+        return getattr(sem, name)(lhs, rhs, self.builder)
+
+    def visit_BoolOp(self, node):
+        is_and = isinstance(node.op, ast.And)
+        result = None
+        for v in node.values:
+            val = self.visit(v)
+            if _is_static(val) and (result is None or _is_static(result)):
+                x = _unwrap(val)
+                if is_and and not x:
+                    return constexpr(x)
+                if not is_and and x:
+                    return constexpr(x)
+                result = constexpr(x)
+                continue
+            if result is None or _is_static(result):
+                result = val if result is None else (val if (_unwrap(result) if is_and else not _unwrap(result)) else result)
+                continue
+            result = (sem.logical_and if is_and else sem.logical_or)(result, val, self.builder)
+        return result
+
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(_unwrap(self.visit(a.value)))
+            else:
+                args.append(self.visit(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(_unwrap(self.visit(k.value)))
+            else:
+                kwargs[k.arg] = self.visit(k.value)
+        return self.call(fn, args, kwargs, node)
+
+    def call(self, fn, args, kwargs, node):
+        from ..runtime.jit import JITFunction
+        fn = _unwrap(fn)
+        if isinstance(fn, JITFunction):
+            return self.call_jit(fn, args, kwargs, node)
+        if is_builtin(fn):
+            return fn(*args, _builder=self.builder, **kwargs)
+        if fn is constexpr:
+            return constexpr(_unwrap(args[0]))
+        from ..language.core import range as tl_range, static_range
+        if fn is tl_range or fn is static_range:
+            return fn(*args, **kwargs)
+        if fn in (min, max) and any(not _is_static(a) for a in args):
+            from ..language import functions as F
+            f = F.minimum if fn is min else F.maximum
+            out = args[0]
+            for a in args[1:]:
+                out = f(out, a, _builder=self.builder)
+            return out
+        if fn is print:
+            from ..language import functions as F
+            if all(_is_static(a) for a in args):
+                print(*[_unwrap(a) for a in args])
+                return None
+            return F.device_print(*(args if isinstance(_unwrap(args[0]), str) else [""] + args), _builder=self.builder)
+        if fn is range:
+            from ..language.core import range as tl_range
+            return tl_range(*args, **kwargs)
+        if fn is abs and args and isinstance(args[0], tensor):
+            return semt.abs_(args[0], self.builder)
+        if isinstance(fn, tl.dtype):
+            raise self._error(node, f"{fn!r}(...) is not a cast; use x.to({fn!r})")
+        if any(not _is_static(a) for a in list(args) + list(kwargs.values())):
+            name = getattr(fn, "__name__", repr(fn))
+            raise self._error(node, f"cannot call the Python function '{name}' on run-time tensors; "
+                              f"decorate it with @jit to use it in a kernel")
+        out = fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+        if isinstance(out, (tensor, constexpr, tuple)) or out is None or callable(out) or isinstance(out, tl.dtype):
+            return out if not isinstance(out, tuple) else tuple(constexpr(o) if not isinstance(o, (tensor, constexpr)) else o for o in out)
+        return constexpr(out)
+
+    # -- calls to @jit functions ------------------------------------------------------------------------
+    def call_jit(self, fn, args, kwargs, node):
+        bound = fn.bind_args(args, kwargs, in_kernel=True)
+        values = []
+        for name, v in zip(fn.arg_names, bound):
+            if fn.is_constexpr_param(name):
+                if isinstance(v, tensor):
+                    raise self._error(node, f"argument '{name}' of {fn.__name__} is tl.constexpr but got a run-time value")
+                values.append(constexpr(v))
+            elif isinstance(v, tensor):
+                values.append(v)
+            elif isinstance(v, tuple) and any(isinstance(x, tensor) for x in v):
+                raise self._error(node, f"passing a tuple of tensors as argument '{name}' is not supported")
+            elif v is None or callable(_unwrap(v)) or isinstance(_unwrap(v), (str, tl.dtype, tuple)):
+                values.append(constexpr(v))
+            else:
+                values.append(sem.to_tensor(v, self.builder))
+        sig = [v if isinstance(v, constexpr) else v.type for v in values]
+        mangled = fn.mangle(sig)
+        if mangled not in self.compiled:
+            self.compiled[mangled] = "in progress"
+            gen = CodeGenerator(fn, Builder(self.builder.filename, self.builder.module), sig, mangled,
+                                is_kernel=False, noinline=fn.noinline, compiled=self.compiled)
+            gen.builder.options = self.builder.options
+            gen.builder.codegen = gen
+            try:
+                _, ret = gen.generate()
+            except CompilationError as e:
+                line, _ = self.jit_fn.file_position(node)
+                e.add_note(f"  called from {self.jit_fn.file}:{line} in {self.jit_fn.__name__}")
+                raise
+            self.compiled[mangled] = ret
+        elif self.compiled[mangled] == "in progress":
+            raise self._error(node, f"recursive calls are not supported ({fn.__name__})")
+        ret = self.compiled[mangled]
+        flat_ret = _flatten_values(ret)
+        call = self.builder.insert(tt.CallOp(mangled, [v.handle for v in values if isinstance(v, tensor)],
+                                             [t.handle.type for t in flat_ret]))
+        return _rebuild_values(ret, [tensor(r, t.type) for r, t in zip(call.results, flat_ret)])
+
+    def call_inline(self, fn, args):
+        """Emit a @jit function's body at the insertion point (combine regions of reduce/scan)."""
+        from ..runtime.jit import JITFunction
+        fn = _unwrap(fn)
+        if not isinstance(fn, JITFunction):
+            raise TypeError(f"combine_fn must be a @jit function, got {fn!r}")
+        return self.call_jit(fn, list(args), {}, self.last_node)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _bool_attr(v: bool):
+    from xdsl.dialects.builtin import BoolAttr, IntegerType
+    return BoolAttr(v, IntegerType(1))
+
+
+def _flatten_values(v) -> list[tensor]:
+    if isinstance(v, tensor):
+        return [v]
+    if isinstance(v, tuple):
+        out = []
+        for x in v:
+            out.extend(_flatten_values(x))
+        return out
+    return []
+
+
+def _rebuild_values(structure, flat: list[tensor]):
+    it = iter(flat)
+
+    def go(s):
+        if isinstance(s, tensor):
+            return next(it)
+        if isinstance(s, tuple):
+            return tuple(go(x) for x in s)
+        return s
+    return go(structure)
+
+
+def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:
+    from .codegen_control import terminates
+    new = ast.If(test=stmt.test,
+                 body=stmt.body if terminates(stmt.body) else stmt.body + rest,
+                 orelse=stmt.orelse if terminates(stmt.orelse) else stmt.orelse + rest)
+    return ast.copy_location(new, stmt)
+
+
+def sem_getitem(x: tensor, idx, builder: Builder) -> tensor:
+    idx = _unwrap(idx)
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    items = [_unwrap(i) for i in items]
+    out = x
+    dim = 0
+    for it in items:
+        if it is None:
+            out = semt.expand_dims(out, [dim], builder)
+            dim += 1
+        elif isinstance(it, slice) and it == slice(None, None, None):
+            dim += 1
+        else:
+            raise ValueError(f"tensors can only be indexed with None and ':', got {it!r}")
+    rank = len(x.type.shape) if x.type.is_block() else 0
+    if dim - sum(1 for i in items if i is None) > rank:
+        raise ValueError(f"too many indices for a rank-{rank} tensor")
+    return out

@@ -1,0 +1,338 @@
+"""Control flow for the code generator: ``if``/``else`` (static or ``scf.if``), early returns,
+``for`` (``scf.for``, or unrolled over ``static_range`` and tuples) and ``while`` (``scf.while``)."""
+from __future__ import annotations
+
+import ast
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, i32
+from xdsl.ir import Block, Region
+
+from ..language import dtypes as tl
+from ..language.core import constexpr, range as tl_range, static_range, tensor
+from . import semantic as sem
+from .builder import ir_type
+
+
+def _unwrap(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _static(x) -> bool:
+    return not isinstance(x, tensor) and not (isinstance(x, tuple) and any(isinstance(v, tensor) for v in x))
+
+
+def contains_return(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(node))
+
+
+def terminates(stmts) -> bool:
+    """Whether every path through ``stmts`` ends in a return."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return terminates(last.body) and terminates(last.orelse)
+    return False
+
+
+def assigned_names(stmts) -> list[str]:
+    out: list[str] = []
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in out:
+                out.append(n.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id not in out:
+                out.append(n.target.id)
+    return out
+
+
+class ControlFlowMixin:
+    # -- if ---------------------------------------------------------------------------------------
+    def visit_If(self, node: ast.If):
+        cond = self.visit(node.test)
+        if _static(cond):
+            self.visit_compound(node.body if _unwrap(cond) else node.orelse)
+            return
+        cond = self._scalar_condition(cond, node, "if")
+        if contains_return(node):
+            self._returning_if(node, cond)
+        else:
+            self._plain_if(node, cond)
+
+    def _scalar_condition(self, cond, node, what: str) -> tensor:
+        if cond.type.is_block():
+            raise self._error(node, f"the condition of `{what}` must be a scalar, got a tensor of shape "
+                              f"{list(cond.type.shape)}; reduce it first (e.g. with tl.max)")
+        return sem.cast(cond, tl.int1, self.builder) if cond.type.scalar != tl.int1 else cond
+
+    def _run_branch(self, stmts, before: dict):
+        block = Block()
+        self.lscope = dict(before)
+        with self.builder.at(block):
+            self.visit_compound(stmts)
+        return block, self.lscope
+
+    def _plain_if(self, node, cond):
+        before = self.lscope
+        then_block, then_scope = self._run_branch(node.body, before)
+        else_block, else_scope = self._run_branch(node.orelse, before)
+        names = [n for n in then_scope if n in else_scope and then_scope[n] is not else_scope[n]]
+        merged = dict(before)
+        yields: list[str] = []
+        for n in names:
+            t, e = then_scope[n], else_scope[n]
+            if _static(t) and _static(e) and not isinstance(t, tuple) and _unwrap(t) == _unwrap(e) \
+                    and type(_unwrap(t)) is type(_unwrap(e)):
+                merged[n] = t
+                continue
+            if isinstance(t, tuple) or isinstance(e, tuple) or not _is_scalar_like(t) or not _is_scalar_like(e):
+                if n in before:
+                    raise self._error(node, f"'{n}' is assigned values of different kinds in the two branches of `if`")
+                continue  # a name local to the branches: not visible after the if
+            yields.append(n)
+        tys = [self._unify(then_scope[n], else_scope[n], n, node) for n in yields]
+        t_vals = self._materialize(then_block, [then_scope[n] for n in yields], tys)
+        e_vals = self._materialize(else_block, [else_scope[n] for n in yields], tys)
+        then_block.add_op(scf.YieldOp(*t_vals))
+        else_block.add_op(scf.YieldOp(*e_vals))
+        op = self.builder.insert(scf.IfOp(cond.handle, [ir_type(t) for t in tys], Region(then_block), Region(else_block)))
+        for n, r, t in zip(yields, op.results, tys):
+            merged[n] = tensor(r, t)
+        self.lscope = merged
+
+    def _unify(self, a, b, name, node) -> tl.dtype:
+        """The type both branch values of ``name`` are yielded as."""
+        if isinstance(a, tensor) and isinstance(b, tensor):
+            if a.type != b.type:
+                raise self._error(node, f"'{name}' has type {a.type} in one branch and {b.type} in the other; "
+                                  "make them the same (e.g. with .to())")
+            return a.type
+        if isinstance(a, tensor):
+            return a.type
+        if isinstance(b, tensor):
+            return b.type
+        return sem.scalar_type_of_python(_unwrap(a)) if _unwrap(a) is not None else sem.scalar_type_of_python(_unwrap(b))
+
+    def _materialize(self, block: Block, vals, tys):
+        out = []
+        with self.builder.at(block):
+            for v, t in zip(vals, tys):
+                v = sem.to_tensor(v, self.builder, t.scalar if not isinstance(v, tensor) else None)
+                if v.type != t:
+                    if v.type.is_block() != t.is_block():
+                        v = sem.broadcast_to_shape(v, t.shape, self.builder) if t.is_block() else v
+                    v = sem.cast(v, t.scalar, self.builder)
+                out.append(v.handle)
+        return out
+
+    def _returning_if(self, node, cond):
+        before = self.lscope
+        branches = []
+        for stmts in (node.body, node.orelse):
+            self.returned, self.ret_value = False, None
+            block, _ = self._run_branch(stmts, before)
+            branches.append((block, self.ret_value if self.returned else None))
+        (tb, tv), (eb, ev) = branches
+        from .codegen import _flatten_values, _rebuild_values
+        if (tv is None) != (ev is None):
+            if not self.is_kernel:
+                raise self._error(node, "every path through a function must return a value of the same type; "
+                                  "one branch returns nothing")
+        structure = tv if tv is not None else ev
+        tflat, eflat = _flatten_values(tv), _flatten_values(ev)
+        if len(tflat) != len(eflat):
+            raise self._error(node, "the branches of `if` return different numbers of values")
+        tys = [self._unify(a, b, "return value", node) for a, b in zip(tflat, eflat)]
+        tb.add_op(scf.YieldOp(*self._materialize(tb, tflat, tys)))
+        eb.add_op(scf.YieldOp(*self._materialize(eb, eflat, tys)))
+        op = self.builder.insert(scf.IfOp(cond.handle, [ir_type(t) for t in tys], Region(tb), Region(eb)))
+        self.ret_value = _rebuild_values(structure, [tensor(r, t) for r, t in zip(op.results, tys)])
+        self.returned = True
+        self.lscope = before
+
+    def visit_IfExp(self, node):
+        cond = self.visit(node.test)
+        if _static(cond):
+            return self.visit(node.body if _unwrap(cond) else node.orelse)
+        cond = self._scalar_condition(cond, node, "x if c else y")
+        tb, eb = Block(), Block()
+        with self.builder.at(tb):
+            t = self.visit(node.body)
+        with self.builder.at(eb):
+            e = self.visit(node.orelse)
+        ty = self._unify(t, e, "the conditional expression", node)
+        tb.add_op(scf.YieldOp(*self._materialize(tb, [t], [ty])))
+        eb.add_op(scf.YieldOp(*self._materialize(eb, [e], [ty])))
+        op = self.builder.insert(scf.IfOp(cond.handle, [ir_type(ty)], Region(tb), Region(eb)))
+        return tensor(op.results[0], ty)
+
+    # -- for --------------------------------------------------------------------------------------
+    def visit_For(self, node: ast.For):
+        if node.orelse:
+            raise self._error(node, "unsupported Python construct in a kernel: for ... else")
+        it = self.visit(node.iter)
+        if isinstance(it, static_range):
+            start, end, step = (int(_unwrap(x)) for x in (it.start, it.end, it.step))
+            for i in range(start, end, step):
+                self._assign(node.target, constexpr(i))
+                self._loop_body(node.body)
+            return
+        if isinstance(_unwrap(it), (tuple, list)):
+            for v in _unwrap(it):
+                self._assign(node.target, v)
+                self._loop_body(node.body)
+            return
+        if not isinstance(it, tl_range):
+            raise self._error(node.iter, "a for loop in a kernel must iterate over range(), tl.range(), "
+                              "tl.static_range() or a tuple")
+        if not isinstance(node.target, ast.Name):
+            raise self._error(node.target, "the loop variable must be a single name")
+        self._dynamic_for(node, it)
+
+    def _loop_body(self, stmts):
+        self.loop_depth += 1
+        try:
+            self.visit_compound(stmts)
+        finally:
+            self.loop_depth -= 1
+
+    def _dynamic_for(self, node, it):
+        b = self.builder
+        lb, ub, step = (sem.to_tensor(x, b) for x in (it.start, it.end, it.step))
+        for x, what in ((lb, "start"), (ub, "end"), (step, "step")):
+            if x.type.is_block() or not x.type.scalar.is_int():
+                raise self._error(node.iter, f"range {what} must be an integer scalar, got {x.type}")
+        step_c = _unwrap(it.step)
+        if isinstance(step_c, int) and step_c == 0:
+            raise self._error(node.iter, "range() step must not be zero")
+        iv_ty = tl.int64 if tl.int64 in (lb.type, ub.type, step.type) or tl.uint64 in (lb.type, ub.type, step.type) else tl.int32
+        lb, ub, step = (sem.cast(x, iv_ty, b) for x in (lb, ub, step))
+        negative = isinstance(step_c, int) and step_c < 0
+        if negative:
+            # iterate k = 0 .. ceil((lb - ub) / -step) and compute iv = lb + k * step
+            n = sem.floordiv(sem.add(sem.sub(lb, ub, b), -step_c - 1, b), -step_c, b)
+            n = sem.maximum(n, 0, False, b)
+            lo, hi, st = sem.to_tensor(0, b, iv_ty), n, sem.to_tensor(1, b, iv_ty)
+        else:
+            lo, hi, st = lb, ub, step
+        before = self.lscope
+        names = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
+
+        def run_body(block: Block, carried, types):
+            self.lscope = dict(before)
+            with b.at(block):
+                iv = tensor(block.args[0], iv_ty)
+                if negative:
+                    iv = sem.add(lb, sem.mul(iv, step_c, b), b)
+                self.lscope[node.target.id] = iv
+                for n, a in zip(carried, block.args[1:]):
+                    self.lscope[n] = tensor(a, types[n])
+                self._loop_body(node.body)
+            return self.lscope
+
+        def dry(carried, types):
+            return run_body(Block(arg_types=[ir_type(iv_ty)] + [ir_type(types[n]) for n in carried]), carried, types)
+
+        carried, types, inits = self._carried(names, before, node, dry)
+        body = Block(arg_types=[ir_type(iv_ty)] + [ir_type(types[n]) for n in carried])
+        scope = run_body(body, carried, types)
+        body.add_op(scf.YieldOp(*self._materialize(body, [scope[n] for n in carried], [types[n] for n in carried])))
+        op = b.insert(scf.ForOp(lo.handle, hi.handle, st.handle, [v.handle for v in inits], Region(body)))
+        if getattr(it, "num_stages", None) is not None:
+            op.attributes["tt.num_stages"] = IntegerAttr(int(_unwrap(it.num_stages)), i32)
+        if getattr(it, "loop_unroll_factor", None) is not None:
+            op.attributes["tt.loop_unroll_factor"] = IntegerAttr(int(_unwrap(it.loop_unroll_factor)), i32)
+        self.lscope = dict(before)
+        for n, r in zip(carried, op.results):
+            self.lscope[n] = tensor(r, types[n])
+
+    def _carried(self, names, before, node, dry):
+        """Decide which names a loop carries and their types, with dry runs of the body on scratch
+        blocks (their ops are discarded).  Returns ``(names, types, initial values)``."""
+        cands = [n for n in names if isinstance(before[n], tensor) or
+                 (isinstance(before[n], constexpr) and isinstance(before[n].value, (bool, int, float)))]
+        types = {n: (before[n].type if isinstance(before[n], tensor) else sem.scalar_type_of_python(before[n].value))
+                 for n in cands}
+        saved_ret = (self.returned, self.ret_value)
+        after = {}
+        for _ in range(3):  # later rounds settle names whose type a previous round promoted
+            after = dry(cands, types)
+            changed = False
+            for n in cands:
+                v = after.get(n)
+                if isinstance(v, tensor) and v.type != types[n]:
+                    if isinstance(before[n], tensor):
+                        raise self._error(node, f"loop-carried variable '{n}' has type {before[n].type} before the "
+                                          f"loop but is assigned {v.type} inside it; keep its type the same")
+                    types[n] = v.type
+                    changed = True
+            if not changed:
+                break
+        self.lscope = before
+        self.returned, self.ret_value = saved_ret
+        carried = [n for n in cands if not (isinstance(after.get(n), constexpr) and isinstance(before[n], constexpr)
+                                            and after[n].value == before[n].value)]
+        inits = []
+        for n in carried:
+            v, t = before[n], types[n]
+            v = sem.to_tensor(v, self.builder, t.scalar if not isinstance(v, tensor) else None)
+            if v.type != t:
+                v = sem.broadcast_to_shape(v, t.shape, self.builder) if t.is_block() else v
+                v = sem.cast(v, t.scalar, self.builder)
+            inits.append(v)
+        return carried, {n: types[n] for n in carried}, inits
+
+    # -- while ------------------------------------------------------------------------------------
+    def visit_While(self, node: ast.While):
+        if node.orelse:
+            raise self._error(node, "unsupported Python construct in a kernel: while ... else")
+        b = self.builder
+        before = self.lscope
+        names = [n for n in assigned_names(node.body) if n in before]
+
+        def bind(block: Block, carried, types):
+            self.lscope = dict(before)
+            for n, a in zip(carried, block.args):
+                self.lscope[n] = tensor(a, types[n])
+
+        def run_body(block: Block, carried, types):
+            bind(block, carried, types)
+            with b.at(block):
+                self._loop_body(node.body)
+            return self.lscope
+
+        def dry(carried, types):
+            return run_body(Block(arg_types=[ir_type(types[n]) for n in carried]), carried, types)
+
+        carried, types, inits = self._carried(names, before, node, dry)
+        tys = [types[n] for n in carried]
+        cond_block = Block(arg_types=[ir_type(t) for t in tys])
+        bind(cond_block, carried, types)
+        with b.at(cond_block):
+            cond = self.visit(node.test)
+            if _static(cond):
+                raise self._error(node.test, "a while loop's condition must depend on run-time values "
+                                  "(a constexpr condition can never end the loop without break)")
+            cond = self._scalar_condition(cond, node, "while")
+            b.insert(scf.ConditionOp(cond.handle, *cond_block.args))
+        body_block = Block(arg_types=[ir_type(t) for t in tys])
+        scope = run_body(body_block, carried, types)
+        body_block.add_op(scf.YieldOp(*self._materialize(body_block, [scope[n] for n in carried], tys)))
+        op = b.insert(scf.WhileOp([v.handle for v in inits], [ir_type(t) for t in tys], Region(cond_block),
+                                  Region(body_block)))
+        self.lscope = dict(before)
+        for n, r, t in zip(carried, op.results, tys):
+            self.lscope[n] = tensor(r, t)
+
+    def visit_Break(self, node):
+        raise self._error(node, "unsupported Python construct in a kernel: break")
+
+    def visit_Continue(self, node):
+        raise self._error(node, "unsupported Python construct in a kernel: continue")
+
+
+def _is_scalar_like(v) -> bool:
+    return isinstance(v, tensor) or (isinstance(v, constexpr) and isinstance(v.value, (bool, int, float)))

@@ -1,0 +1,65 @@
+"""Errors a kernel author can cause, pointing at their own source line."""
+from __future__ import annotations
+
+import ast
+
+
+class CompilationError(Exception):
+    """A kernel could not be compiled.  The message quotes the offending source line with a caret
+    under the column, then says what was expected and what was found."""
+
+    def __init__(self, message: str, *, filename: str = "<unknown>", lineno: int | None = None,
+                 col: int | None = None, source_line: str | None = None, fn_name: str | None = None,
+                 notes: list[str] | None = None):
+        self.error_message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.source_line = source_line
+        self.fn_name = fn_name
+        self.notes = notes or []
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = f"{self.filename}:{self.lineno}:{(self.col or 0) + 1}" if self.lineno else self.filename
+        head = f"{where}: in {self.fn_name}: {self.error_message}" if self.fn_name else f"{where}: {self.error_message}"
+        parts = [head]
+        if self.source_line is not None:
+            line = self.source_line.rstrip("\n")
+            stripped = line.lstrip()
+            indent = len(line) - len(stripped)
+            parts.append("    " + stripped)
+            parts.append("    " + " " * max((self.col or 0) - indent, 0) + "^")
+        parts.extend(self.notes)
+        return "\n".join(parts)
+
+    def add_note(self, note: str) -> None:  # keep the call chain visible for errors in callees
+        self.notes.append(note)
+        self.args = (self._format(),)
+
+    def __reduce__(self):
+        return (_rebuild, (self.error_message, self.filename, self.lineno, self.col, self.source_line,
+                           self.fn_name, self.notes))
+
+
+def _rebuild(message, filename, lineno, col, source_line, fn_name, notes):
+    return CompilationError(message, filename=filename, lineno=lineno, col=col, source_line=source_line,
+                            fn_name=fn_name, notes=notes)
+
+
+class UnsupportedLanguageConstruct(CompilationError):
+    pass
+
+
+def describe(exc: BaseException) -> str:
+    """A user-facing description of an exception raised while emitting IR."""
+    msg = str(exc)
+    if isinstance(exc, (TypeError, ValueError, AssertionError, NameError, NotImplementedError)) and msg:
+        return msg
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def node_position(node: ast.AST | None) -> tuple[int | None, int | None]:
+    if node is None:
+        return None, None
+    return getattr(node, "lineno", None), getattr(node, "col_offset", None)

@@ -1,0 +1,47 @@
+"""Entry point of the frontend: a ``@jit`` function and its specialization to a TTIR module."""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
+
+from ..language import dtypes as tl
+from ..language.core import constexpr
+from .builder import Builder
+from .codegen import CodeGenerator
+from .errors import CompilationError
+
+
+def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, target) -> ModuleOp:
+    """Generate the TTIR module of kernel ``fn``: one public ``tt.func`` named after it (and
+    private functions for its non-inlined callees)."""
+    arg_values, arg_attrs = [], []
+    for name in fn.arg_names:
+        if signature.get(name) == "constexpr" or name in constexprs:
+            if name in constexprs:
+                value = constexprs[name]
+            else:
+                value = fn.params[fn.arg_names.index(name)].default
+            arg_values.append(constexpr(value))
+            continue
+        try:
+            ty = tl.str_to_ty(signature[name])
+        except (KeyError, ValueError) as e:
+            raise CompilationError(f"argument '{name}': unknown type {signature.get(name)!r} ({e})",
+                                   filename=fn.file, lineno=fn.file_position(fn.parse())[0],
+                                   fn_name=fn.__name__) from None
+        arg_values.append(ty)
+        a = {}
+        for k, v in (attrs.get(name) or {}).items():
+            a[k] = IntegerAttr(int(v), i32)
+        arg_attrs.append(a)
+    builder = Builder(fn.file)
+    builder.options = options
+    gen = CodeGenerator(fn, builder, arg_values, fn.__name__, is_kernel=True, arg_attrs=arg_attrs,
+                        noinline=False)
+    builder.codegen = gen
+    gen.generate()
+    try:
+        builder.module.verify()
+    except Exception as e:  # noqa: BLE001
+        raise CompilationError(f"internal compiler error: the generated TTIR does not verify: {e}",
+                               filename=fn.file, lineno=fn.file_position(fn.parse())[0], fn_name=fn.__name__) from None
+    return builder.module

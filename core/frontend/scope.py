@@ -1,0 +1,36 @@
+"""Name resolution for the code generator: locals, the function's globals and closure, and the
+Python builtins a kernel may use."""
+from __future__ import annotations
+
+import builtins
+import types
+
+from ..language import dtypes as tl
+from ..language.core import constexpr, tensor
+
+_ALLOWED_GLOBAL_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, tl.dtype,
+                         constexpr, types.MethodType, staticmethod)
+
+
+def global_value(name: str, value):
+    """What a global (or closure) variable means inside a kernel, or raise NameError-like
+    TypeError for values a kernel cannot use."""
+    from ..runtime.jit import KernelInterface
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return constexpr(value)
+    if isinstance(value, _ALLOWED_GLOBAL_TYPES) or isinstance(value, KernelInterface) or callable(value):
+        return value
+    if isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float, str, tl.dtype)) or v is None for v in value):
+        return constexpr(tuple(value))
+    raise TypeError(f"cannot use global variable '{name}' of type {type(value).__name__} inside a kernel; "
+                    f"declare it as tl.constexpr or pass it as an argument")
+
+
+PY_BUILTINS = {name: getattr(builtins, name) for name in (
+    "range", "len", "min", "max", "abs", "int", "float", "bool", "isinstance", "getattr", "hasattr", "zip",
+    "enumerate", "tuple", "list", "print", "ValueError", "TypeError", "AssertionError", "RuntimeError", "str",
+    "repr", "round", "divmod", "pow", "sum", "any", "all", "reversed", "sorted", "type", "hash", "slice")}
+
+
+def is_value(x) -> bool:
+    return isinstance(x, (tensor, constexpr))

@@ -1,0 +1,210 @@
+"""The language's values: ``constexpr``, ``tensor``, and the ``@builtin`` marker.
+
+A builtin is a Python function the code generator calls at compile time with the IR builder
+(``_builder=``); it emits IR through ``tritium.frontend.semantic``.  Calling one outside a
+``@jit`` function raises.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .dtypes import block_type, dtype
+
+TRITON_BUILTIN = "__tritium_builtin__"
+
+
+def builtin(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("_builder") is None:
+            raise ValueError(f"{fn.__name__}() can only be called inside a @jit function")
+        return fn(*args, **kwargs)
+
+    setattr(wrapper, TRITON_BUILTIN, True)
+    return wrapper
+
+
+def is_builtin(fn) -> bool:
+    return getattr(fn, TRITON_BUILTIN, False)
+
+
+def _sem():
+    from ..frontend import semantic
+    return semantic
+
+
+class constexpr:
+    """A compile-time value.  Arithmetic between constexprs happens in Python."""
+
+    def __init__(self, value: Any):
+        self.value = value.value if isinstance(value, constexpr) else value
+        self.type = constexpr
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __index__(self):
+        return self.value
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __call__(self, *args, **kwargs):
+        return self.value(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("value", "type"):
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+
+def _binop(op):
+    def method(self, other):
+        return constexpr(op(self.value, _unwrap_if_constexpr(other)))
+    return method
+
+
+def _rbinop(op):
+    def method(self, other):
+        return constexpr(op(_unwrap_if_constexpr(other), self.value))
+    return method
+
+
+import operator as _op  # noqa: E402
+
+for _name, _fn in [("add", _op.add), ("sub", _op.sub), ("mul", _op.mul), ("truediv", _op.truediv),
+                   ("floordiv", _op.floordiv), ("mod", _op.mod), ("pow", _op.pow), ("and", _op.and_),
+                   ("or", _op.or_), ("xor", _op.xor), ("lshift", _op.lshift), ("rshift", _op.rshift)]:
+    setattr(constexpr, f"__{_name}__", _binop(_fn))
+    setattr(constexpr, f"__r{_name}__", _rbinop(_fn))
+for _name, _fn in [("eq", _op.eq), ("ne", _op.ne), ("lt", _op.lt), ("le", _op.le), ("gt", _op.gt),
+                   ("ge", _op.ge)]:
+    setattr(constexpr, f"__{_name}__", _binop(_fn))
+constexpr.__neg__ = lambda self: constexpr(-self.value)
+constexpr.__pos__ = lambda self: constexpr(+self.value)
+constexpr.__invert__ = lambda self: constexpr(~self.value)
+constexpr.__abs__ = lambda self: constexpr(abs(self.value))
+
+
+def _unwrap_if_constexpr(o):
+    return o.value if isinstance(o, constexpr) else o
+
+
+def _constexpr_to_value(o):
+    return _unwrap_if_constexpr(o)
+
+
+def is_constexpr_value(o) -> bool:
+    return isinstance(o, constexpr)
+
+
+class tensor:
+    """A value in a kernel: a scalar (``type`` is a ``dtype``) or a block (``type`` is a
+    ``block_type``).  ``handle`` is the IR value."""
+
+    def __init__(self, handle, type: dtype):
+        self.handle = handle
+        self.type = type
+        self.dtype = type.scalar
+        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.numel = constexpr(type.numel if type.is_block() else 1)
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{', '.join(str(s.value) for s in self.shape)}]"
+
+    def __repr__(self) -> str:
+        return f"tensor<{self.type}>"
+
+    def __bool__(self):
+        raise ValueError("the truth value of a tensor is only known at run time; use it in `if` "
+                         "inside a @jit function, or compare constexprs")
+
+    @property
+    def T(self):
+        raise ValueError(".T is only available inside a @jit function")
+
+    # Arithmetic dunders are dispatched by the code generator to ``semantic`` with the builder;
+    # see ``tritium.frontend.codegen``.  Methods below are builtins callable as ``x.method()``.
+
+    @builtin
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False, _builder=None):
+        return _sem().cast(self, _unwrap_if_constexpr(dtype), _builder,
+                           _unwrap_if_constexpr(fp_downcast_rounding), _unwrap_if_constexpr(bitcast))
+
+    @builtin
+    def __getitem__(self, slices, _builder=None):
+        return _sem().getitem(self, slices, _builder)
+
+    def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
+        def method(self, *args, _builder=None, **kwargs):
+            from . import functions
+            return getattr(functions, name)(self, *args, _builder=_builder, **kwargs)
+        method.__name__ = name
+        setattr(method, TRITON_BUILTIN, True)
+        return method
+
+    for _n in ("reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "split", "ravel",
+               "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod",
+               "associative_scan", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
+               "sin", "cos", "abs", "floor", "ceil", "erf", "store", "logical_and", "logical_or"):
+        locals()[_n] = _member(_n)
+    del _n, _member
+
+
+class tuple_type:
+    """Marks tuples of values returned by device functions (kept as Python tuples)."""
+
+
+class slice_:  # placeholder type name used in messages
+    pass
+
+
+def is_block(x) -> bool:
+    return isinstance(x, tensor) and x.type.is_block()
+
+
+class static_range:
+    """``for i in tl.static_range(...)``: the loop is unrolled at compile time."""
+
+    def __init__(self, arg1, arg2=None, step=None):
+        self.step = constexpr(1) if step is None else constexpr(step)
+        if arg2 is None:
+            self.start, self.end = constexpr(0), constexpr(arg1)
+        else:
+            self.start, self.end = constexpr(arg1), constexpr(arg2)
+
+    def __iter__(self):
+        raise RuntimeError("static_range can only be used in @jit'd functions")
+
+
+class range:
+    """``for i in tl.range(start, end, step, num_stages=..., loop_unroll_factor=...)``: a loop in
+    the IR (like ``range``) carrying scheduling hints."""
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
+        self.step = constexpr(1) if step is None else step
+        if arg2 is None:
+            self.start, self.end = constexpr(0), arg1
+        else:
+            self.start, self.end = arg1, arg2
+        self.num_stages = num_stages
+        self.loop_unroll_factor = loop_unroll_factor
+
+    def __iter__(self):
+        raise RuntimeError("tl.range can only be used in @jit'd functions")
+
+
+class PropagateNan:
+    NONE = 0x0000
+    ALL = 0xFFFF

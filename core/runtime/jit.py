@@ -1,0 +1,270 @@
+"""``@jit``: the ``JITFunction`` a kernel author decorates, its argument specialization and the
+launch path (``kernel[grid](*args)``)."""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import linecache
+import os
+import textwrap
+from typing import Any, Callable
+
+from .interface import KernelInterface
+from .specialize import LAUNCH_OPTIONS, specialize_arg
+
+_BACKEND_ENV = "TRITIUM_BACKEND"
+
+
+class JITFunction(KernelInterface):
+    def __init__(self, fn: Callable, *, noinline: bool = False, do_not_specialize=(), debug: bool | None = None,
+                 repr: Callable | None = None, launch_metadata=None, do_not_specialize_on_alignment=()):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__globals__ = fn.__globals__
+        self.noinline = noinline
+        self.debug = debug
+        sig = inspect.signature(fn)
+        self.signature = sig
+        self.arg_names = list(sig.parameters)
+        self.params = [_Param(i, p) for i, p in enumerate(sig.parameters.values())]
+        self.constexpr_indices = {p.num for p in self.params if p.is_constexpr}
+        dns = {self.arg_names.index(d) if isinstance(d, str) else int(d) for d in do_not_specialize}
+        for p in self.params:
+            p.do_not_specialize = p.num in dns
+        self._src_lines, self._first_line = _source_of(fn)
+        self.src = textwrap.dedent("".join(self._src_lines))
+        self._indent = len(self._src_lines[0]) - len(self._src_lines[0].lstrip()) if self._src_lines else 0
+        self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self._ast: ast.FunctionDef | None = None
+        self._cache_key: str | None = None
+        self.kernel_cache: dict = {}   # (specialization key) -> CompiledKernel
+        self._backend_by_kind: dict = {}
+        functools.update_wrapper(self, fn)
+
+    # -- source --------------------------------------------------------------------------------
+    def parse(self) -> ast.FunctionDef:
+        if self._ast is None:
+            tree = ast.parse(self.src)
+            fns = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if not fns:
+                raise ValueError(f"could not find the definition of {self.__name__} in its source")
+            self._ast = fns[0]
+        return self._ast
+
+    def file_position(self, node) -> tuple[int | None, int | None]:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None, None
+        return line + self._first_line - 1, getattr(node, "col_offset", 0) + self._indent
+
+    def source_line(self, line: int | None) -> str | None:
+        if line is None:
+            return None
+        text = linecache.getline(self.file, line)
+        if text:
+            return text
+        i = line - self._first_line
+        return self._src_lines[i] if 0 <= i < len(self._src_lines) else None
+
+    def global_scope(self) -> dict:
+        scope = dict(self.fn.__globals__)
+        if self.fn.__closure__:
+            for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
+                try:
+                    scope[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        return scope
+
+    @property
+    def cache_key(self) -> str:
+        """Hash of this function's source and of every @jit function it may call."""
+        if self._cache_key is None:
+            h = hashlib.sha256(self.src.encode())
+            seen = {id(self)}
+            scope = self.global_scope()
+            for node in ast.walk(self.parse()):
+                if isinstance(node, ast.Name) and node.id in scope:
+                    v = scope[node.id]
+                    _hash_dependency(h, node.id, v, seen)
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in scope:
+                    mod = scope[node.value.id]
+                    v = getattr(mod, node.attr, None)
+                    if isinstance(v, JITFunction) and id(v) not in seen:
+                        _hash_dependency(h, node.attr, v, seen)
+            self._cache_key = h.hexdigest()
+        return self._cache_key
+
+    # -- arguments -----------------------------------------------------------------------------
+    def is_constexpr_param(self, name: str) -> bool:
+        return self.arg_names.index(name) in self.constexpr_indices
+
+    def bind_args(self, args, kwargs, in_kernel: bool = False) -> list:
+        n = len(self.arg_names)
+        if len(args) > n:
+            raise TypeError(f"{self.__name__}() takes {n} argument{'s' if n != 1 else ''} but {len(args)} were given")
+        values = list(args) + [_MISSING] * (n - len(args))
+        for k, v in kwargs.items():
+            if k not in self.arg_names:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+            i = self.arg_names.index(k)
+            if values[i] is not _MISSING:
+                raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
+            values[i] = v
+        for i, p in enumerate(self.params):
+            if values[i] is _MISSING:
+                if p.default is inspect.Parameter.empty:
+                    missing = [self.arg_names[j] for j in range(n) if values[j] is _MISSING
+                               and self.params[j].default is inspect.Parameter.empty]
+                    raise TypeError(f"{self.__name__}() missing {len(missing)} required argument"
+                                    f"{'s' if len(missing) != 1 else ''}: {', '.join(repr(m) for m in missing)}")
+                values[i] = p.default
+        return values
+
+    def mangle(self, sig) -> str:
+        from ..language.core import constexpr
+        parts = []
+        for v in sig:
+            if isinstance(v, constexpr):
+                parts.append("c" + _short(repr(v.value)))
+            else:
+                parts.append(str(v).replace("<", "").replace(">", "").replace(", ", "_").replace("x", "x"))
+        return _sanitize(f"{self.__module__}.{self.__qualname__}__{'_'.join(parts)}")
+
+    # -- launch --------------------------------------------------------------------------------
+    def run(self, *args, grid, warmup: bool = False, **kwargs):
+        backend_name = kwargs.pop("backend", None)
+        target = kwargs.pop("target", None)
+        opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in self.arg_names}
+        stream = opts.pop("stream", None)
+        bound = self.bind_args(args, kwargs)
+        key_parts = []
+        for p, v in zip(self.params, bound):
+            key_parts.append(("c", _constexpr_key(v)) if p.is_constexpr else specialize_arg(v, p))
+        backend = self._select_backend(backend_name, bound)
+        key = (backend.name, target, tuple(key_parts), tuple(sorted(opts.items())))
+        kernel = self.kernel_cache.get(key)
+        if kernel is None:
+            kernel = self._compile(bound, key_parts, backend, target, opts)
+            self.kernel_cache[key] = kernel
+        if warmup:
+            return kernel
+        if callable(grid):
+            meta = dict(zip(self.arg_names, bound))
+            meta.update(opts)
+            meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
+            meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
+            grid = grid(meta)
+        kernel.launch(grid, stream, [v for p, v, k in zip(self.params, bound, key_parts) if k[0] == "a"])
+        return kernel
+
+    def _select_backend(self, explicit, bound):
+        from ..hooks import manager
+        name = explicit or os.environ.get(_BACKEND_ENV)
+        if name:
+            return manager.get_backend(name)
+        kind = None
+        for v in bound:
+            if hasattr(v, "data_ptr") or hasattr(v, "__array_interface__") or hasattr(v, "__cuda_array_interface__") \
+                    or hasattr(v, "__dlpack__"):
+                kind = (type(v), str(getattr(v, "device", "")))
+                break
+        backend = self._backend_by_kind.get(kind)
+        if backend is None:
+            backend = manager.select_backend(None, bound)
+            self._backend_by_kind[kind] = backend
+        return backend
+
+    def _compile(self, bound, key_parts, backend, target, opts):
+        from ..compiler import compile_specialized
+        return compile_specialized(self, bound, key_parts, backend, target, opts)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self.__name__} is a @jit function: launch it as {self.__name__}[grid](...) "
+                           "or call it from another @jit function")
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+class _Param:
+    def __init__(self, num: int, p: inspect.Parameter):
+        self.num = num
+        self.name = p.name
+        self.default = p.default
+        ann = p.annotation
+        self.is_constexpr = _is_constexpr_annotation(ann)
+        self.annotation = ann
+        self.do_not_specialize = False
+
+
+def _is_constexpr_annotation(ann) -> bool:
+    from ..language.core import constexpr
+    if ann is constexpr:
+        return True
+    if isinstance(ann, str):
+        return ann.split(".")[-1].strip() == "constexpr"
+    return getattr(ann, "__name__", None) == "constexpr"
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _source_of(fn) -> tuple[list[str], int]:
+    lines, first = inspect.getsourcelines(fn)
+    # skip decorator lines so the AST starts at `def`
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("def ", "async def ")):
+            return lines[i:], first + i
+    return lines, first
+
+
+def _hash_dependency(h, name, v, seen):
+    from ..language.core import constexpr
+    if isinstance(v, JITFunction):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        h.update(f"{name}:{v.cache_key}".encode())
+    elif isinstance(v, KernelInterface) and isinstance(getattr(v, "fn", None), JITFunction):
+        _hash_dependency(h, name, v.fn, seen)
+    elif isinstance(v, constexpr) or isinstance(v, (int, float, bool, str)):
+        h.update(f"{name}={v!r}".encode())
+
+
+def _constexpr_key(v):
+    from ..language.core import constexpr
+    v = v.value if isinstance(v, constexpr) else v
+    if isinstance(v, (int, float, bool, str, type(None), tuple)):
+        return (type(v).__name__, v)
+    if isinstance(v, JITFunction):
+        return ("fn", v.cache_key)
+    return (type(v).__name__, repr(v))
+
+
+def _short(s: str) -> str:
+    return s if len(s) <= 16 and s.replace("_", "").replace("-", "").replace(".", "").isalnum() \
+        else hashlib.sha1(s.encode()).hexdigest()[:8]
+
+
+def _sanitize(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "_." else "_" for c in s)
+
+
+def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specialize=(),
+        do_not_specialize_on_alignment=(), debug=None, noinline=False):
+    """Decorate a kernel or device function: ``@jit``, ``@jit(noinline=True)``,
+    ``@jit(do_not_specialize=["n"])``."""
+    def decorator(f):
+        return JITFunction(f, noinline=noinline, do_not_specialize=do_not_specialize, debug=debug)
+    return decorator(fn) if fn is not None else decorator

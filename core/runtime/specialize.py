@@ -1,0 +1,132 @@
+"""How a launch argument specializes a kernel: its type string (``*fp32``, ``i32``...) and the
+facts Triton specializes on (an integer equal to 1 becomes a constant; pointers and integers
+divisible by 16 get ``tt.divisibility = 16``).
+
+Each runtime argument maps to a hashable key part:
+``("a", type_str, "D" or "")`` a runtime argument (D: divisible by 16),
+``("1",)`` an integer equal to 1 (compiled as the constant 1),
+``("n",)`` ``None`` (compiled as the constant None).
+"""
+from __future__ import annotations
+
+LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream",
+                  "launch_cooperative_grid", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
+                  "default_dot_input_precision", "sanitize_overflow", "launch_pdl", "enable_reflect_ftz"}
+
+_TORCH = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64",
+          "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32", "torch.int64": "i64", "torch.uint8": "u8",
+          "torch.uint16": "u16", "torch.uint32": "u32", "torch.uint64": "u64", "torch.bool": "i1",
+          "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5"}
+_NUMPY = {"float32": "fp32", "float16": "fp16", "float64": "fp64", "int8": "i8", "int16": "i16", "int32": "i32",
+          "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+          "bfloat16": "bf16", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+_TYPESTR = {"f4": "fp32", "f2": "fp16", "f8": "fp64", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64",
+            "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64", "b1": "i1"}
+
+
+class TensorWrapper:
+    """``tritium.reinterpret(t, dtype)``: the same memory seen as another dtype of the same width
+    (e.g. raw uint16 data as bf16)."""
+
+    def __init__(self, base, dtype):
+        self.base = base
+        self.dtype = dtype
+        self.data = getattr(base, "data", None)
+
+    def data_ptr(self) -> int:
+        return _address(self.base)
+
+    @property
+    def shape(self):
+        return self.base.shape
+
+    @property
+    def device(self):
+        return getattr(self.base, "device", "cpu")
+
+    def numel(self):
+        n = getattr(self.base, "numel", None)
+        return n() if callable(n) else getattr(self.base, "size", 0)
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)
+
+
+def reinterpret(tensor, dtype):
+    from ..language.dtypes import dtype as tl_dtype
+    if isinstance(tensor, TensorWrapper):
+        tensor = tensor.base
+    if not isinstance(dtype, tl_dtype):
+        raise TypeError(f"reinterpret expects a tritium.language dtype, got {dtype!r}")
+    return TensorWrapper(tensor, dtype)
+
+
+def _address(v) -> int:
+    if hasattr(v, "data_ptr"):
+        return v.data_ptr()
+    ai = getattr(v, "__array_interface__", None)
+    if ai is not None:
+        return ai["data"][0]
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if cai is not None:
+        return cai["data"][0]
+    return 0
+
+
+def pointer_type_str(v) -> str | None:
+    if isinstance(v, TensorWrapper):
+        from ..language.dtypes import ty_to_str
+        return "*" + ty_to_str(v.dtype)
+    dt = getattr(v, "dtype", None)
+    if dt is not None and hasattr(v, "data_ptr"):
+        s = _TORCH.get(str(dt))
+        if s is None:
+            raise TypeError(f"unsupported tensor dtype {dt}")
+        return "*" + s
+    if hasattr(v, "__array_interface__") and dt is not None:
+        s = _NUMPY.get(str(dt))
+        if s is None:
+            raise TypeError(f"unsupported array dtype {dt}")
+        return "*" + s
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if cai is not None:
+        s = _TYPESTR.get(cai["typestr"][1:])
+        if s is None:
+            raise TypeError(f"unsupported __cuda_array_interface__ typestr {cai['typestr']}")
+        return "*" + s
+    return None
+
+
+def specialize_arg(v, param) -> tuple:
+    if v is None:
+        return ("n",)
+    if isinstance(v, bool):
+        return ("a", "i1", "")
+    if isinstance(v, int):
+        if v == 1 and not param.do_not_specialize:
+            return ("1",)
+        if -2**31 <= v < 2**31:
+            ty = "i32"
+        elif 2**63 <= v < 2**64:
+            ty = "u64"
+        elif -2**63 <= v < 2**63:
+            ty = "i64"
+        else:
+            raise TypeError(f"argument '{param.name}': integer {v} does not fit in 64 bits")
+        return ("a", ty, "D" if v % 16 == 0 and not param.do_not_specialize else "")
+    if isinstance(v, float):
+        return ("a", "fp32", "")
+    ty = pointer_type_str(v)
+    if ty is not None:
+        addr = _address(v)
+        return ("a", ty, "D" if addr % 16 == 0 else "")
+    if hasattr(v, "__dlpack__"):
+        raise TypeError(f"argument '{param.name}': DLPack objects are accepted by the NVIDIA driver at launch, "
+                        "but their dtype must be known at compile time; pass a torch/CuPy array instead")
+    import numpy as _np  # numpy scalars are common in host code
+    if isinstance(v, _np.integer):
+        return specialize_arg(int(v), param)
+    if isinstance(v, _np.floating):
+        return ("a", "fp64" if v.dtype == _np.float64 else "fp32", "")
+    raise TypeError(f"argument '{param.name}': cannot pass a value of type {type(v).__name__} to a kernel "
+                    "(expected a tensor/array, an int, a float, a bool or None)")
