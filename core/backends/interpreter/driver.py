@@ -48,6 +48,21 @@ def _torch_array(t) -> np.ndarray:
     return t.numpy()
 
 
+_PARSED: dict[str, object] = {}
+
+
+def parse_binary(text: str):
+    """The module of an interpreter binary, parsed once per process (a small LRU keyed by hash)."""
+    key = hashlib.sha256(text.encode()).hexdigest()
+    module = _PARSED.pop(key, None)
+    if module is None:
+        module = parse_module(text)
+    _PARSED[key] = module
+    while len(_PARSED) > 64:
+        _PARSED.pop(next(iter(_PARSED)))
+    return module
+
+
 def _text(binary) -> str:
     return binary.decode() if isinstance(binary, (bytes, bytearray)) else str(binary)
 
@@ -77,7 +92,7 @@ class InterpreterDriver(Driver):
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
-                kernel = self._kernels[key] = Kernel(parse_module(text), name or None)
+                kernel = self._kernels[key] = Kernel(parse_binary(text), name or None)
         return kernel
 
     def check_binary(self, binary, metadata: dict) -> None:
@@ -85,7 +100,7 @@ class InterpreterDriver(Driver):
         if not text.strip():
             raise ValueError("empty binary")
         try:
-            module = parse_module(text)
+            module = parse_binary(text)
         except Exception as exc:
             raise ValueError(f"the interpreter binary is not valid TTIR: {exc}") from exc
         name = (metadata or {}).get("name")
@@ -118,6 +133,9 @@ class InterpreterDriver(Driver):
     @staticmethod
     def _bind(space: AddressSpace, arg, info, name: str):
         if info.kind == "ptr":
+            if not isinstance(arg, np.ndarray) and not _is_torch(arg) and hasattr(arg, "base") \
+                    and hasattr(arg, "dtype"):
+                arg = arg.base  # a reinterpreting wrapper: the same memory, the kernel's own dtype
             if arg is None:
                 return np.int64(0)
             if isinstance(arg, np.ndarray):

@@ -21,6 +21,8 @@ def _constant(tr, op):
     if hasattr(attr, "get_values"):
         vals = attr.get_values()
         shape = tuple(op.result.type.get_shape())
+        if info.kind == "float" and any(isinstance(v, int) for v in vals):
+            vals = list(_float_from_bits(vals, info))
         if info.kind == "bool":
             vals = [bool(v) for v in vals]
         elif info.kind == "int":
@@ -30,6 +32,8 @@ def _constant(tr, op):
         data = rounder(info)(arr) if info.kind == "float" else np.ascontiguousarray(arr)
     else:
         v = attr.value.data
+        if info.kind == "float" and isinstance(v, int):
+            v = float(_float_from_bits([v], info)[0])
         if info.kind == "bool":
             data = np.bool_(v)
         elif info.kind == "int":
@@ -38,6 +42,13 @@ def _constant(tr, op):
             data = rounder(info)(np.float64(v))
     tr.const(op.result, data)
     return None
+
+
+def _float_from_bits(vals, info):
+    """Hex float literals (``dense<0xFF800000>``) may arrive as their bit patterns."""
+    bits = np.array([int(v) % (1 << (8 * info.itemsize)) for v in vals]).astype(np.dtype(info.store).str.replace("f", "u").replace("i", "u"))
+    raw = bits.view(info.store)
+    return np.asarray(info.load(raw) if info.load is not None else raw, np.float64)
 
 
 # -- integers ------------------------------------------------------------------------------------

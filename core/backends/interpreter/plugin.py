@@ -58,11 +58,22 @@ def tritium_parse_options(target, options):
 
 
 def _interp_stage(src, metadata):
-    """TTIR (module or text) -> the TTIR text the driver loads; records the kernel name."""
-    from ...ttir.ir import parse_module, print_module
+    """TTIR (module or text) -> the TTIR text the driver loads; records the kernel name.  The text
+    is checked to parse back (falling back to MLIR's generic form, which always does), and the
+    parsed module is kept for the driver's ``load_binary`` in this process."""
+    from ...ttir.ir import print_module
+    from .driver import parse_binary
 
-    module = parse_module(src) if isinstance(src, (str, bytes)) else src
-    text = src if isinstance(src, str) else src.decode() if isinstance(src, bytes) else print_module(module)
+    if isinstance(src, (str, bytes)):
+        text = src if isinstance(src, str) else src.decode()
+        module = parse_binary(text)
+    else:
+        text = print_module(src)
+        try:
+            module = parse_binary(text)
+        except Exception:
+            text = print_module(src, generic=True)
+            module = parse_binary(text)
     funcs = [op for op in module.ops if op.name == "tt.func"]
     public = [f for f in funcs if not f.sym_visibility or f.sym_visibility.data == "public"]
     if public and "name" not in metadata:
