@@ -17,6 +17,8 @@ SHIFT = 40
 HALF = 1 << (SHIFT - 1)
 
 
+# numpy >= 2 moved byte_bounds
+_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or np.byte_bounds
 _LOG2 = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 _ZERO64 = np.zeros((), np.int64)
 _max, _or = np.maximum.reduce, np.bitwise_or.reduce
@@ -37,7 +39,7 @@ class Buffer:
         if array.flags.c_contiguous:
             self.raw, self.start = array.reshape(-1).view(np.uint8), 0
         else:
-            lo, hi = np.lib.array_utils.byte_bounds(array)
+            lo, hi = _byte_bounds(array)
             mem = (ctypes.c_uint8 * (hi - lo)).from_address(lo)
             self.raw = np.ctypeslib.as_array(mem)
             self.start = array.__array_interface__["data"][0] - lo

@@ -52,7 +52,10 @@ def _popc(info):
 
     def f(x):
         v = np.asarray(x).astype(u)
-        r = np.bitwise_count(v).astype(info.hold)
+        if hasattr(np, "bitwise_count"):
+            r = np.bitwise_count(v).astype(info.hold)
+        else:  # numpy < 2
+            r = np.unpackbits(v.reshape(-1, 1).view(np.uint8), axis=1).sum(1).reshape(v.shape).astype(info.hold)
         return r[()] if np.ndim(x) == 0 else r
     return f
 
