@@ -74,6 +74,10 @@ def full_(shape, value, dtype, builder):
 def reshape(x: tensor, shape, can_reorder: bool, builder: Builder) -> tensor:
     x = to_tensor(x, builder)
     shape = _check_shape(shape)
+    if not shape:
+        if x.type.is_block() and x.type.numel != 1:
+            raise ValueError(f"reshape to a scalar needs one element, got {x.type.numel}")
+        return _to_scalar(reshape(x, [1], False, builder), builder) if x.type.is_block() else x
     numel = 1
     for s in shape:
         numel *= s
