@@ -159,7 +159,13 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
                                 "num_ctas": getattr(options, "num_ctas", 1), "debug": options.debug,
                                 "arg_names": [n for n in src.fn.arg_names if src.signature[n] != "constexpr"],
                                 "signature": {n: t for n, t in src.signature.items()}}
-    stages = backend.make_stages(target, options, _ttir_stage(src, target, options))
+    ttir = _ttir_stage(src, target, options)
+    try:
+        stages = backend.make_stages(target, options, ttir)
+    except ValueError:
+        if last_stage != "ttir":
+            raise
+        stages = {"ttir": ttir}  # TTIR does not depend on the backend's later stages
     asm: dict[str, Any] = {}
     cur: Any = src
     binary_stages = []
@@ -168,8 +174,9 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
     for st, fn in stages.items():
         try:
             cur = fn(cur, metadata)
-        except CompilationError:
-            raise
+        except CompilationError as e:
+            # the message already points at the user's line; the compiler's frames add nothing
+            raise e.with_traceback(None) from None
         except Exception as e:  # noqa: BLE001 - report which stage broke, without internals
             raise CompilationError(f"internal compiler error in stage '{st}' for {target}: "
                                    f"{type(e).__name__}: {e}", filename=src.fn.file,

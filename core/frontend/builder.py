@@ -42,6 +42,7 @@ class Builder:
         self.loc: FileLineColLoc = FileLineColLoc(StringAttr(filename), IntAttr(0), IntAttr(0))
         self.codegen = None  # the CodeGenerator using this builder (for combine regions)
         self.options = None
+        self.target = None
 
     # -- locations -----------------------------------------------------------------------------
     def set_loc(self, line: int, col: int) -> None:

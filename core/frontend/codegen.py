@@ -450,6 +450,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             gen = CodeGenerator(fn, Builder(self.builder.filename, self.builder.module), sig, mangled,
                                 is_kernel=False, noinline=fn.noinline, compiled=self.compiled)
             gen.builder.options = self.builder.options
+            gen.builder.target = self.builder.target
             gen.builder.codegen = gen
             try:
                 _, ret = gen.generate()

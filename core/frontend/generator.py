@@ -35,8 +35,19 @@ def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, tar
         arg_attrs.append(a)
     builder = Builder(fn.file)
     builder.options = options
+    builder.target = target
     gen = CodeGenerator(fn, builder, arg_values, fn.__name__, is_kernel=True, arg_attrs=arg_attrs,
                         noinline=False)
+    from .semantic import check_dtype
+    for name, v in zip(fn.arg_names, arg_values):
+        if isinstance(v, tl.dtype):
+            try:
+                check_dtype(v, builder)
+            except TypeError as e:
+                raise CompilationError(f"argument '{name}': {e}", filename=fn.file,
+                                       lineno=fn.file_position(fn.parse())[0], col=fn.file_position(fn.parse())[1],
+                                       source_line=fn.source_line(fn.file_position(fn.parse())[0]),
+                                       fn_name=fn.__name__) from None
     builder.codegen = gen
     gen.generate()
     try:

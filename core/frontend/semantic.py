@@ -189,6 +189,18 @@ def broadcast_values(a: tensor, b: tensor, builder: Builder) -> tuple[tensor, te
 
 # --- casts ---------------------------------------------------------------------------------------
 
+def check_dtype(ty: tl.dtype, builder: Builder) -> None:
+    """Reject dtypes the target cannot handle (fp8 variants differ between architectures)."""
+    sc = ty.scalar
+    while sc.is_ptr():
+        sc = sc.element_ty.scalar
+    if sc.is_fp8():
+        allowed = getattr(builder.options, "supported_fp8_dtypes", None)
+        if allowed is not None and sc.name not in allowed:
+            raise TypeError(f"{sc.name} is not supported on target {builder.target}; "
+                            f"supported fp8 types there: {', '.join(allowed) or 'none'}")
+
+
 def _same_shape(ty: tl.dtype, scalar: tl.dtype) -> tl.dtype:
     return tl.block_type(scalar, ty.shape) if ty.is_block() else scalar
 
@@ -213,6 +225,7 @@ def cast(x, dst: tl.dtype, builder: Builder, fp_downcast_rounding: str | None = 
         dst = dst.scalar
     if not isinstance(dst, tl.dtype):
         raise TypeError(f"to() expects a dtype, got {dst!r}")
+    check_dtype(dst, builder)
     if bitcast_:
         return bitcast(x, dst, builder)
     src = x.type.scalar

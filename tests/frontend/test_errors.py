@@ -1,0 +1,82 @@
+"""A kernel author's mistakes raise CompilationError quoting their own line with a caret,
+saying what was expected and what was found — never an internal traceback."""
+import inspect
+
+import numpy as np
+import pytest
+
+import tritium
+from tritium import CompilationError
+
+import kernels_for_errors as K
+
+SIG = {"x_ptr": "*i32"}
+
+
+def _line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn.fn)
+    for i, line in enumerate(lines):
+        if text in line:
+            return first + i
+    raise AssertionError(text)
+
+
+def _compile(fn, sig=SIG, **kw):
+    return tritium.compile(fn, signature=sig, target="interpreter", **kw)
+
+
+@pytest.mark.parametrize("fn, text, needle", [
+    (K.bad_arange, "tl.arange(0, 100)", "arange's range must be a power of two, got 100"),
+    (K.bad_shapes, "a + b", "incompatible in dimension 0: 16 vs 32"),
+    (K.bad_name, "undefined_thing", "name 'undefined_thing' is not defined"),
+    (K.uses_try, "try:", "unsupported Python construct in a kernel: Try"),
+    (K.uses_lambda, "lambda v", "unsupported Python construct in a kernel: Lambda"),
+    (K.calls_with_wrong_count, "helper(1)", "missing 1 required argument: 'b'"),
+])
+def test_error_quotes_the_line(fn, text, needle):
+    with pytest.raises(CompilationError) as info:
+        _compile(fn)
+    msg = str(info.value)
+    assert needle in msg
+    line = _line_of(fn, text)
+    assert f"kernels_for_errors.py:{line}:" in msg
+    quoted, caret = msg.splitlines()[1:3]
+    assert text in quoted
+    assert caret.strip() == "^"
+    # the caret sits under the start of the offending expression or statement
+    assert quoted.index(text.split("(")[0].split()[0]) <= caret.index("^") + len(text)
+    assert info.value.__cause__ is None and (info.value.__context__ is None or info.value.__suppress_context__)
+    # no walk through the code generator's or xDSL's internals
+    assert not any(part in str(e.path) for e in info.traceback for part in ("core/frontend", "xdsl/"))
+
+
+def test_runtime_value_where_constexpr_needed():
+    with pytest.raises(CompilationError, match="arange's arguments must be constexpr integers"):
+        _compile(K.needs_constexpr, {"x_ptr": "*i32", "n": "i32"})
+
+
+def test_store_through_non_pointer():
+    with pytest.raises(CompilationError, match="store expects a pointer"):
+        _compile(K.store_to_int, {"x_ptr": "*i32", "n": "i32"})
+
+
+def test_wrong_argument_count_at_launch():
+    x = np.zeros(16, np.int32)
+    with pytest.raises(TypeError, match="missing 1 required argument: 'n'"):
+        K.small_kernel[(1,)](x, BLOCK=16)
+    with pytest.raises(TypeError, match="takes 3 arguments but 4 were given"):
+        K.small_kernel[(1,)](x, 16, 16, 16)
+
+
+def test_wrong_argument_type_at_launch():
+    with pytest.raises(TypeError, match="cannot pass a value of type dict"):
+        K.small_kernel[(1,)]({}, 16, BLOCK=16)
+
+
+def test_dtype_unsupported_by_target():
+    pytest.importorskip("tritium_nvidia")
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
+    with pytest.raises(CompilationError, match="fp8e4nv is not supported on target cuda:80") as info:
+        tritium.compile(K.fp8_kernel, signature=sig, target="cuda:80", stage="ttir")
+    assert "to(tl.float8e4nv)" in str(info.value)
+    tritium.compile(K.fp8_kernel, signature=sig, target="cuda:90", stage="ttir")  # supported there
