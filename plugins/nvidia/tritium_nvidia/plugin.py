@@ -68,6 +68,31 @@ def tritium_parse_options(target, options):
 
 
 @hookimpl
+def tritium_add_stages(target, stages, options):
+    if not _is_ours(target):
+        return None
+    from .compiler import add_stages
+    add_stages(target, stages, options)
+    return True
+
+
+@hookimpl
+def tritium_membar_filter(target):
+    if not _is_ours(target):
+        return None
+    from .compiler import membar_filter
+    return membar_filter
+
+
+@hookimpl
+def tritium_conformance_exclusions(backend, target):
+    if backend != BACKEND:
+        return None
+    from .exclusions import exclusions
+    return exclusions(target)
+
+
+@hookimpl
 def tritium_driver(backend):
     if backend != BACKEND:
         return None

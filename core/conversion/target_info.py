@@ -1,0 +1,132 @@
+"""The target-info interface: everything the shared TTGIR -> LLVM lowering asks of a GPU vendor.
+
+The lowering (:mod:`tritium.conversion.ttgir_to_llvm`) builds LLVM IR with ``llvmlite.ir``; where an
+instruction or convention differs between vendors it calls one of these methods with the current
+``llvmlite.ir.IRBuilder``.  A plugin subclasses :class:`TargetInfo` (NVIDIA: PTX special registers,
+inline PTX for predicated vector loads, ``ptx_kernel``; AMD: ``amdgpu_kernel``, ``ds_bpermute``...).
+Nothing in the core assumes a warp size: it always asks :attr:`warp_size`.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import llvmlite.ir as ir
+
+I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
+
+
+class TargetInfo(ABC):
+    """One GPU target.  ``builder`` arguments are ``llvmlite.ir.IRBuilder`` positioned where the
+    instruction goes; values are ``llvmlite.ir`` values."""
+
+    #: address spaces of global and shared memory in the target's LLVM data layout
+    global_address_space: int = 1
+    shared_address_space: int = 3
+    triple: str = ""
+    data_layout: str = ""
+
+    @property
+    @abstractmethod
+    def warp_size(self) -> int:
+        """Threads per warp (wavefront): 32 on NVIDIA, 64 on CDNA."""
+
+    # --- ids ---------------------------------------------------------------------------------
+    @abstractmethod
+    def thread_id(self, builder: ir.IRBuilder) -> ir.Value:
+        """Linear thread index in the block (x only: the lowering launches 1-D blocks), i32."""
+
+    @abstractmethod
+    def program_id(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
+        """Block index along ``axis`` (0, 1, 2), i32."""
+
+    @abstractmethod
+    def num_programs(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
+        """Grid size along ``axis``, i32."""
+
+    def lane_id(self, builder: ir.IRBuilder, tid: ir.Value) -> ir.Value:
+        return builder.urem(tid, ir.Constant(I32, self.warp_size))
+
+    def warp_id(self, builder: ir.IRBuilder, tid: ir.Value) -> ir.Value:
+        return builder.udiv(tid, ir.Constant(I32, self.warp_size))
+
+    # --- warp-level data movement -------------------------------------------------------------
+    @abstractmethod
+    def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, mask: int) -> ir.Value:
+        """Value held by lane ``lane ^ mask`` (any 32-bit type; the core splits/joins wider ones)."""
+
+    @abstractmethod
+    def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
+        """Value held by lane ``lane`` (i32) of the same warp (32-bit types)."""
+
+    @abstractmethod
+    def barrier(self, builder: ir.IRBuilder) -> None:
+        """Block-wide execution barrier that also orders shared-memory accesses."""
+
+    # --- memory -------------------------------------------------------------------------------
+    @abstractmethod
+    def shared_base(self, module: ir.Module) -> ir.GlobalVariable:
+        """The dynamic shared-memory array of the module (created once); offsets are in bytes."""
+
+    @abstractmethod
+    def global_load(self, builder: ir.IRBuilder, ptr: ir.Value, word_bits: int, n_words: int,
+                    pred: ir.Value | None, other: list[ir.Value] | None, cache: str, evict: str,
+                    volatile: bool) -> list[ir.Value]:
+        """Load ``n_words`` words of ``word_bits`` bits (8, 16, 32, 64) starting at ``ptr`` (one
+        vector access, aligned to its size) when ``pred`` (i1, None = always) holds, else yield
+        ``other`` (the words' integer values, None = undefined).  ``cache`` is ``none``, ``ca``,
+        ``cg``, ``cv``...; ``evict`` ``evict_normal``/``evict_first``/``evict_last``.  Returns
+        ``n_words`` integers of ``word_bits`` bits."""
+
+    @abstractmethod
+    def global_store(self, builder: ir.IRBuilder, ptr: ir.Value, words: list[ir.Value], word_bits: int,
+                     pred: ir.Value | None, cache: str, evict: str) -> None:
+        """Store ``words`` (integers of ``word_bits`` bits) as one vector at ``ptr`` when ``pred``."""
+
+    @abstractmethod
+    def atomic_rmw(self, builder: ir.IRBuilder, op: str, ptr: ir.Value, value: ir.Value, pred: ir.Value,
+                   sem: str, scope: str) -> ir.Value:
+        """Atomic read-modify-write on one element; ``op`` is a ``tt.atomic_rmw`` keyword (``add``,
+        ``fadd``, ``max``, ``umin``, ``exch``...), ``sem`` ``relaxed``/``acquire``/``release``/``acq_rel``,
+        ``scope`` ``gpu``/``cta``/``sys``.  Returns the old value (undefined where ``pred`` is false)."""
+
+    @abstractmethod
+    def atomic_cas(self, builder: ir.IRBuilder, ptr: ir.Value, cmp: ir.Value, value: ir.Value, pred: ir.Value,
+                   sem: str, scope: str) -> ir.Value:
+        """Atomic compare-and-swap; returns the old value."""
+
+    # --- kernels and functions ----------------------------------------------------------------
+    @abstractmethod
+    def make_kernel(self, fn: ir.Function, num_warps: int, shared_bytes: int) -> None:
+        """Give ``fn`` the kernel calling convention and attributes (max threads per block...)."""
+
+    # --- debugging ----------------------------------------------------------------------------
+    @abstractmethod
+    def printf(self, builder: ir.IRBuilder, fmt: str, args: list[ir.Value]) -> None:
+        """Device printf of ``fmt`` (C format) with ``args`` (i32, i64, double, pointers)."""
+
+    @abstractmethod
+    def assert_fail(self, builder: ir.IRBuilder, message: str, file: str, func: str, line: int) -> None:
+        """Report a failed device assertion and stop the kernel (called under the failing branch)."""
+
+    # --- math ---------------------------------------------------------------------------------
+    def math(self, builder: ir.IRBuilder, name: str, args: list[ir.Value], ty: ir.Type) -> ir.Value | None:
+        """Lower elementwise math op ``name`` (``math.exp``, ``math.erf``, ``tt.precise_sqrt``...) on
+        scalars of type ``ty``; return None to let the core use the generic LLVM intrinsic."""
+        return None
+
+    def extern_function(self, builder: ir.IRBuilder, symbol: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
+        """Call an external device-library function (``tt.extern_elementwise``)."""
+        module = builder.module
+        fn = module.globals.get(symbol)
+        if fn is None:
+            fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), symbol)
+        return builder.call(fn, args)
+
+
+def intrinsic(builder: ir.IRBuilder, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+    """Call LLVM intrinsic ``name`` (declared on first use)."""
+    module = builder.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name)
+    return builder.call(fn, args)

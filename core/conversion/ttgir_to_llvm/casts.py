@@ -1,0 +1,174 @@
+"""Casts: integer / float widening and narrowing, int <-> float, bitcasts, pointers, and the float
+conversions ``tt.fp_to_fp`` (fp8 by bit manipulation, portable to every target; rtz modes)."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from .elementwise import map_values
+from .lowering import FunctionLowering, lowers
+from .types import F32, I1, I8, I16, I32, bits_of, const, is_fp8, scalar_type
+
+# fp8 formats: (exponent bits, mantissa bits, bias, max finite code (magnitude), NaN code)
+_FP8 = {"Float8E4M3FNType": (4, 3, 7, 0x7E, 0x7F), "Float8E5M2Type": (5, 2, 15, 0x7B, 0x7E)}
+
+
+def _fmt(t):
+    return _FP8[type(scalar_type(t)).__name__]
+
+
+def fp8_to_f32(b: ir.IRBuilder, x: ir.Value, fmt) -> ir.Value:
+    """Exact decode of an fp8 byte."""
+    e_bits, m_bits, bias, _, _ = fmt
+    v = b.zext(x, I32)
+    sign = b.shl(b.and_(v, const(I32, 0x80)), const(I32, 24))
+    mag = b.and_(v, const(I32, 0x7F))
+    exp = b.lshr(mag, const(I32, m_bits))
+    man = b.and_(mag, const(I32, (1 << m_bits) - 1))
+    normal = b.or_(b.shl(b.add(exp, const(I32, 127 - bias)), const(I32, 23)), b.shl(man, const(I32, 23 - m_bits)))
+    sub = b.bitcast(b.fmul(b.uitofp(man, F32), const(F32, 2.0 ** (1 - bias - m_bits))), I32)
+    bits = b.select(b.icmp_unsigned("==", exp, const(I32, 0)), sub, normal)
+    emax = (1 << e_bits) - 1
+    if e_bits == 4:  # e4m3fn: only S.1111.111 is NaN, no infinities
+        special = b.icmp_unsigned("==", mag, const(I32, 0x7F))
+        bits = b.select(special, const(I32, 0x7FC00000), bits)
+    else:  # e5m2: IEEE-like inf / NaN
+        is_max = b.icmp_unsigned("==", exp, const(I32, emax))
+        inf_nan = b.select(b.icmp_unsigned("==", man, const(I32, 0)), const(I32, 0x7F800000), const(I32, 0x7FC00000))
+        bits = b.select(is_max, inf_nan, bits)
+    return b.bitcast(b.or_(bits, sign), F32)
+
+
+def f32_to_fp8(b: ir.IRBuilder, x: ir.Value, fmt, rtz: bool = False) -> ir.Value:
+    """Round an f32 to fp8 (nearest-even, or toward zero), saturating to the largest finite value
+    (the ``satfinite`` behaviour); NaN stays NaN."""
+    e_bits, m_bits, bias, max_code, nan_code = fmt
+    bits = b.bitcast(x, I32)
+    sign = b.and_(b.lshr(bits, const(I32, 24)), const(I32, 0x80))
+    absb = b.and_(bits, const(I32, 0x7FFFFFFF))
+    shift = 23 - m_bits
+    if rtz:
+        rounded = absb
+    else:
+        half = b.add(const(I32, (1 << (shift - 1)) - 1), b.and_(b.lshr(absb, const(I32, shift)), const(I32, 1)))
+        rounded = b.add(absb, half)
+    normal = b.sub(b.lshr(rounded, const(I32, shift)), const(I32, (127 - bias) << m_bits))
+    # below the smallest normal: scale so the code is the rounded integer
+    absf = b.bitcast(absb, F32)
+    scaled = b.fmul(absf, const(F32, 2.0 ** (bias - 1 + m_bits)))
+    rnd = "llvm.trunc.f32" if rtz else "llvm.roundeven.f32"
+    from ..target_info import intrinsic
+    sub = b.fptoui(intrinsic(b, rnd, F32, [scaled]), I32)
+    is_sub = b.icmp_unsigned("<", absb, const(I32, (127 + 1 - bias) << 23))
+    code = b.select(is_sub, sub, normal)
+    code = b.select(b.icmp_unsigned(">", code, const(I32, max_code)), const(I32, max_code), code)
+    code = b.select(b.icmp_unsigned(">", absb, const(I32, 0x7F800000)), const(I32, nan_code), code)
+    return b.trunc(b.or_(code, sign), I8)
+
+
+def _rtz_narrow(b: ir.IRBuilder, x: ir.Value, dst: ir.Type) -> ir.Value:
+    """f32 -> f16 / bf16 rounding toward zero: round to nearest, then step back toward zero when
+    that went away from it."""
+    r = b.fptrunc(x, dst)
+    back = b.fpext(r, F32)
+    from ..target_info import intrinsic
+    away = b.fcmp_ordered(">", intrinsic(b, "llvm.fabs.f32", F32, [back]), intrinsic(b, "llvm.fabs.f32", F32, [x]))
+    rb = b.bitcast(r, I16)
+    stepped = b.bitcast(b.sub(rb, const(I16, 1)), dst)
+    return b.select(away, stepped, r)
+
+
+def convert_float(b: ir.IRBuilder, x: ir.Value, src_t, dst_t, src_ty: ir.Type, dst_ty: ir.Type,
+                  rtz: bool = False) -> ir.Value:
+    src_t, dst_t = scalar_type(src_t), scalar_type(dst_t)
+    if src_t == dst_t:
+        return x
+    if is_fp8(src_t):
+        x = fp8_to_f32(b, x, _fmt(src_t))
+        src_ty = F32
+        if dst_ty == F32 and not is_fp8(dst_t):
+            return x
+    if is_fp8(dst_t):
+        if src_ty != F32:
+            x = b.fpext(x, F32) if bits_of(src_ty) < 32 else b.fptrunc(x, F32)
+        return f32_to_fp8(b, x, _fmt(dst_t), rtz)
+    sb, db = bits_of(src_ty), bits_of(dst_ty)
+    if sb < db or (sb == db and src_ty != dst_ty):
+        if sb == db:  # f16 <-> bf16 through f32
+            x = b.fpext(x, F32)
+            return _rtz_narrow(b, x, dst_ty) if rtz else b.fptrunc(x, dst_ty)
+        return b.fpext(x, dst_ty)
+    if rtz and db == 16:
+        if sb == 64:
+            x = b.fptrunc(x, F32)
+        return _rtz_narrow(b, x, dst_ty)
+    return b.fptrunc(x, dst_ty)
+
+
+@lowers("arith.extf", "arith.truncf", "tt.fp_to_fp")
+def _float_cast(fl: FunctionLowering, op) -> None:
+    src_t, dst_t = op.operands[0].type, op.results[0].type
+    rtz = op.name == "tt.fp_to_fp" and op.rounding is not None and op.rounding.value.data == 0
+    sty, dty = fl.ty(src_t), fl.ty(dst_t)
+    map_values(fl, op, lambda a: convert_float(fl.builder, a, src_t, dst_t, sty, dty, rtz))
+
+
+@lowers("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.sitofp", "arith.uitofp",
+        "arith.fptosi", "arith.fptoui")
+def _int_cast(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    sty, dty = fl.ty(op.operands[0].type), fl.ty(op.results[0].type)
+    kind = op.name.split(".")[1]
+    dst_t = op.results[0].type
+    src_t = op.operands[0].type
+
+    def one(a):
+        if kind == "extsi":
+            return b.sext(a, dty)
+        if kind == "extui":
+            return b.zext(a, dty)
+        if kind == "trunci":
+            return b.trunc(a, dty)
+        if kind == "index_cast":
+            return a if sty == dty else (b.sext(a, dty) if sty.width < dty.width else b.trunc(a, dty))
+        if kind in ("sitofp", "uitofp"):
+            via = F32 if is_fp8(scalar_type(dst_t)) else dty
+            r = (b.sitofp if kind == "sitofp" else b.uitofp)(a, via)
+            return r if via == dty else f32_to_fp8(b, r, _fmt(dst_t))
+        src = a
+        if is_fp8(scalar_type(src_t)):
+            src = fp8_to_f32(b, a, _fmt(src_t))
+        return (b.fptosi if kind == "fptosi" else b.fptoui)(src, dty)
+    map_values(fl, op, one)
+
+
+@lowers("arith.bitcast", "tt.bitcast")
+def _bitcast(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    sty, dty = fl.ty(op.operands[0].type), fl.ty(op.results[0].type)
+
+    def one(a):
+        if sty == dty:
+            return a
+        if isinstance(sty, ir.PointerType) and isinstance(dty, ir.PointerType):
+            return b.addrspacecast(a, dty) if sty.addrspace != dty.addrspace else a
+        if isinstance(sty, ir.PointerType):
+            return b.bitcast(b.ptrtoint(a, ir.IntType(64)), dty)
+        if isinstance(dty, ir.PointerType):
+            return b.inttoptr(b.bitcast(a, ir.IntType(64)), dty)
+        return b.bitcast(a, dty)
+    map_values(fl, op, one)
+
+
+@lowers("tt.int_to_ptr")
+def _i2p(fl: FunctionLowering, op) -> None:
+    dty = fl.ty(op.results[0].type)
+    map_values(fl, op, lambda a: fl.builder.inttoptr(a, dty))
+
+
+@lowers("tt.ptr_to_int")
+def _p2i(fl: FunctionLowering, op) -> None:
+    dty = fl.ty(op.results[0].type)
+    map_values(fl, op, lambda a: fl.builder.ptrtoint(a, dty))
+
+
+__all__ = ["convert_float", "fp8_to_f32", "f32_to_fp8", "I1"]

@@ -1,0 +1,254 @@
+"""Elementwise ops: ``arith`` / ``math`` and the elementwise ``tt`` ops, applied register by
+register; constants, program ids, ``tt.make_range`` and pointer arithmetic."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType
+
+from ...ttir.attrs import CMPF_PREDICATES, CMPI_PREDICATES
+from ..target_info import intrinsic
+from .lowering import FunctionLowering, lowers
+from .types import I32, I64, bits_of, const, is_float, scalar_type
+
+
+def map_values(fl: FunctionLowering, op, fn) -> None:
+    """Set ``op``'s result to ``fn(*scalars)`` applied per register (scalars broadcast)."""
+    args = [fl.get(v) for v in op.operands]
+    n = max((len(a) for a in args if isinstance(a, list)), default=None)
+    if n is None:
+        fl.set(op.results[0], fn(*args))
+        return
+    cols = [a if isinstance(a, list) else [a] * n for a in args]
+    fl.set(op.results[0], [fn(*row) for row in zip(*cols)])
+
+
+def _elem_info(op):
+    return scalar_type(op.operands[0].type)
+
+
+# --- constants, ids, ranges ------------------------------------------------------------------------
+@lowers("arith.constant")
+def _constant(fl: FunctionLowering, op) -> None:
+    t = op.results[0].type
+    ty = fl.ty(t)
+    val = op.value
+    if isinstance(val, (IntegerAttr, FloatAttr)):
+        fl.set(op.results[0], const(ty, val.value.data))
+        return
+    if isinstance(val, DenseIntOrFPElementsAttr):
+        data = val.get_values() if hasattr(val, "get_values") else [x.value.data for x in val.data]
+        data = list(data)
+        if not isinstance(t, TensorType):
+            fl.set(op.results[0], const(ty, data[0]))
+            return
+        n = fl.layout(t).ll.num_registers
+        if len(set(map(repr, data))) == 1:
+            c = const(ty, data[0])
+            fl.set(op.results[0], [c] * n)
+            return
+        # a non-splat constant: element of each register by its coordinates (known per thread only
+        # at run time) -> a small table in registers selected with the linear index
+        shape = t.get_shape()
+        from .shape_ops import linear_index
+        idx = [linear_index(fl, row, shape) for row in fl.coords(t)]
+        arr = ir.Constant(ir.ArrayType(ty, len(data)), [const(ty, x) for x in data])
+        g = ir.GlobalVariable(fl.module, arr.type, fl.module.get_unique_name("cst"))
+        g.global_constant, g.initializer, g.linkage = True, arr, "internal"
+        g.type = ir.PointerType()
+        b = fl.builder
+        fl.set(op.results[0], [b.load(b.gep(g, [const(I32, 0), i], source_etype=arr.type), typ=ty) for i in idx])
+        return
+    raise NotImplementedError(f"arith.constant with {val}")
+
+
+@lowers("tt.get_program_id")
+def _pid(fl: FunctionLowering, op) -> None:
+    fl.set(op.results[0], fl.target.program_id(fl.builder, op.axis.value.data))
+
+
+@lowers("tt.get_num_programs")
+def _nprogs(fl: FunctionLowering, op) -> None:
+    fl.set(op.results[0], fl.target.num_programs(fl.builder, op.axis.value.data))
+
+
+@lowers("tt.make_range")
+def _make_range(fl: FunctionLowering, op) -> None:
+    start = op.start.value.data
+    t = op.results[0].type
+    ty = fl.ty(t)
+    b = fl.builder
+    fl.set(op.results[0], [b.add(c[0], const(ty, start)) if start else c[0] for c in fl.coords(t)])
+
+
+@lowers("tt.addptr")
+def _addptr(fl: FunctionLowering, op) -> None:
+    pointee = fl.ty(scalar_type(op.operands[0].type).pointee_type)
+    b = fl.builder
+    map_values(fl, op, lambda p, o: b.gep(p, [o], source_etype=pointee))
+
+
+# --- integer and float arithmetic ------------------------------------------------------------------
+_INT = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv",
+        "arith.divui": "udiv", "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_",
+        "arith.ori": "or_", "arith.xori": "xor", "arith.shli": "shl", "arith.shrsi": "ashr",
+        "arith.shrui": "lshr"}
+_FLOAT = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv",
+          "arith.remf": "frem"}
+
+
+@lowers(*_INT, *_FLOAT)
+def _binary(fl: FunctionLowering, op) -> None:
+    meth = getattr(fl.builder, _INT.get(op.name) or _FLOAT[op.name])
+    map_values(fl, op, lambda a, c: meth(a, c))
+
+
+_MINMAX = {"arith.maxsi": (">", True), "arith.minsi": ("<", True), "arith.maxui": (">", False),
+           "arith.minui": ("<", False)}
+
+
+@lowers(*_MINMAX)
+def _int_minmax(fl: FunctionLowering, op) -> None:
+    pred, signed = _MINMAX[op.name]
+    b = fl.builder
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    map_values(fl, op, lambda a, c: b.select(cmp(pred, a, c), a, c))
+
+
+_FMINMAX = {"arith.maxnumf": "llvm.maxnum", "arith.minnumf": "llvm.minnum", "arith.maximumf": "llvm.maximum",
+            "arith.minimumf": "llvm.minimum"}
+
+
+@lowers(*_FMINMAX)
+def _float_minmax(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    name = f"{_FMINMAX[op.name]}.{_suffix(ty)}"
+    map_values(fl, op, lambda a, c: intrinsic(fl.builder, name, ty, [a, c]))
+
+
+def _suffix(ty: ir.Type) -> str:
+    return ty.intrinsic_name
+
+
+@lowers("arith.negf")
+def _negf(fl: FunctionLowering, op) -> None:
+    map_values(fl, op, lambda a: fl.builder.fneg(a))
+
+
+@lowers("arith.cmpi")
+def _cmpi(fl: FunctionLowering, op) -> None:
+    pred = CMPI_PREDICATES[op.predicate.value.data]
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+    b = fl.builder
+    if pred in ("eq", "ne"):
+        map_values(fl, op, lambda a, c: b.icmp_signed(sym[pred], a, c))
+    else:
+        cmp = b.icmp_signed if pred[0] == "s" else b.icmp_unsigned
+        map_values(fl, op, lambda a, c: cmp(sym[pred[1:]], a, c))
+
+
+@lowers("arith.cmpf")
+def _cmpf(fl: FunctionLowering, op) -> None:
+    pred = CMPF_PREDICATES[op.predicate.value.data]
+    b = fl.builder
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+    if pred in ("false", "true"):
+        map_values(fl, op, lambda a, c: fl.bool_const(pred == "true"))
+    elif pred in ("ord", "uno"):
+        cmp = b.fcmp_ordered if pred == "ord" else b.fcmp_unordered
+        map_values(fl, op, lambda a, c: cmp(pred, a, c))
+    else:
+        cmp = b.fcmp_ordered if pred[0] == "o" else b.fcmp_unordered
+        map_values(fl, op, lambda a, c: cmp(sym[pred[1:]], a, c))
+
+
+@lowers("arith.select")
+def _select(fl: FunctionLowering, op) -> None:
+    map_values(fl, op, lambda c, x, y: fl.builder.select(c, x, y))
+
+
+# --- math ------------------------------------------------------------------------------------------
+_INTRINSIC = {"math.exp": "llvm.exp", "math.exp2": "llvm.exp2", "math.log": "llvm.log", "math.log2": "llvm.log2",
+              "math.sqrt": "llvm.sqrt", "math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.absf": "llvm.fabs",
+              "math.floor": "llvm.floor", "math.ceil": "llvm.ceil", "math.fma": "llvm.fma",
+              "math.roundeven": "llvm.roundeven", "math.round": "llvm.round", "tt.precise_sqrt": "llvm.sqrt"}
+_MATH = ("math.exp", "math.exp2", "math.log", "math.log2", "math.log10", "math.sqrt", "math.rsqrt", "math.sin",
+         "math.cos", "math.tan", "math.absf", "math.floor", "math.ceil", "math.erf", "math.fma", "math.tanh",
+         "math.log1p", "math.expm1", "math.powf", "math.roundeven", "math.round", "math.atan", "math.atan2",
+         "tt.precise_sqrt")
+
+
+@lowers(*_MATH)
+def _math(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    b = fl.builder
+    name = op.name
+
+    def one(*args):
+        # half-precision math computes in f32 (as Triton does), then rounds back
+        wide = ty if bits_of(ty) >= 32 else ir.FloatType()
+        xs = [a if wide == ty else b.fpext(a, wide) for a in args]
+        r = fl.target.math(b, name, xs, wide)
+        if r is None:
+            if name == "math.rsqrt":
+                r = b.fdiv(const(wide, 1.0), intrinsic(b, f"llvm.sqrt.{_suffix(wide)}", wide, xs))
+            elif name in _INTRINSIC:
+                r = intrinsic(b, f"{_INTRINSIC[name]}.{_suffix(wide)}", wide, xs)
+            else:
+                raise NotImplementedError(f"{name} on {wide} has no lowering for this target")
+        return r if wide == ty else b.fptrunc(r, ty)
+    map_values(fl, op, one)
+
+
+@lowers("tt.precise_divf")
+def _precise_div(fl: FunctionLowering, op) -> None:
+    map_values(fl, op, lambda a, c: fl.builder.fdiv(a, c))
+
+
+@lowers("math.absi")
+def _absi(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    b = fl.builder
+    map_values(fl, op, lambda a: b.select(b.icmp_signed("<", a, const(ty, 0)), b.neg(a), a))
+
+
+@lowers("math.ctlz", "math.ctpop")
+def _bits(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    b = fl.builder
+    if op.name == "math.ctlz":
+        map_values(fl, op, lambda a: b.ctlz(a, ir.Constant(ir.IntType(1), 0)))
+    else:
+        map_values(fl, op, lambda a: b.ctpop(a))
+
+
+@lowers("tt.mulhiui")
+def _mulhi(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    wide = ir.IntType(2 * ty.width)
+    b = fl.builder
+    map_values(fl, op, lambda a, c: b.trunc(b.lshr(b.mul(b.zext(a, wide), b.zext(c, wide)),
+                                                   const(wide, ty.width)), ty))
+
+
+@lowers("tt.clampf")
+def _clampf(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    b = fl.builder
+    nan = op.propagateNan.value.data != 0
+    lo, hi = ("llvm.maximum", "llvm.minimum") if nan else ("llvm.maxnum", "llvm.minnum")
+    s = _suffix(ty)
+    map_values(fl, op, lambda x, mn, mx: intrinsic(b, f"{hi}.{s}", ty, [intrinsic(b, f"{lo}.{s}", ty, [x, mn]), mx]))
+
+
+@lowers("tt.extern_elementwise")
+def _extern(fl: FunctionLowering, op) -> None:
+    ty = fl.ty(op.results[0].type)
+    sym = op.symbol.data
+    map_values(fl, op, lambda *a: fl.target.extern_function(fl.builder, sym, list(a), ty))
+
+
+def is_float_type(ty) -> bool:
+    return is_float(ty)
+
+
+__all__ = ["map_values", "I64"]

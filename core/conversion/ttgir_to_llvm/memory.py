@@ -1,0 +1,212 @@
+"""Global loads, stores and atomics.
+
+Loads and stores are vectorised from axis info (contiguity, divisibility, mask constancy; at most
+128 bits per access), one predicated access per vector through the target (inline PTX on NVIDIA:
+LLVM's masked intrinsics are scalarised by NVPTX).  Elements held by several threads (broadcast
+layouts) are stored and atomically updated by one owner only."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+from xdsl.dialects.builtin import TensorType
+
+from ...ttgir.analysis.axis_info import contiguity_order, vector_width
+from ...ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY, MEM_SEMANTIC, MEM_SYNC_SCOPE, RMW_OP
+from .lowering import FunctionLowering, lowers
+from .types import I1, I8, I32, I64, bits_of, const, scalar_type
+
+
+def _mem_type(ty: ir.Type) -> ir.Type:
+    """How an element lives in memory: booleans as bytes, pointers as 64-bit integers."""
+    if ty == I1:
+        return I8
+    if isinstance(ty, ir.PointerType):
+        return I64
+    return ty
+
+
+def _to_mem(b, v, ty):
+    if ty == I1:
+        return b.zext(v, I8)
+    if isinstance(ty, ir.PointerType):
+        return b.ptrtoint(v, I64)
+    return v
+
+
+def _from_mem(b, v, ty):
+    if ty == I1:
+        return b.icmp_unsigned("!=", v, const(I8, 0))
+    if isinstance(ty, ir.PointerType):
+        return b.inttoptr(v, ty)
+    return v
+
+
+def _word_shape(vec: int, ebits: int) -> tuple[int, int]:
+    total = vec * ebits
+    word = 32 if total >= 32 else total
+    return word, total // word
+
+
+def pack_words(b: ir.IRBuilder, vals: list, mty: ir.Type, word_bits: int, n_words: int) -> list:
+    wty = ir.IntType(word_bits)
+    if len(vals) == 1 and n_words == 1:
+        return [b.bitcast(vals[0], wty)]
+    vt = ir.VectorType(mty, len(vals))
+    acc = ir.Constant(vt, ir.Undefined)
+    for i, v in enumerate(vals):
+        acc = b.insert_element(acc, v, const(I32, i))
+    if n_words == 1:
+        return [b.bitcast(acc, wty)]
+    words = b.bitcast(acc, ir.VectorType(wty, n_words))
+    return [b.extract_element(words, const(I32, i)) for i in range(n_words)]
+
+
+def unpack_words(b: ir.IRBuilder, words: list, mty: ir.Type, vec: int, word_bits: int) -> list:
+    wty = ir.IntType(word_bits)
+    if vec == 1 and len(words) == 1:
+        return [b.bitcast(words[0], mty)]
+    if len(words) == 1:
+        v = b.bitcast(words[0], ir.VectorType(mty, vec))
+    else:
+        acc = ir.Constant(ir.VectorType(wty, len(words)), ir.Undefined)
+        for i, w in enumerate(words):
+            acc = b.insert_element(acc, w, const(I32, i))
+        v = b.bitcast(acc, ir.VectorType(mty, vec))
+    return [b.extract_element(v, const(I32, i)) for i in range(vec)]
+
+
+def access_vector(fl: FunctionLowering, ptr, mask, ebits: int) -> int:
+    """Elements per access for tensor pointer ``ptr``: the axis-info width, kept only when the
+    layout's lowest register bits walk that many consecutive elements along the contiguous dim."""
+    vec = vector_width(fl.lowering.axis_info, ptr, ebits, mask)
+    if vec <= 1:
+        return 1
+    d = contiguity_order(fl.lowering.axis_info, ptr)[0]
+    ll = fl.layout(ptr.type).ll
+    rank = ll.rank
+    n = 1
+    for j, basis in enumerate(ll.register):
+        if n >= vec or basis != tuple((1 << j) if e == d else 0 for e in range(rank)):
+            break
+        n *= 2
+    return min(n, vec)
+
+
+def _cache(op) -> tuple[str, str]:
+    return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
+
+
+@lowers("tt.load")
+def _load(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    ty = fl.ty(op.result.type)
+    mty = _mem_type(ty)
+    ebits = bits_of(mty)
+    cache, evict = _cache(op)
+    volatile = bool(op.isVolatile.value.data)
+    ptrs, mask = fl.get(op.ptr), fl.get(op.mask) if op.mask is not None else None
+    other = fl.get(op.other) if op.other is not None else None
+    if not isinstance(op.ptr.type, TensorType):
+        ptrs, mask, other, vec = [ptrs], None if mask is None else [mask], None if other is None else [other], 1
+    else:
+        vec = access_vector(fl, op.ptr, op.mask, ebits)
+    word, n_words = _word_shape(vec, ebits)
+    out = []
+    for r0 in range(0, len(ptrs), vec):
+        pred = mask[r0] if mask is not None else None
+        ow = None
+        if other is not None and pred is not None:
+            ow = pack_words(b, [_to_mem(b, o, ty) for o in other[r0:r0 + vec]], mty, word, n_words)
+        words = fl.target.global_load(b, ptrs[r0], word, n_words, pred, ow, cache, evict, volatile)
+        out.extend(_from_mem(b, v, ty) for v in unpack_words(b, words, mty, vec, word))
+    fl.set(op.result, out if isinstance(op.ptr.type, TensorType) else out[0])
+
+
+@lowers("tt.store")
+def _store(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    ty = fl.ty(op.value.type)
+    mty = _mem_type(ty)
+    ebits = bits_of(mty)
+    cache, evict = _cache(op)
+    ptrs, vals = fl.get(op.ptr), fl.get(op.value)
+    mask = fl.get(op.mask) if op.mask is not None else None
+    if not isinstance(op.ptr.type, TensorType):
+        ptrs, vals, mask, vec = [ptrs], [vals], None if mask is None else [mask], 1
+        owner, free_reg = fl.first_thread_pred(), 0
+    else:
+        vec = access_vector(fl, op.ptr, op.mask, ebits)
+        owner = fl.dedup_pred(op.ptr.type)
+        free_reg = fl.layout(op.ptr.type).free["register"]
+    word, n_words = _word_shape(vec, ebits)
+    for r0 in range(0, len(ptrs), vec):
+        if r0 & free_reg:
+            continue  # a duplicate register of an element stored from register r0 & ~free
+        pred = fl.and_all([mask[r0] if mask is not None else None, owner])
+        words = pack_words(b, [_to_mem(b, v, ty) for v in vals[r0:r0 + vec]], mty, word, n_words)
+        fl.target.global_store(b, ptrs[r0], words, word, pred, cache, evict)
+
+
+def _broadcast_scalar(fl: FunctionLowering, op, value: ir.Value) -> ir.Value:
+    """A scalar atomic ran on thread 0 only: hand its result to every thread through shared memory."""
+    b = fl.builder
+    ty = value.type
+    mty = _mem_type(ty)
+    p = fl.shared_ptr(fl.alloc_offset(op))
+    with b.if_then(fl.first_thread_pred()):
+        b.store(_to_mem(b, value, ty), p)
+    fl.target.barrier(b)
+    r = b.load(p, typ=mty)
+    fl.target.barrier(b)
+    return _from_mem(b, r, ty)
+
+
+def _atomic(fl: FunctionLowering, op, emit) -> None:
+    """Run ``emit(i, pred)`` for each register (tensor) or once on thread 0 (scalar)."""
+    b = fl.builder
+    mask = fl.get(op.mask) if getattr(op, "mask", None) is not None else None
+    if not isinstance(op.ptr.type, TensorType):
+        pred = fl.and_all([mask, fl.first_thread_pred()])
+        res = emit(0, pred)
+        used = bool(list(op.result.uses))
+        fl.set(op.result, _broadcast_scalar(fl, op, res) if used else res)
+        return
+    owner = fl.dedup_pred(op.ptr.type)
+    free_reg = fl.layout(op.ptr.type).free["register"]
+    n = len(fl.get(op.ptr))
+    out = []
+    for r in range(n):
+        if r & free_reg:
+            out.append(out[r & ~free_reg])
+            continue
+        pred = fl.and_all([mask[r] if mask is not None else None, owner]) or fl.bool_const(True)
+        out.append(emit(r, pred))
+    # duplicate holders of an element (broadcast layouts) did not run the atomic: their copy of
+    # the result is undefined; stores of it are deduplicated the same way, so only reductions over
+    # such results would see it
+    fl.set(op.result, out)
+
+
+def _pick(x, i):
+    return x[i] if isinstance(x, list) else x
+
+
+@lowers("tt.atomic_rmw")
+def _atomic_rmw(fl: FunctionLowering, op) -> None:
+    kind = RMW_OP.keyword(op.atomic_rmw_op)
+    sem, scope = MEM_SEMANTIC.keyword(op.sem), MEM_SYNC_SCOPE.keyword(op.scope)
+    ptrs, vals = fl.get(op.ptr), fl.get(op.val)
+    pred_true = fl.bool_const(True)
+    _atomic(fl, op, lambda i, pred: fl.target.atomic_rmw(fl.builder, kind, _pick(ptrs, i), _pick(vals, i),
+                                                          pred if pred is not None else pred_true, sem, scope))
+
+
+@lowers("tt.atomic_cas")
+def _atomic_cas(fl: FunctionLowering, op) -> None:
+    sem, scope = MEM_SEMANTIC.keyword(op.sem), MEM_SYNC_SCOPE.keyword(op.scope)
+    ptrs, cmp, vals = fl.get(op.ptr), fl.get(op.cmp), fl.get(op.val)
+    pred_true = fl.bool_const(True)
+    _atomic(fl, op, lambda i, pred: fl.target.atomic_cas(fl.builder, _pick(ptrs, i), _pick(cmp, i), _pick(vals, i),
+                                                          pred if pred is not None else pred_true, sem, scope))
+
+
+__all__ = ["pack_words", "unpack_words", "access_vector", "scalar_type"]

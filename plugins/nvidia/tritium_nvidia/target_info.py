@@ -1,0 +1,235 @@
+"""NVIDIA's answers to :class:`tritium.conversion.target_info.TargetInfo`: PTX special registers,
+``shfl.sync``, ``bar.sync``, predicated vector ``ld/st.global`` and ``atom`` as inline PTX, the
+``ptx_kernel`` calling convention, ``vprintf`` / ``__assertfail`` and libdevice math."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, intrinsic
+
+from .binary import DATA_LAYOUT, TRIPLE
+from .options import WARP_SIZE
+
+F32, F64, F16 = ir.FloatType(), ir.DoubleType(), ir.HalfType()
+_LOG2E = 1.4426950408889634
+_REG = {8: "h", 16: "h", 32: "r", 64: "l"}
+_LD_TYPE = {8: "u8", 16: "b16", 32: "b32", 64: "b64"}
+
+# libdevice functions Triton uses for these ops (f32 name; f64 drops the trailing "f")
+_LIBDEVICE = {"math.log": "__nv_logf", "math.log2": "__nv_log2f", "math.log10": "__nv_log10f",
+              "math.sin": "__nv_sinf", "math.cos": "__nv_cosf", "math.tan": "__nv_tanf",
+              "math.erf": "__nv_erff", "math.tanh": "__nv_tanhf", "math.log1p": "__nv_log1pf",
+              "math.expm1": "__nv_expm1f", "math.powf": "__nv_powf", "math.atan": "__nv_atanf",
+              "math.atan2": "__nv_atan2f", "math.rsqrt": "__nv_rsqrtf"}
+
+
+def _asm(b: ir.IRBuilder, ret: ir.Type, text: str, constraints: str, args: list, side_effect: bool = True):
+    fty = ir.FunctionType(ret, [a.type for a in args])
+    return b.asm(fty, text, constraints, args, side_effect)
+
+
+class NVIDIATargetInfo(TargetInfo):
+    triple = TRIPLE
+    data_layout = DATA_LAYOUT
+
+    def __init__(self, capability: int = 90):
+        self.capability = capability
+
+    @property
+    def warp_size(self) -> int:
+        return WARP_SIZE
+
+    # --- ids ---------------------------------------------------------------------------------
+    def _sreg(self, b, name):
+        return intrinsic(b, f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
+
+    def thread_id(self, b):
+        return self._sreg(b, "tid.x")
+
+    def program_id(self, b, axis):
+        return self._sreg(b, f"ctaid.{'xyz'[axis]}")
+
+    def num_programs(self, b, axis):
+        return self._sreg(b, f"nctaid.{'xyz'[axis]}")
+
+    def lane_id(self, b, tid):
+        return b.and_(tid, ir.Constant(I32, WARP_SIZE - 1))
+
+    def warp_id(self, b, tid):
+        return b.lshr(tid, ir.Constant(I32, 5))
+
+    # --- warp data movement -------------------------------------------------------------------
+    def shuffle_xor(self, b, value, mask):
+        return intrinsic(b, "llvm.nvvm.shfl.sync.bfly.i32", I32,
+                         [ir.Constant(I32, 0xFFFFFFFF), value, ir.Constant(I32, mask), ir.Constant(I32, 0x1F)])
+
+    def shuffle_idx(self, b, value, lane):
+        return intrinsic(b, "llvm.nvvm.shfl.sync.idx.i32", I32,
+                         [ir.Constant(I32, 0xFFFFFFFF), value, lane, ir.Constant(I32, 0x1F)])
+
+    def barrier(self, b):
+        _asm(b, ir.VoidType(), "bar.sync 0;", "~{memory}", [])
+
+    # --- memory -------------------------------------------------------------------------------
+    def shared_base(self, module):
+        g = module.globals.get("global_smem")
+        if g is None:
+            g = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), 0), "global_smem", addrspace=3)
+            g.type = ir.PointerType(addrspace=3)  # opaque pointers throughout
+            g.linkage = "external"
+            g.align = 16
+        return g
+
+    @staticmethod
+    def _qualifiers(cache: str, evict: str, load: bool) -> str:
+        q = ""
+        if load and cache in ("ca", "cg", "cv"):
+            q += f".{cache}"
+        if not load and cache in ("wb", "cg", "cs", "wt"):
+            q += f".{cache}"
+        if evict in ("evict_first", "evict_last"):
+            q += f".L1::{evict}"
+        return q
+
+    def global_load(self, b, ptr, word_bits, n_words, pred, other, cache, evict, volatile):
+        reg_bits = 16 if word_bits == 8 else word_bits
+        rty = ir.IntType(reg_bits)
+        outs = ",".join(f"={_REG[word_bits]}" for _ in range(n_words))
+        ins, args, text = [], [], []
+        if other is not None:
+            for i, o in enumerate(other):
+                if word_bits == 8:
+                    o = b.zext(o, I16)
+                text.append(f"mov.b{reg_bits} ${i}, ${n_words + len(args)};")
+                args.append(o)
+                ins.append(_REG[word_bits])
+        addr_idx = n_words + len(args)
+        args.append(ptr)
+        ins.append("l")
+        guard = ""
+        if pred is not None:
+            guard = f"@${n_words + len(args)} "
+            args.append(pred)
+            ins.append("b")
+        space = "ld.volatile.global" if volatile else "ld.global" + self._qualifiers(cache, evict, True)
+        dst = f"${0}" if n_words == 1 else "{" + ", ".join(f"${i}" for i in range(n_words)) + "}"
+        vec = "" if n_words == 1 else f".v{n_words}"
+        text.append(f"{guard}{space}{vec}.{_LD_TYPE[word_bits]} {dst}, [ ${addr_idx} + 0 ];")
+        ret = rty if n_words == 1 else ir.LiteralStructType([rty] * n_words)
+        r = _asm(b, ret, "\n".join(text), ",".join([outs] + ins), args)
+        words = [r] if n_words == 1 else [b.extract_value(r, i) for i in range(n_words)]
+        if word_bits == 8:
+            words = [b.trunc(w, ir.IntType(8)) for w in words]
+        return words
+
+    def global_store(self, b, ptr, words, word_bits, pred, cache, evict):
+        n = len(words)
+        if word_bits == 8:
+            words = [b.zext(w, I16) for w in words]
+        args = [ptr] + list(words)
+        cons = ["l"] + [_REG[word_bits]] * n
+        guard = ""
+        if pred is not None:
+            guard = f"@${len(args)} "
+            args.append(pred)
+            cons.append("b")
+        src = "$1" if n == 1 else "{" + ", ".join(f"${i + 1}" for i in range(n)) + "}"
+        vec = "" if n == 1 else f".v{n}"
+        st_type = "b8" if word_bits == 8 else f"b{word_bits}"
+        text = f"{guard}st.global{self._qualifiers(cache, evict, False)}{vec}.{st_type} [ $0 + 0 ], {src};"
+        _asm(b, ir.VoidType(), text, ",".join(cons), args)
+
+    def _atom(self, b, op_text: str, ptr, operands: list, pred, sem, scope, ty):
+        bits = 16 if isinstance(ty, ir.HalfType) or getattr(ty, "intrinsic_name", "") == "bf16" else \
+            (ty.width if isinstance(ty, ir.IntType) else (64 if isinstance(ty, ir.DoubleType) else 32))
+        ity = ir.IntType(bits)
+        conv = [o if isinstance(o.type, ir.IntType) else b.bitcast(o, ity) for o in operands]
+        reg = _REG[bits]
+        n = len(conv)
+        ops = ", ".join(f"${i + 2}" for i in range(n))
+        sem_q = "" if sem == "relaxed" and False else f".{sem}"
+        text = (f"mov.b{bits} $0, 0;\n@${n + 2} atom{sem_q}.{scope}.global.{op_text} $0, [ $1 + 0 ], {ops};")
+        r = _asm(b, ity, text, ",".join([f"={reg}", "l"] + [reg] * n + ["b"]), [ptr] + conv + [pred])
+        return r if isinstance(ty, ir.IntType) else b.bitcast(r, ty)
+
+    def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
+        ty = value.type
+        is_f = not isinstance(ty, ir.IntType)
+        bits = 16 if isinstance(ty, ir.HalfType) or getattr(ty, "intrinsic_name", "") == "bf16" else \
+            (ty.width if not is_f else (64 if isinstance(ty, ir.DoubleType) else 32))
+        if op == "fadd" or (op == "add" and is_f):
+            ptx = {16: "add.noftz.f16" if isinstance(ty, ir.HalfType) else "add.noftz.bf16",
+                   32: "add.f32", 64: "add.f64"}[bits]
+        elif op == "add":
+            ptx = f"add.u{bits}"
+        elif op in ("max", "min"):
+            ptx = f"{op}.s{bits}"
+        elif op in ("umax", "umin"):
+            ptx = f"{op[1:]}.u{bits}"
+        elif op in ("and", "or", "xor", "exch"):
+            ptx = f"{op}.b{bits}"
+        else:
+            raise NotImplementedError(f"atomic {op}")
+        return self._atom(b, ptx, ptr, [value], pred, sem, scope, ty)
+
+    def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
+        ty = value.type
+        bits = ty.width if isinstance(ty, ir.IntType) else (64 if isinstance(ty, ir.DoubleType) else
+                                                            32 if isinstance(ty, ir.FloatType) else 16)
+        return self._atom(b, f"cas.b{bits}", ptr, [cmp, value], pred, sem, scope, ty)
+
+    # --- kernels ------------------------------------------------------------------------------
+    def make_kernel(self, fn, num_warps, shared_bytes):
+        fn.calling_convention = "ptx_kernel"
+
+    # --- debugging ----------------------------------------------------------------------------
+    def _cstring(self, module, text: str) -> ir.GlobalVariable:
+        data = bytearray(text.encode()) + b"\0"
+        arr = ir.Constant(ir.ArrayType(ir.IntType(8), len(data)), data)
+        g = ir.GlobalVariable(module, arr.type, module.get_unique_name("str"))
+        g.global_constant, g.initializer, g.linkage = True, arr, "internal"
+        g.type = ir.PointerType()
+        return g
+
+    def printf(self, b, fmt, args):
+        module = b.module
+        vprintf = module.globals.get("vprintf")
+        ptr = ir.PointerType()
+        if vprintf is None:
+            vprintf = ir.Function(module, ir.FunctionType(I32, [ptr, ptr]), "vprintf")
+        buf = ir.Constant(ptr, None)
+        if args:
+            st = ir.LiteralStructType([a.type for a in args])
+            with b.goto_entry_block():
+                slot = b.alloca(st)
+            for i, a in enumerate(args):
+                b.store(a, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=st))
+            buf = slot
+        b.call(vprintf, [self._cstring(module, fmt), buf])
+
+    def assert_fail(self, b, message, file, func, line):
+        module = b.module
+        ptr = ir.PointerType()
+        fn = module.globals.get("__assertfail")
+        if fn is None:
+            fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, I32, ptr, I64]), "__assertfail")
+        b.call(fn, [self._cstring(module, message), self._cstring(module, file), ir.Constant(I32, line),
+                    self._cstring(module, func), ir.Constant(I64, 1)])
+
+    # --- math ---------------------------------------------------------------------------------
+    def math(self, b, name, args, ty):
+        f32 = isinstance(ty, ir.FloatType)
+        if name in ("math.exp", "math.exp2") and f32:
+            x = args[0] if name == "math.exp2" else b.fmul(args[0], ir.Constant(F32, _LOG2E))
+            return _asm(b, F32, "ex2.approx.f32 $0, $1;", "=f,f", [x], side_effect=False)
+        if name == "math.exp" and isinstance(ty, ir.DoubleType):
+            return self.extern_function(b, "__nv_exp", args, ty)
+        if name == "math.exp2" and isinstance(ty, ir.DoubleType):
+            return self.extern_function(b, "__nv_exp2", args, ty)
+        sym = _LIBDEVICE.get(name)
+        if sym is not None and isinstance(ty, (ir.FloatType, ir.DoubleType)):
+            return self.extern_function(b, sym if f32 else sym[:-1], args, ty)
+        return None
+
+
+__all__ = ["NVIDIATargetInfo", "I1"]
