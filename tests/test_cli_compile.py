@@ -1,0 +1,34 @@
+"""`tritium compile` writes every stage it ran for a kernel in the file it was pointed at, with the
+real compiler (no stand-ins)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import tritium.examples.vector_add as vadd
+
+KERNEL = f"{Path(vadd.__file__)}:add_kernel"
+
+
+def test_compile_writes_ttir(tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tritium.cli", "compile", KERNEL, "--signature", "*fp32,*fp32,*fp32,i32",
+                        "--constexpr", "BLOCK_SIZE=512", "--target", "interpreter", "--stage", "ttir", "-o", str(out)],
+                       capture_output=True, text=True, env={**__import__("os").environ, "TRITIUM_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0, r.stderr
+    ttir = (out / "add_kernel.ttir").read_text()
+    assert "tt.func public @add_kernel" in ttir
+    assert "tt.make_range {start = 0 : i32, end = 512 : i32}" in ttir
+    meta = json.loads((out / "add_kernel.json").read_text())
+    assert meta["name"] == "add_kernel" and meta["stages"] == ["ttir"]
+
+
+def test_compile_error_is_one_clear_message(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text("import tritium as triton\nimport tritium.language as tl\n\n@triton.jit\n"
+                   "def k(x):\n    tl.store(x + tl.arange(0, 12), 1.0)\n")
+    r = subprocess.run([sys.executable, "-m", "tritium.cli", "compile", f"{src}:k", "--signature", "*fp32",
+                        "--target", "interpreter", "-o", str(tmp_path / "o")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "arange's range must be a power of two, got 12" in r.stderr
+    assert f"{src}:6:" in r.stderr and "Traceback" not in r.stderr
