@@ -51,6 +51,11 @@ class UnsupportedLanguageConstruct(CompilationError):
     pass
 
 
+class KernelArgumentError(CompilationError, TypeError):
+    """A launch whose arguments do not fit the kernel's parameters (count, names, types).  It is
+    also a ``TypeError``, as Python raises for a bad call."""
+
+
 def describe(exc: BaseException) -> str:
     """A user-facing description of an exception raised while emitting IR."""
     msg = str(exc)

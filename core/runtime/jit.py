@@ -142,10 +142,13 @@ class JITFunction(KernelInterface):
         target = kwargs.pop("target", None)
         opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in self.arg_names}
         stream = opts.pop("stream", None)
-        bound = self.bind_args(args, kwargs)
-        key_parts = []
-        for p, v in zip(self.params, bound):
-            key_parts.append(("c", _constexpr_key(v)) if p.is_constexpr else specialize_arg(v, p))
+        try:
+            bound = self.bind_args(args, kwargs)
+            key_parts = []
+            for p, v in zip(self.params, bound):
+                key_parts.append(("c", _constexpr_key(v)) if p.is_constexpr else specialize_arg(v, p))
+        except TypeError as e:
+            raise self._argument_error(str(e)) from None
         backend = self._select_backend(backend_name, bound)
         key = (backend.name, target, tuple(key_parts), tuple(sorted(opts.items())))
         kernel = self.kernel_cache.get(key)
@@ -162,6 +165,12 @@ class JITFunction(KernelInterface):
             grid = grid(meta)
         kernel.launch(grid, stream, [v for p, v, k in zip(self.params, bound, key_parts) if k[0] == "a"])
         return kernel
+
+    def _argument_error(self, message: str):
+        from ..frontend.errors import KernelArgumentError
+        line, col = self.file_position(self.parse())
+        return KernelArgumentError(message, filename=self.file, lineno=line, col=col,
+                                   source_line=self.source_line(line), fn_name=self.__name__)
 
     def _select_backend(self, explicit, bound):
         from ..hooks import manager

@@ -62,14 +62,17 @@ def test_store_through_non_pointer():
 
 def test_wrong_argument_count_at_launch():
     x = np.zeros(16, np.int32)
-    with pytest.raises(TypeError, match="missing 1 required argument: 'n'"):
+    def_line = _line_of(K.small_kernel, "def small_kernel")
+    with pytest.raises(CompilationError, match="missing 1 required argument: 'n'") as info:
         K.small_kernel[(1,)](x, BLOCK=16)
-    with pytest.raises(TypeError, match="takes 3 arguments but 4 were given"):
+    assert isinstance(info.value, TypeError)  # what Python raises for a bad call
+    assert f"kernels_for_errors.py:{def_line}:" in str(info.value) and "def small_kernel" in str(info.value)
+    with pytest.raises(CompilationError, match="takes 3 arguments but 4 were given"):
         K.small_kernel[(1,)](x, 16, 16, 16)
 
 
 def test_wrong_argument_type_at_launch():
-    with pytest.raises(TypeError, match="cannot pass a value of type dict"):
+    with pytest.raises(CompilationError, match="cannot pass a value of type dict"):
         K.small_kernel[(1,)]({}, 16, BLOCK=16)
 
 
