@@ -322,9 +322,9 @@ class AddPtrOp(IRDLOperation):
             raise VerifyException("tt.addptr pointer and offset shapes differ")
 
 
-@irdl_op_definition
-class MulhiUIOp(IRDLOperation):
-    name = "tt.mulhiui"
+class _SameTypeBinary(IRDLOperation):
+    """Elementwise ops printed as ``%x, %y : type``; operands and result share one type."""
+
     T: ClassVar = VarConstraint("T", AnyAttr())
     x = operand_def(T)
     y = operand_def(T)
@@ -338,7 +338,23 @@ class MulhiUIOp(IRDLOperation):
 
 
 @irdl_op_definition
+class MulhiUIOp(_SameTypeBinary):
+    """The high half of the unsigned product."""
+
+    name = "tt.mulhiui"
+
+
+@irdl_op_definition
+class PreciseDivFOp(_SameTypeBinary):
+    """IEEE-rounded division (``tl.div_rn``), where ``arith.divf`` may be approximate."""
+
+    name = "tt.precise_divf"
+
+
+@irdl_op_definition
 class PreciseSqrtOp(IRDLOperation):
+    """IEEE-rounded square root (``tl.sqrt_rn``)."""
+
     name = "tt.precise_sqrt"
     T: ClassVar = VarConstraint("T", AnyAttr())
     x = operand_def(T)
@@ -349,21 +365,6 @@ class PreciseSqrtOp(IRDLOperation):
     def __init__(self, x: SSAValue):
         x = SSAValue.get(x)
         super().__init__(operands=[x], result_types=[x.type])
-
-
-@irdl_op_definition
-class PreciseDivFOp(IRDLOperation):
-    name = "tt.precise_divf"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    x = operand_def(T)
-    y = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$x `,` $y attr-dict `:` type($x)"
-
-    def __init__(self, x: SSAValue, y: SSAValue):
-        x = SSAValue.get(x)
-        super().__init__(operands=[x, y], result_types=[x.type])
 
 
 @irdl_op_definition
