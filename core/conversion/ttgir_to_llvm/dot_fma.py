@@ -1,1 +1,62 @@
-"""(in progress)"""
+"""``tt.dot`` with fused multiply-adds on the CUDA/vector cores (tensor cores are a later step).
+
+Operands are in ``dot_op`` layouts of the accumulator's blocked layout: a thread holds whole rows of
+A and columns of B along K for the output elements it owns, so each output register is a chain of
+``K`` multiply-adds in registers.  fp16/bf16/fp8 operands are widened to the accumulator type
+(fp32 in practice); fp32 runs in IEEE fp32 whatever ``input_precision`` says (tf32 requests are
+computed more precisely than tf32); int8 multiplies in int32."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ..target_info import intrinsic
+from .casts import convert_float
+from .lowering import FunctionLowering, lowers
+from .types import is_float
+
+
+def _widen(fl: FunctionLowering, v: ir.Value, src_t, acc_t, acc_ty: ir.Type, signed: bool = True) -> ir.Value:
+    b = fl.builder
+    if v.type == acc_ty:
+        return v
+    if is_float(acc_ty):
+        if isinstance(v.type, ir.IntType) and not type(src_t.element_type).__name__.startswith("Float8"):
+            return b.sitofp(v, acc_ty)
+        return convert_float(b, v, src_t, acc_t, v.type, acc_ty)
+    return b.sext(v, acc_ty) if v.type.width < acc_ty.width else b.trunc(v, acc_ty)
+
+
+@lowers("tt.dot")
+def _dot(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
+    a_regs, b_regs, c_regs = fl.get(op.a), fl.get(op.b), fl.get(op.c)
+    la, lb, lc = fl.layout(a_t), fl.layout(b_t), fl.layout(c_t)
+    rank = len(c_t.get_shape())
+    k_dim = a_t.get_shape()[-1]
+    acc_ty = fl.ty(c_t)
+    fma_name = f"llvm.fmuladd.{acc_ty.intrinsic_name}" if is_float(acc_ty) else None
+    a_cache: dict[int, ir.Value] = {}
+    b_cache: dict[int, ir.Value] = {}
+
+    def operand(regs, cache, info, t, coord):
+        r = info.reg_index[coord]
+        if r not in cache:
+            cache[r] = _widen(fl, regs[r], t, c_t, acc_ty)
+        return cache[r]
+
+    out = []
+    for r, off in enumerate(lc.reg_offsets):
+        off = tuple(int(x) for x in off)
+        batch, m, n = off[:-2], off[-2], off[-1]
+        acc = c_regs[r]
+        for k in range(k_dim):
+            x = operand(a_regs, a_cache, la, a_t, batch + (m, k))
+            y = operand(b_regs, b_cache, lb, b_t, batch + (k, n))
+            if fma_name:
+                acc = intrinsic(b, fma_name, acc_ty, [x, y, acc])
+            else:
+                acc = b.add(acc, b.mul(x, y))
+        out.append(acc)
+    fl.set(op.results[0], out)
+    assert rank >= 2
