@@ -54,6 +54,7 @@ class CompiledKernel:
         self.name = metadata.get("name", "")
         self.runtime_signature = runtime_signature
         self._launchers: dict = {}
+        self._driver = None
         self.n_regs = self.n_spills = None
 
     @property
@@ -72,24 +73,30 @@ class CompiledKernel:
         return launcher
 
     def launch(self, grid, stream, args):
-        if isinstance(grid, int):
-            grid = (grid, 1, 1)
-        else:
-            grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
-        if len(grid) != 3:
-            raise ValueError(f"grid must have at most 3 dimensions, got {grid}")
-        driver = self.backend.driver()
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = _grid3(grid)
+        driver = self._driver
+        if driver is None:
+            driver = self._driver = self.backend.driver()
         device = driver.get_current_device()
-        launcher = self._launcher(device)
+        launcher = self._launchers.get(device) or self._launcher(device)
         if grid[0] * grid[1] * grid[2] == 0:
             return
-        args = [a.base if type(a) is TensorWrapper else a for a in args]
         launcher(grid, driver.get_current_stream(device) if stream is None else stream, args)
 
     def __getitem__(self, grid):
         def run(*args):
-            return self.launch(grid, None, list(args))
+            return self.launch(grid, None, [a.base if type(a) is TensorWrapper else a for a in args])
         return run
+
+
+def _grid3(grid) -> tuple[int, int, int]:
+    if isinstance(grid, int):
+        return (grid, 1, 1)
+    g = tuple(int(x) for x in grid)
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid!r}")
+    return g + (1,) * (3 - len(g))
 
 
 # --- compilation ---------------------------------------------------------------------------------

@@ -12,9 +12,10 @@ import textwrap
 from typing import Any, Callable
 
 from .interface import KernelInterface
-from .specialize import LAUNCH_OPTIONS, specialize_arg
+from .specialize import LAUNCH_OPTIONS, TensorWrapper, specialize_arg
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
+_ENV = os.environ
 
 
 class JITFunction(KernelInterface):
@@ -31,12 +32,16 @@ class JITFunction(KernelInterface):
         sig = inspect.signature(fn)
         self.signature = sig
         self.arg_names = list(sig.parameters)
+        self._index = {n: i for i, n in enumerate(self.arg_names)}
         self.params = [_Param(i, p) for i, p in enumerate(sig.parameters.values())]
         self.constexpr_indices = {p.num for p in self.params if p.is_constexpr}
         dns = {self.arg_names.index(d) if isinstance(d, str) else int(d) for d in do_not_specialize}
         for p in self.params:
             p.do_not_specialize = p.num in dns
-        self._src_lines, self._first_line = _source_of(fn)
+        try:
+            self._src_lines, self._first_line = _source_of(fn)
+        except (OSError, TypeError):  # defined in a REPL or exec(): reported when it is compiled
+            self._src_lines, self._first_line = [], 0
         self.src = textwrap.dedent("".join(self._src_lines))
         self._indent = len(self._src_lines[0]) - len(self._src_lines[0].lstrip()) if self._src_lines else 0
         self.file = inspect.getsourcefile(fn) or "<unknown>"
@@ -49,6 +54,9 @@ class JITFunction(KernelInterface):
     # -- source --------------------------------------------------------------------------------
     def parse(self) -> ast.FunctionDef:
         if self._ast is None:
+            if not self.src:
+                raise ValueError(f"cannot read the source of {self.__name__}: @jit functions must be defined in "
+                                 "a file (not in an interactive session or exec)")
             tree = ast.parse(self.src)
             fns = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if not fns:
@@ -106,6 +114,13 @@ class JITFunction(KernelInterface):
 
     def bind_args(self, args, kwargs, in_kernel: bool = False) -> list:
         n = len(self.arg_names)
+        if len(args) == n - len(kwargs) and all(k in self._index for k in kwargs):
+            # the common launch: positional runtime arguments, constexprs by keyword
+            values = list(args) + [_MISSING] * len(kwargs)
+            for k, v in kwargs.items():
+                values[self._index[k]] = v
+            if not any(v is _MISSING for v in values):
+                return values
         if len(args) > n:
             raise TypeError(f"{self.__name__}() takes {n} argument{'s' if n != 1 else ''} but {len(args)} were given")
         values = list(args) + [_MISSING] * (n - len(args))
@@ -138,23 +153,27 @@ class JITFunction(KernelInterface):
 
     # -- launch --------------------------------------------------------------------------------
     def run(self, *args, grid, warmup: bool = False, **kwargs):
-        backend_name = kwargs.pop("backend", None)
-        target = kwargs.pop("target", None)
-        opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in self.arg_names}
-        stream = opts.pop("stream", None)
+        backend_name = target = stream = None
+        opts: dict = {}
+        if kwargs:
+            backend_name = kwargs.pop("backend", None)
+            target = kwargs.pop("target", None)
+            opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in self.arg_names}
+            stream = opts.pop("stream", None)
         try:
-            bound = self.bind_args(args, kwargs)
-            key_parts = []
-            for p, v in zip(self.params, bound):
-                key_parts.append(("c", _constexpr_key(v)) if p.is_constexpr else specialize_arg(v, p))
+            bound = args if not kwargs and len(args) == len(self.params) else self.bind_args(args, kwargs)
+            key_parts = tuple([spec(v, p) for spec, v, p in zip(self._specializers, bound, self.params)])
         except TypeError as e:
             raise self._argument_error(str(e)) from None
-        backend = self._select_backend(backend_name, bound)
-        key = (backend.name, target, tuple(key_parts), tuple(sorted(opts.items())))
-        kernel = self.kernel_cache.get(key)
-        if kernel is None:
+        backend = self._select_backend(backend_name, bound, key_parts)
+        key = (backend.name, target, key_parts, tuple(sorted(opts.items())) if opts else ())
+        entry = self.kernel_cache.get(key)
+        if entry is None:
             kernel = self._compile(bound, key_parts, backend, target, opts)
-            self.kernel_cache[key] = kernel
+            runtime = tuple(i for i, k in enumerate(key_parts) if k[0] == "a")
+            wrapped = any(type(bound[i]) is TensorWrapper for i in runtime)
+            entry = self.kernel_cache[key] = (kernel, runtime, wrapped)
+        kernel, runtime, wrapped = entry
         if warmup:
             return kernel
         if callable(grid):
@@ -163,8 +182,15 @@ class JITFunction(KernelInterface):
             meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
             meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
             grid = grid(meta)
-        kernel.launch(grid, stream, [v for p, v, k in zip(self.params, bound, key_parts) if k[0] == "a"])
+        args = [bound[i] for i in runtime]
+        if wrapped:
+            args = [a.base if type(a) is TensorWrapper else a for a in args]
+        kernel.launch(grid, stream, args)
         return kernel
+
+    @functools.cached_property
+    def _specializers(self):
+        return [(lambda v, p: ("c", _constexpr_key(v))) if p.is_constexpr else specialize_arg for p in self.params]
 
     def _argument_error(self, message: str):
         from ..frontend.errors import KernelArgumentError
@@ -172,16 +198,15 @@ class JITFunction(KernelInterface):
         return KernelArgumentError(message, filename=self.file, lineno=line, col=col,
                                    source_line=self.source_line(line), fn_name=self.__name__)
 
-    def _select_backend(self, explicit, bound):
+    def _select_backend(self, explicit, bound, key_parts):
         from ..hooks import manager
-        name = explicit or os.environ.get(_BACKEND_ENV)
+        name = explicit or _ENV.get(_BACKEND_ENV)
         if name:
             return manager.get_backend(name)
         kind = None
-        for v in bound:
-            if hasattr(v, "data_ptr") or hasattr(v, "__array_interface__") or hasattr(v, "__cuda_array_interface__") \
-                    or hasattr(v, "__dlpack__"):
-                kind = (type(v), str(getattr(v, "device", "")))
+        for v, k in zip(bound, key_parts):
+            if k[0] == "a" and k[1][0] == "*":  # the first pointer argument says where memory lives
+                kind = (type(v), getattr(v, "device", None))
                 break
         backend = self._backend_by_kind.get(kind)
         if backend is None:
@@ -199,6 +224,12 @@ class JITFunction(KernelInterface):
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+@functools.lru_cache(maxsize=None)
+def _constexpr():
+    from ..language.core import constexpr
+    return constexpr
 
 
 class _Param:
@@ -252,8 +283,7 @@ def _hash_dependency(h, name, v, seen):
 
 
 def _constexpr_key(v):
-    from ..language.core import constexpr
-    v = v.value if isinstance(v, constexpr) else v
+    v = v.value if type(v) is _constexpr() else v
     if isinstance(v, (int, float, bool, str, type(None), tuple)):
         return (type(v).__name__, v)
     if isinstance(v, JITFunction):

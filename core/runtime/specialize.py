@@ -97,23 +97,66 @@ def pointer_type_str(v) -> str | None:
     return None
 
 
+_FAST: dict = {}  # type -> key function, for the argument types seen most (tensors, arrays)
+
+
+def _tensor_key(v, param):
+    ty = _TORCH_BY_DTYPE.get(v.dtype)
+    if ty is None:
+        ty = _TORCH_BY_DTYPE[v.dtype] = "*" + _TORCH[str(v.dtype)] if str(v.dtype) in _TORCH else None
+        if ty is None:
+            raise TypeError(f"argument '{param.name}': unsupported tensor dtype {v.dtype}")
+    return ("a", ty, "" if v.data_ptr() & 15 else "D")
+
+
+_TORCH_BY_DTYPE: dict = {}
+_NUMPY_BY_DTYPE: dict = {}
+
+
+def _ndarray_key(v, param):
+    ty = _NUMPY_BY_DTYPE.get(v.dtype)
+    if ty is None:
+        name = _NUMPY.get(str(v.dtype))
+        if name is None:
+            raise TypeError(f"argument '{param.name}': unsupported array dtype {v.dtype}")
+        ty = _NUMPY_BY_DTYPE[v.dtype] = "*" + name
+    return ("a", ty, "" if v.__array_interface__["data"][0] & 15 else "D")
+
+
+def _int_key(v: int, param):
+    if v == 1 and not param.do_not_specialize:
+        return ("1",)
+    if -2**31 <= v < 2**31:
+        ty = "i32"
+    elif 2**63 <= v < 2**64:
+        ty = "u64"
+    elif -2**63 <= v < 2**63:
+        ty = "i64"
+    else:
+        raise TypeError(f"argument '{param.name}': integer {v} does not fit in 64 bits")
+    return ("a", ty, "D" if v % 16 == 0 and not param.do_not_specialize else "")
+
+
+_FAST.update({int: _int_key, bool: lambda v, p: ("a", "i1", ""), float: lambda v, p: ("a", "fp32", ""),
+              type(None): lambda v, p: ("n",)})
+
+
 def specialize_arg(v, param) -> tuple:
+    fast = _FAST.get(type(v))
+    if fast is not None:
+        return fast(v, param)
+    if type(v).__module__ == "torch" and type(v).__name__ in ("Tensor", "Parameter") and hasattr(v, "data_ptr"):
+        _FAST[type(v)] = _tensor_key
+        return _tensor_key(v, param)
+    if type(v).__name__ == "ndarray" and type(v).__module__ == "numpy":
+        _FAST[type(v)] = _ndarray_key
+        return _ndarray_key(v, param)
     if v is None:
         return ("n",)
     if isinstance(v, bool):
         return ("a", "i1", "")
     if isinstance(v, int):
-        if v == 1 and not param.do_not_specialize:
-            return ("1",)
-        if -2**31 <= v < 2**31:
-            ty = "i32"
-        elif 2**63 <= v < 2**64:
-            ty = "u64"
-        elif -2**63 <= v < 2**63:
-            ty = "i64"
-        else:
-            raise TypeError(f"argument '{param.name}': integer {v} does not fit in 64 bits")
-        return ("a", ty, "D" if v % 16 == 0 and not param.do_not_specialize else "")
+        return _int_key(int(v), param)
     if isinstance(v, float):
         return ("a", "fp32", "")
     ty = pointer_type_str(v)
