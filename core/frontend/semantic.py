@@ -2,7 +2,7 @@
 
 Every function takes ``tensor``/Python values and the ``Builder`` and returns ``tensor``s.  The
 rules are Triton's (see ``docs/language.md``): a Python scalar of an equal or lower kind
-(bool < unsigned < signed < float) adopts the tensor's type; otherwise the usual C-like
+(bool < integer < float) adopts the tensor's type; otherwise the usual C-like
 promotion applies, with ``/`` and ``%`` on 16-bit floats computed in fp32.
 """
 from __future__ import annotations

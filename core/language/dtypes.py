@@ -14,8 +14,8 @@ class dtype:
     FP_TYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64")
     OTHER_TYPES = ("void",)
 
-    class KIND:  # promotion order: a lower kind never promotes a higher one
-        BOOLEAN, UINT, SINT, FLOAT = 0, 1, 2, 3
+    class KIND:  # promotion order: a Python scalar of a lower or equal kind adopts the tensor's type
+        BOOLEAN, INTEGRAL, FLOATING = 0, 1, 2
 
     def __init__(self, name: str):
         name = _ALIASES.get(name, name)
@@ -69,11 +69,9 @@ class dtype:
     def kind(self) -> int:
         if self.is_bool():
             return dtype.KIND.BOOLEAN
-        if self.is_int_unsigned():
-            return dtype.KIND.UINT
-        if self.is_int_signed():
-            return dtype.KIND.SINT
-        return dtype.KIND.FLOAT
+        if self.is_int():  # signed and unsigned are one kind: `u8 + 1` stays uint8, as in Triton
+            return dtype.KIND.INTEGRAL
+        return dtype.KIND.FLOATING
 
     def get_int_max_value(self) -> int:
         if self.is_int_signed():
