@@ -6,6 +6,7 @@ reserved (``scratch_size``: the whole tensor), written row-major by each element
 from __future__ import annotations
 
 import llvmlite.ir as ir
+from xdsl.dialects.builtin import TensorType
 
 from .lowering import FunctionLowering, lowers
 from .types import I1, I8, I32, I64, bits_of, const
@@ -48,8 +49,21 @@ def shared_load(fl: FunctionLowering, base_ptr, index: ir.Value, ty: ir.Type) ->
     return v
 
 
+def feeds_full_reductions_only(op) -> bool:
+    """A conversion whose every user reduces the whole tensor to scalars: the result does not depend
+    on where elements live, so the reduction reads the source directly (no shared-memory trip)."""
+    uses = list(op.results[0].uses)
+    return bool(uses) and all(u.operation.name == "tt.reduce" and
+                              not isinstance(u.operation.results[0].type, TensorType) and
+                              all(v.owner.name == "ttg.convert_layout" for v in u.operation.operands)
+                              for u in uses)
+
+
 @lowers("ttg.convert_layout")
 def _convert(fl: FunctionLowering, op) -> None:
+    if feeds_full_reductions_only(op):
+        fl.set(op.results[0], None)  # the reductions read op's source (see reduce.py)
+        return
     src_t, dst_t = op.operands[0].type, op.results[0].type
     regs = fl.get(op.operands[0])
     la, lb = fl.layout(src_t), fl.layout(dst_t)

@@ -91,9 +91,10 @@ def reduce_scratch(op) -> int:
     t = op.operands[0].type
     if not isinstance(t, TensorType):
         return 0
-    ll = linear_layout(t.encoding, t.get_shape())
     axis = op.axis.value.data
-    w = 1 << len(axis_bits(ll.warp, axis))
+    # the operand's layout, or the layout before an elided conversion (see _reduce): the larger
+    types = [t] + [v.owner.operands[0].type for v in op.operands[:1] if v.owner.name == "ttg.convert_layout"]
+    w = max(1 << len(axis_bits(linear_layout(x.encoding, x.get_shape()).warp, axis)) for x in types)
     if w == 1:
         return 0
     n_out = 1
@@ -114,11 +115,17 @@ register_scratch_size("tt.reduce", reduce_scratch)
 def _reduce(fl: FunctionLowering, op) -> None:
     b = fl.builder
     axis = op.axis.value.data
-    src_t = op.operands[0].type
+    operands = list(op.operands)
+    from .convert_layout import feeds_full_reductions_only
+    if all(v.owner.name == "ttg.convert_layout" and feeds_full_reductions_only(v.owner) for v in operands):
+        operands = [v.owner.operands[0] for v in operands]  # layout-free: reduce the unconverted tensor
+        if len({v.type.encoding for v in operands}) != 1:
+            raise NotImplementedError("reduction of operands in different layouts")
+    src_t = operands[0].type
     info = fl.layout(src_t)
     ll = info.ll
     block = op.combineOp.blocks.first
-    srcs = [fl.get(v) for v in op.operands]
+    srcs = [fl.get(v) for v in operands]
     n_ops = len(srcs)
     # 1. registers: fold those that differ only along the axis, in register order
     acc: dict[tuple, list] = {}
@@ -142,7 +149,7 @@ def _reduce(fl: FunctionLowering, op) -> None:
             n_out *= s
         base_off = fl.alloc_offset(op)
         bases = []
-        for v in op.operands:
+        for v in operands:
             bases.append(fl.shared_ptr(base_off))
             base_off += _round8(n_out * w * elem_bytes(fl.ty(v.type)))
         thread = fl.thread_coords(info)

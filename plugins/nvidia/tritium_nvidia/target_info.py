@@ -181,6 +181,11 @@ class NVIDIATargetInfo(TargetInfo):
     # --- kernels ------------------------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):
         fn.calling_convention = "ptx_kernel"
+        # .maxntid lets ptxas budget registers for the real block size (else a 512-thread launch
+        # can fail for want of registers)
+        fn.module.add_named_metadata("nvvm.annotations",
+                                     [fn, ir.MetaDataString(fn.module, "maxntidx"),
+                                      ir.Constant(I32, num_warps * WARP_SIZE)])
 
     # --- debugging ----------------------------------------------------------------------------
     def _cstring(self, module, text: str) -> ir.GlobalVariable:
