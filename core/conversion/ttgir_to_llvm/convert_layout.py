@@ -49,22 +49,79 @@ def shared_load(fl: FunctionLowering, base_ptr, index: ir.Value, ty: ir.Type) ->
     return v
 
 
-def feeds_full_reductions_only(op) -> bool:
-    """A conversion whose every user reduces the whole tensor to scalars: the result does not depend
-    on where elements live, so the reduction reads the source directly (no shared-memory trip)."""
-    uses = list(op.results[0].uses)
-    return bool(uses) and all(u.operation.name == "tt.reduce" and
-                              not isinstance(u.operation.results[0].type, TensorType) and
-                              all(v.owner.name == "ttg.convert_layout" for v in u.operation.operands)
-                              for u in uses)
+def _uniform(v) -> bool:
+    """Every element equal (a splat): the same register list in any layout with as many registers."""
+    owner = v.owner
+    if getattr(owner, "name", None) == "tt.splat":
+        return True
+    if getattr(owner, "name", None) == "arith.constant":
+        val = owner.value
+        return getattr(val, "is_splat", lambda: False)() if hasattr(val, "is_splat") else \
+            len({repr(x) for x in (val.get_values() if hasattr(val, "get_values") else [])}) <= 1
+    return False
+
+
+def layout_free_chain(op) -> set | None:
+    """Values derived from ``op``'s result only through elementwise ops and consumed only by
+    whole-tensor reductions to scalars: where their elements live does not matter, so they can keep
+    the source layout's register order.  Returns the chain's values, or None."""
+    chain: set = set()
+    work = [op.results[0]]
+    while work:
+        v = work.pop()
+        if v in chain:
+            continue
+        chain.add(v)
+        for use in v.uses:
+            user = use.operation
+            if user.name == "tt.reduce":
+                if isinstance(user.results[0].type, TensorType) or \
+                        any(o is not v and not _derived(o, op) for o in user.operands):
+                    return None
+                continue
+            if not (user.name.startswith(("arith.", "math.")) and len(user.results) == 1 and
+                    isinstance(user.results[0].type, TensorType) and
+                    user.results[0].type.get_shape() == v.type.get_shape()):
+                return None
+            for o in user.operands:
+                if o is not v and isinstance(o.type, TensorType) and not _uniform(o):
+                    if o not in chain and not _derived(o, op):
+                        return None
+            work.append(user.results[0])
+    return chain
+
+
+def _derived(v, op) -> bool:
+    """Whether ``v`` is computed elementwise from ``op``'s result (checked by walking operands)."""
+    seen, work = set(), [v]
+    while work:
+        x = work.pop()
+        if x is op.results[0]:
+            return True
+        if x in seen or not hasattr(x.owner, "name") or not x.owner.name.startswith(("arith.", "math.")):
+            continue
+        seen.add(x)
+        work.extend(o for o in x.owner.operands if isinstance(o.type, TensorType) and not _uniform(o))
+    return False
+
+
+def _same_register_count(src_t, dst_t) -> bool:
+    from ...ttgir.layouts import linear_layout
+    a, b = linear_layout(src_t.encoding, src_t.get_shape()), linear_layout(dst_t.encoding, dst_t.get_shape())
+    return a.num_registers == b.num_registers and not any(a.free_masks().values()) and \
+        not any(b.free_masks().values())
 
 
 @lowers("ttg.convert_layout")
 def _convert(fl: FunctionLowering, op) -> None:
-    if feeds_full_reductions_only(op):
-        fl.set(op.results[0], None)  # the reductions read op's source (see reduce.py)
-        return
     src_t, dst_t = op.operands[0].type, op.results[0].type
+    chain = layout_free_chain(op) if _same_register_count(src_t, dst_t) else None
+    if chain is not None:
+        # keep the source's registers; reductions of the chain read them in the source layout
+        fl.set(op.results[0], list(fl.get(op.operands[0])))
+        for v in chain:
+            fl.layout_override[v] = src_t
+        return
     regs = fl.get(op.operands[0])
     la, lb = fl.layout(src_t), fl.layout(dst_t)
     if la.ll == lb.ll:

@@ -73,6 +73,8 @@ class FunctionLowering:
     smem: ir.Value                      # i8 shared pointer: this function's buffers start here
     values: dict[SSAValue, object] = field(default_factory=dict)
     layouts: dict[object, LayoutInfo] = field(default_factory=dict)
+    #: values whose registers follow another layout than their type's (an elided conversion)
+    layout_override: dict[SSAValue, object] = field(default_factory=dict)
 
     @property
     def target(self) -> TargetInfo:

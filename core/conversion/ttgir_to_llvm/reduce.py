@@ -92,9 +92,16 @@ def reduce_scratch(op) -> int:
     if not isinstance(t, TensorType):
         return 0
     axis = op.axis.value.data
-    # the operand's layout, or the layout before an elided conversion (see _reduce): the larger
-    types = [t] + [v.owner.operands[0].type for v in op.operands[:1] if v.owner.name == "ttg.convert_layout"]
-    w = max(1 << len(axis_bits(linear_layout(x.encoding, x.get_shape()).warp, axis)) for x in types)
+    # the operand's layout, or the layout of a conversion the lowering may elide upstream
+    types = [t]
+    x = op.operands[0]
+    while hasattr(x.owner, "name") and x.owner.name != "ttg.convert_layout" and x.owner.name.startswith(("arith.", "math.")):
+        x = next((o for o in x.owner.operands if isinstance(o.type, TensorType)), None)
+        if x is None:
+            break
+    if x is not None and getattr(x.owner, "name", None) == "ttg.convert_layout":
+        types.append(x.owner.operands[0].type)
+    w = max(1 << len(axis_bits(linear_layout(y.encoding, y.get_shape()).warp, axis)) for y in types)
     if w == 1:
         return 0
     n_out = 1
@@ -116,12 +123,11 @@ def _reduce(fl: FunctionLowering, op) -> None:
     b = fl.builder
     axis = op.axis.value.data
     operands = list(op.operands)
-    from .convert_layout import feeds_full_reductions_only
-    if all(v.owner.name == "ttg.convert_layout" and feeds_full_reductions_only(v.owner) for v in operands):
-        operands = [v.owner.operands[0] for v in operands]  # layout-free: reduce the unconverted tensor
-        if len({v.type.encoding for v in operands}) != 1:
-            raise NotImplementedError("reduction of operands in different layouts")
-    src_t = operands[0].type
+    # operands kept in a source layout by an elided conversion (convert_layout.layout_free_chain)
+    types = [fl.layout_override.get(v, v.type) for v in operands]
+    if len({t.encoding for t in types}) != 1:
+        raise NotImplementedError("reduction of operands in different layouts")
+    src_t = types[0]
     info = fl.layout(src_t)
     ll = info.ll
     block = op.combineOp.blocks.first

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from tritium.hooks.types import ConformanceExclusion
 
-_RUNTIME: list[tuple[str, str]] = [
-    ("shapes/outer-none-index-fp16",
-     "enable_fp_fusion=True (Triton's default) lets the fp16 x*10 + y become one fma (ptxas contracts "
-     "mul.f16/add.f16, as Triton's own fma.rn.f16 does); the reference rounds the product to fp16 first"),
-]
+# shapes/outer-none-index-fp16 is not listed: with enable_fp_fusion=True (Triton's default) ptxas may
+# contract the fp16 x*10 + y into one fma while the reference rounds the product first, so it fails
+# for some seeds and passes for others -- an exclusion would turn the passing seeds into failures.
+_RUNTIME: list[tuple[str, str]] = []
 
 
 def exclusions(target) -> list[ConformanceExclusion]:
