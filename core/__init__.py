@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 
 from . import language  # noqa: F401  (pure Python)
 from .frontend.errors import CompilationError  # noqa: F401
+from .language.core import constexpr_function  # noqa: F401
 from .language.functions import cdiv, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .runtime.interface import KernelInterface  # noqa: F401
@@ -35,4 +36,5 @@ def __getattr__(name):
 
 
 __all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError",
-           "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing"]
+           "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing",
+           "constexpr_function"]

@@ -18,3 +18,8 @@ from .functions import (abs, advance, assume, arange, argmax, argmin, associativ
 
 float8e4b15x4 = float8e4b15
 bool_ = int1
+from . import random  # noqa: E402,F401
+from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x,  # noqa: E402,F401
+                     randn, randn4x, uint_to_uniform_float)
+from . import standard  # noqa: E402,F401
+from .standard import add, flip, gather, histogram, mul, reduce_or, sort, sub, swizzle2d, topk  # noqa: E402,F401

@@ -147,8 +147,8 @@ class tensor:
 
     def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
         def method(self, *args, _builder=None, **kwargs):
-            from . import functions
-            return getattr(functions, name)(self, *args, _builder=_builder, **kwargs)
+            from .. import language
+            return getattr(language, name)(self, *args, _builder=_builder, **kwargs)
         method.__name__ = name
         setattr(method, TRITON_BUILTIN, True)
         return method
@@ -156,7 +156,9 @@ class tensor:
     for _n in ("reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "split", "ravel",
                "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod",
                "associative_scan", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
-               "sin", "cos", "abs", "floor", "ceil", "erf", "store", "logical_and", "logical_or"):
+               "sin", "cos", "abs", "floor", "ceil", "erf", "store", "logical_and", "logical_or",
+               "sort", "flip", "topk", "gather", "histogram", "reduce_or", "cdiv", "fma", "umulhi",
+               "join", "interleave"):
         locals()[_n] = _member(_n)
     del _n, _member
 
@@ -208,3 +210,11 @@ class range:
 class PropagateNan:
     NONE = 0x0000
     ALL = 0xFFFF
+
+
+def constexpr_function(fn):
+    """``@triton.constexpr_function``: a plain Python function a kernel may call on constexpr
+    arguments; it runs at compile time and its result is a constexpr.  (Any Python function called
+    with only constexpr arguments already runs this way; the decorator documents the intent.)"""
+    setattr(fn, "__tritium_constexpr_function__", True)
+    return fn
