@@ -424,6 +424,27 @@ def set_hint(x, values, attr: str, builder: Builder) -> tensor:
     if len(vals) != rank:
         raise ValueError(f"{attr} needs one value per dimension ({rank}), got {vals}")
     op = x.handle.owner
+    if isinstance(op, Block):  # a block argument: hint a function argument, as Triton does
+        _hint_argument(x.handle, op, "tt." + attr, vals, x.type.is_block())
+        return x
     t = TensorType(i32, [len(vals)])
     op.attributes["tt." + attr] = DenseIntOrFPElementsAttr.from_list(t, vals)
     return x
+
+
+def _hint_argument(arg, block: Block, name: str, vals: list[int], is_block: bool) -> None:
+    """Record a hint on a ``tt.func`` argument (``{tt.divisibility = 16 : i32}``); arguments of
+    loop bodies have no attribute to carry it and are left as they are."""
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr
+    func = block.parent_op()
+    if not isinstance(func, tt.FuncOp) or func.body.blocks[0] is not block:
+        return
+    n = len(block.args)
+    old = list(func.arg_attrs.data) if func.arg_attrs is not None else [DictionaryAttr({}) for _ in range(n)]
+    entry = dict(old[arg.index].data)
+    if is_block:
+        entry[name] = DenseIntOrFPElementsAttr.from_list(TensorType(i32, [len(vals)]), vals)
+    else:
+        entry[name] = IntegerAttr(vals[0], i32)
+    old[arg.index] = DictionaryAttr(entry)
+    func.arg_attrs = ArrayAttr(old)

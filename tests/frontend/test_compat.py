@@ -44,3 +44,98 @@ def test_negative_scalar_with_unsigned_tensor_is_an_error():
         _ttir(_u32_minus_negative, {"x_ptr": "*u32"}, BLOCK=16)
     assert "negative scalar -3" in str(info.value)
     assert "tl.load(x_ptr + offs) + -3" in str(info.value) and "^" in str(info.value)
+
+
+@triton.jit
+def _hinted_argument(x_ptr, n, BLOCK: tl.constexpr):
+    n = tl.multiple_of(n, 16)
+    offs = tl.max_contiguous(tl.arange(0, BLOCK), BLOCK)
+    tl.store(x_ptr + offs, offs, mask=offs < n)
+
+
+def test_multiple_of_on_an_argument_hints_the_function_argument():
+    # a scalar argument has no defining op: the hint goes on the tt.func argument, as in Triton
+    ttir = _ttir(_hinted_argument, {"x_ptr": "*i32", "n": "i32"}, BLOCK=16)
+    assert "%1: i32 {tt.divisibility = 16 : i32}" in ttir
+    assert "tt.contiguity" in ttir
+
+
+@triton.jit
+def _sort_odd(x_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    y = tl.reshape(x, (2, 8))
+    tl.store(x_ptr + offs, tl.reshape(tl.sort(y, dim=0), (16,)))
+    z = tl.reshape(x, (4, 4))
+    tl.store(x_ptr + offs, tl.reshape(tl.flip(z, 2), (16,)))
+
+
+def test_library_function_errors_quote_the_kernel_line():
+    with pytest.raises(CompilationError) as info:
+        _ttir(_sort_odd, {"x_ptr": "*fp32"})
+    msg = str(info.value)
+    assert "flip: dimension 2 is out of range for a rank-2 tensor" in msg
+    assert "tl.flip(z, 2)" in msg and "^" in msg
+
+
+@triton.jit
+def _warm(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.rand(7, offs))
+
+
+def test_warmup_compiles_without_launching():
+    x = np.full(32, -1.0, np.float32)
+    k = _warm.warmup(x, BLOCK=32, grid=(1,))
+    assert "tt.func public @_warm" in k.asm["ttir"]
+    assert "tt.mulhiui" in k.asm["ttir"]          # Philox rounds, inlined
+    assert (x == -1.0).all()                      # nothing ran
+    _warm[(1,)](x, BLOCK=32)
+    assert ((x >= 0) & (x < 1)).all() and len(set(x.tolist())) > 16
+
+
+@triton.jit
+def _printer(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.device_print("x=", tl.load(x_ptr + offs))
+    tl.static_print(f"compiling with BLOCK={BLOCK}")
+
+
+def test_device_print_and_static_print(capfd):
+    x = np.arange(1, 5, dtype=np.int32) * 11
+    _printer[(1,)](x, BLOCK=4)
+    out = capfd.readouterr().out
+    assert "compiling with BLOCK=4" in out
+    assert "x=" in out and "44" in out
+
+
+@triton.jit
+def _checked(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.device_assert(x > 0, "x must be positive")
+    tl.store(x_ptr + offs, x * 2)
+
+
+def test_device_assert_fires_only_with_debug():
+    x = np.array([1, 2, -3, 4], np.int32)
+    _checked[(1,)](x.copy(), BLOCK=4)             # debug off: the assert is not emitted
+    with pytest.raises(Exception, match="x must be positive"):
+        _checked[(1,)](x.copy(), BLOCK=4, debug=True)
+
+
+@triton.constexpr_function
+def _double(v):
+    return v * 2
+
+
+@triton.jit
+def _uses_constexpr_function(x_ptr, B: tl.constexpr):
+    offs = tl.arange(0, _double(B))
+    tl.store(x_ptr + offs, offs)
+
+
+def test_constexpr_function_shapes_a_range():
+    x = np.zeros(16, np.int32)
+    _uses_constexpr_function[(1,)](x, B=8)
+    np.testing.assert_array_equal(x, np.arange(16))
