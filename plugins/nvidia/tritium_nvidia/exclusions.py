@@ -13,10 +13,18 @@ from tritium.hooks.types import ConformanceExclusion
 _RUNTIME: list[tuple[str, str]] = []
 
 
+# rejected at compile time by design (Triton's rule): e4m3 "fp8e4nv" needs sm_89+
+_TARGET: list[tuple[str, str, tuple[str, ...]]] = [
+    ("casts/*fp8e4nv*", "fp8e4nv is not a supported fp8 type before sm_89 (options.supported_fp8_dtypes, "
+     "as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
+]
+
+
 def exclusions(target) -> list[ConformanceExclusion]:
     from .plugin import _get_driver
     try:
         present = _get_driver().is_active()
     except Exception:  # noqa: BLE001 - no driver means no device
         present = False
-    return [ConformanceExclusion(p, r) for p, r in _RUNTIME] if present else []
+    out = [ConformanceExclusion(p, r, t) for p, r, t in _TARGET if str(target) in t]
+    return out + ([ConformanceExclusion(p, r) for p, r in _RUNTIME] if present else [])
