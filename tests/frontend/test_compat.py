@@ -101,7 +101,9 @@ def _printer(x_ptr, BLOCK: tl.constexpr):
     tl.static_print(f"compiling with BLOCK={BLOCK}")
 
 
-def test_device_print_and_static_print(capfd):
+def test_device_print_and_static_print(capfd, monkeypatch):
+    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")  # static_print runs when the kernel compiles
+    _printer.kernel_cache.clear()
     x = np.arange(1, 5, dtype=np.int32) * 11
     _printer[(1,)](x, BLOCK=4)
     out = capfd.readouterr().out
