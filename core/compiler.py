@@ -78,11 +78,11 @@ class CompiledKernel:
         driver = self._driver
         if driver is None:
             driver = self._driver = self.backend.driver()
-        device = driver.get_current_device()
+        device, current = driver.current_device_and_stream()
         launcher = self._launchers.get(device) or self._launcher(device)
         if grid[0] * grid[1] * grid[2] == 0:
             return
-        launcher(grid, driver.get_current_stream(device) if stream is None else stream, args)
+        launcher(grid, current if stream is None else stream, args)
 
     def __getitem__(self, grid):
         def run(*args):

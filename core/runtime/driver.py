@@ -32,6 +32,12 @@ class Driver(abc.ABC):
     def get_current_stream(self, device: int | None = None) -> Any:
         return None
 
+    def current_device_and_stream(self) -> tuple[int, Any]:
+        """Both answers at once, on every launch: override with something cheaper where the
+        platform allows (the default asks twice)."""
+        device = self.get_current_device()
+        return device, self.get_current_stream(device)
+
     @abc.abstractmethod
     def get_device_properties(self, device: int) -> dict:
         """At least ``multiprocessor_count``, ``max_shared_mem`` (bytes per block),

@@ -49,6 +49,7 @@ class JITFunction(KernelInterface):
         self._cache_key: str | None = None
         self.kernel_cache: dict = {}   # (specialization key) -> CompiledKernel
         self._backend_by_kind: dict = {}
+        self._fast = None  # (generated launcher, its cache); see binder.py
         functools.update_wrapper(self, fn)
 
     # -- source --------------------------------------------------------------------------------
@@ -174,6 +175,11 @@ class JITFunction(KernelInterface):
             wrapped = any(type(bound[i]) is TensorWrapper for i in runtime)
             entry = self.kernel_cache[key] = (kernel, runtime, wrapped)
         kernel, runtime, wrapped = entry
+        if not kwargs and not opts and backend_name is None and target is None and not wrapped \
+                and self._fast is not None:
+            meta = {"num_warps": kernel.metadata.get("num_warps", 4), "num_stages": kernel.metadata.get("num_stages", 3)}
+            from .binder import env_token
+            self._fast[1][(env_token(),) + key_parts] = (kernel, runtime, meta)
         if warmup:
             return kernel
         if callable(grid):
@@ -187,6 +193,12 @@ class JITFunction(KernelInterface):
             args = [a.base if type(a) is TensorWrapper else a for a in args]
         kernel.launch(grid, stream, args)
         return kernel
+
+    def __getitem__(self, grid):
+        if self._fast is None:
+            from .binder import build_fast_launch
+            self._fast = build_fast_launch(self)
+        return functools.partial(self._fast[0], grid)
 
     @functools.cached_property
     def _specializers(self):

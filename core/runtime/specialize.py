@@ -106,7 +106,7 @@ def _tensor_key(v, param):
         ty = _TORCH_BY_DTYPE[v.dtype] = "*" + _TORCH[str(v.dtype)] if str(v.dtype) in _TORCH else None
         if ty is None:
             raise TypeError(f"argument '{param.name}': unsupported tensor dtype {v.dtype}")
-    return ("a", ty, "" if v.data_ptr() & 15 else "D")
+    return ("a", ty, "" if v.data_ptr() & 15 else "D", v.device)
 
 
 _TORCH_BY_DTYPE: dict = {}

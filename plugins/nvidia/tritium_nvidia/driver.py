@@ -134,6 +134,15 @@ class CudaDriver(Driver):
             return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
         return 0
 
+    def current_device_and_stream(self) -> tuple[int, int]:
+        """The per-launch query: torch's own current device and raw stream when torch has
+        initialised CUDA (two cheap calls), else the context's device and the default stream."""
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            dev = torch._C._cuda_getDevice()
+            return dev, torch._C._cuda_getCurrentRawStream(dev)
+        return self.get_current_device(), 0
+
     def get_device_properties(self, device: int) -> dict:
         props = self._props.get(device)
         if props is not None:
