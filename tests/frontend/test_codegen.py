@@ -33,8 +33,10 @@ def test_loops_compute_sums():
     out = np.full(block + 1, np.nan, np.float32)
     loops[(1,)](x, out, n, BLOCK=block)
     ref = x.reshape(n, block).astype(np.float64).sum(0) + 3
-    np.testing.assert_allclose(out[:block], ref, rtol=1e-5)
-    np.testing.assert_allclose(out[block], x.astype(np.float64).sum(), rtol=1e-4)
+    # fp32 sums of mixed-sign terms: the error scales with the magnitudes summed, not the result
+    scale = np.abs(x).reshape(n, block).astype(np.float64).sum(0) + 3
+    np.testing.assert_array_less(np.abs(out[:block] - ref), 1e-6 * scale)
+    assert abs(out[block] - x.astype(np.float64).sum()) < 1e-6 * np.abs(x).astype(np.float64).sum()
 
 
 @triton.jit
