@@ -181,4 +181,23 @@ def rounder(info: TypeInfo) -> Callable:
     hold, fix = info.hold, info.fix
     if fix is None:
         return lambda x: hold(x) if np.ndim(x) == 0 else np.asarray(x).astype(hold, copy=False)
-    return lambda x: fix(np.asarray(x, np.float32) if np.ndim(x) else np.float32(x))
+    return lambda x: fix(_to_f32(x))
+
+
+def _to_f32(x):
+    """float32 from any input without spoiling a later rounding: wider inputs (float64 from
+    integer conversions or fp64) go through round-to-odd, so rounding the result to bf16/fp8 gives
+    the same answer as rounding the exact value once (the hardware's single conversion)."""
+    a = np.asarray(x)
+    if a.dtype != np.float64:
+        return np.asarray(x, np.float32) if np.ndim(x) else np.float32(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = a.astype(np.float32)
+        back = f.astype(np.float64)
+        # truncate toward zero: step back one ulp where round-to-nearest went away from zero
+        over = np.isfinite(a) & (np.abs(back) > np.abs(a))
+        f = np.where(over, np.nextafter(f, np.float32(0)), f)
+        inexact = np.isfinite(a) & (f.astype(np.float64) != a)
+        bits = f.view(np.uint32) | inexact.astype(np.uint32)  # the sticky bit
+    out = bits.view(np.float32)
+    return out if np.ndim(x) else np.float32(out[()])

@@ -185,3 +185,15 @@ def test_small_float_conversion_round_to_nearest_even(run, rng, small, torch_nam
     assert torch.equal(out.view(torch.uint8 if tdt.itemsize == 1 else torch.int16),
                        ref.view(torch.uint8 if tdt.itemsize == 1 else torch.int16))
     np.testing.assert_array_equal(back, ref.float().numpy())
+
+
+def test_int_to_bf16_rounds_once():
+    """2**24 + 2**16 + 1 lies just above halfway between two bf16 values; rounding through fp32
+    first lands exactly on the halfway point and then rounds down (double rounding)."""
+    from tritium.backends.interpreter.numerics import rounder, type_info
+    from xdsl.dialects.builtin import BFloat16Type
+    v = 2**24 + 2**16 + 1
+    got = float(rounder(type_info(BFloat16Type()))(np.float64(v)))
+    assert got == 2**24 + 2**17
+    got = rounder(type_info(BFloat16Type()))(np.array([v, -v, 3.0], np.float64))
+    assert list(got) == [2**24 + 2**17, -(2**24 + 2**17), 3.0]
