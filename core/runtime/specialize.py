@@ -26,7 +26,8 @@ _TYPESTR = {"f4": "fp32", "f2": "fp16", "f8": "fp64", "i1": "i8", "i2": "i16", "
 
 class TensorWrapper:
     """``tritium.reinterpret(t, dtype)``: the same memory seen as another dtype of the same width
-    (e.g. raw uint16 data as bf16)."""
+    (e.g. raw uint16 data as bf16), or a raw device address (an int) seen as a pointer to
+    ``dtype`` — name the backend then (``kernel[grid](..., backend="nvidia")``)."""
 
     def __init__(self, base, dtype):
         self.base = base
@@ -42,7 +43,7 @@ class TensorWrapper:
 
     @property
     def device(self):
-        return getattr(self.base, "device", "cpu")
+        return getattr(self.base, "device", None)
 
     def numel(self):
         n = getattr(self.base, "numel", None)
@@ -62,6 +63,8 @@ def reinterpret(tensor, dtype):
 
 
 def _address(v) -> int:
+    if isinstance(v, int):  # a raw device address, passed as tritium.reinterpret(address, dtype)
+        return v
     if hasattr(v, "data_ptr"):
         return v.data_ptr()
     ai = getattr(v, "__array_interface__", None)
@@ -163,9 +166,12 @@ def specialize_arg(v, param) -> tuple:
     if ty is not None:
         addr = _address(v)
         return ("a", ty, "D" if addr % 16 == 0 else "")
-    if hasattr(v, "__dlpack__"):
-        raise TypeError(f"argument '{param.name}': DLPack objects are accepted by the NVIDIA driver at launch, "
-                        "but their dtype must be known at compile time; pass a torch/CuPy array instead")
+    if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+        from .dlpack import describe
+        addr, dtype, kind, index = describe(v)
+        if dtype is None:
+            raise TypeError(f"argument '{param.name}': unsupported DLPack dtype")
+        return ("a", "*" + dtype, "" if addr & 15 else "D", ("dlpack", kind, index))
     import numpy as _np  # numpy scalars are common in host code
     if isinstance(v, _np.integer):
         return specialize_arg(int(v), param)

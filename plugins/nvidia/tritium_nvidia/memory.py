@@ -11,41 +11,8 @@ import sys
 
 import numpy as np
 
-KDLCUDA, KDLCUDAHOST, KDLCUDAMANAGED = 2, 3, 13
-_CUDA_DLPACK_DEVICES = (KDLCUDA, KDLCUDAHOST, KDLCUDAMANAGED)
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
-_PyCapsule_GetPointer.restype = ctypes.c_void_p
-_PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-
-def _dlpack_pointer(obj) -> int:
-    """Data pointer of a DLPack producer.  The capsule is not consumed: when it is collected its
-    destructor releases the producer's reference, while ``obj`` keeps the memory alive."""
-    # -1: the consumer asks a CUDA producer for no synchronisation; host producers want None.
-    stream = -1 if int(obj.__dlpack_device__()[0]) in _CUDA_DLPACK_DEVICES else None
-    try:
-        capsule = obj.__dlpack__(stream=stream)
-    except TypeError:
-        capsule = obj.__dlpack__()
-    # A DLManagedTensor starts with its DLTensor (the unversioned capsule asked for above).
-    tensor = _DLTensor.from_address(_PyCapsule_GetPointer(capsule, b"dltensor"))
-    return (tensor.data or 0) + tensor.byte_offset
+from tritium.runtime.dlpack import CUDA_DEVICES as _CUDA_DLPACK_DEVICES
+from tritium.runtime.dlpack import pointer as _dlpack_pointer
 
 
 def _cai_pointer(obj) -> int:

@@ -1,0 +1,70 @@
+"""On a CUDA device: the @jit launch path with every kind of argument the brief names — torch
+CUDA tensors, CuPy arrays, any __cuda_array_interface__ object, DLPack producers, raw device
+addresses — chooses the nvidia backend and computes the right values."""
+import numpy as np
+import pytest
+
+import tritium
+from tritium.examples.vector_add import add_kernel
+from tritium_nvidia import plugin
+
+pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
+torch = pytest.importorskip("torch")
+
+
+class OnlyCAI:
+    """Exposes nothing but __cuda_array_interface__."""
+
+    def __init__(self, t):
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+class OnlyDLPack:
+    """Exposes nothing but the DLPack protocol."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, stream=None):
+        return self._t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+
+def _run(wrap, n=3000, **kw):
+    x = torch.rand(n, device="cuda")
+    y = torch.rand(n, device="cuda")
+    out = torch.full((n,), float("nan"), device="cuda")
+    grid = lambda meta: (tritium.cdiv(n, meta["BLOCK_SIZE"]),)  # noqa: E731
+    add_kernel[grid](wrap(x), wrap(y), wrap(out), n, BLOCK_SIZE=256, **kw)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("wrap", [lambda t: t, OnlyCAI, OnlyDLPack], ids=["torch", "cuda_array_interface", "dlpack"])
+def test_argument_kinds(wrap):
+    _run(wrap)
+
+
+def test_cupy_arrays():
+    cp = pytest.importorskip("cupy")
+    n = 3000
+    x, y = cp.random.rand(n, dtype=cp.float32), cp.random.rand(n, dtype=cp.float32)
+    out = cp.full(n, cp.nan, dtype=cp.float32)
+    add_kernel[(tritium.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256)
+    cp.cuda.runtime.deviceSynchronize()
+    np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(x + y))
+
+
+def test_raw_device_addresses():
+    import tritium.language as tl
+    _run(lambda t: tritium.reinterpret(t.data_ptr(), tl.float32), backend="nvidia")
+
+
+def test_backend_follows_the_tensors():
+    x = torch.rand(64)
+    out = torch.full((64,), float("nan"))
+    add_kernel[(1,)](x, x, out, 64, BLOCK_SIZE=64)  # CPU tensors: the interpreter
+    torch.testing.assert_close(out, x + x)
+    _run(lambda t: t)  # CUDA tensors in the same process: nvidia
