@@ -87,7 +87,9 @@ class NVIDIATargetInfo(TargetInfo):
             q += f".{cache}"
         if not load and cache in ("wb", "cg", "cs", "wt"):
             q += f".{cache}"
-        if evict in ("evict_first", "evict_last"):
+        # An L1 eviction priority means nothing to accesses that bypass L1 (.cg, .cv, .cs, .wt),
+        # and ptxas rejects the combination.
+        if evict in ("evict_first", "evict_last") and cache not in ("cg", "cv", "cs", "wt"):
             q += f".L1::{evict}"
         return q
 
