@@ -1,25 +1,21 @@
-"""CPU-only: the conformance suite compiles to cubin for cuda:90 and cuda:80 (no device needed).
-
-A dozen categories per target keep this to a few minutes on a 2-core machine; the full matrix is
-``python -m conformance --backend nvidia --target cuda:90 --compile-only``."""
+"""CPU-only: the whole conformance suite compiles to cubin for cuda:90 and cuda:80 (no device
+needed), every case built to its final binary and checked by the driver's ``check_binary``; the
+error cases must be rejected.  Same as ``tritium conformance --backend nvidia --target cuda:90``."""
+import json
 import subprocess
 import sys
 
 import pytest
 
-CATEGORIES = {
-    "cuda:90": ["elementwise", "reductions", "scans", "dot", "shapes", "control_flow", "functions", "masks",
-                "grids", "atomics", "tutorials", "block_ptr"],
-    "cuda:80": ["casts", "math", "reductions", "dot", "atomics", "tutorials"],
-}
 
-
-@pytest.mark.parametrize("target", sorted(CATEGORIES))
+@pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
 def test_conformance_compiles(target, tmp_path):
+    out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "conformance", "--backend", "nvidia", "--target", target, "--compile-only",
-           "-j", "2", "--json", str(tmp_path / "r.json")]
-    for c in CATEGORIES[target]:
-        cmd += ["--category", c]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+           "-j", "2", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "failed" not in proc.stdout.split("TOTAL")[-1]
+    results = json.loads(out.read_text())["results"]
+    statuses = {r["status"] for r in results}
+    assert statuses <= {"compiled", "passed", "excluded"}, statuses
+    assert sum(r["status"] == "compiled" for r in results) > 900
