@@ -42,18 +42,23 @@ def make_context() -> Context:
 
 
 # MLIR prints locations either inline or as trailing ``#locN = loc(...)`` aliases; xDSL only reads
-# the inline form, so aliases are substituted before parsing.
-_LOC_ALIAS_DEF = re.compile(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$", re.M)
+# the inline form, so aliases are substituted before parsing.  An alias used as a whole location is
+# written ``loc(#locN)``; inside another location (``loc("name"(#loc1))``) it stands bare.
+_LOC_ALIAS_DEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$", re.M)
+_LOC_REF = re.compile(r"loc\((#loc\d*)\)|(#loc\d*)(?![\w])")
 
 
 def inline_location_aliases(text: str) -> str:
-    aliases = dict(_LOC_ALIAS_DEF.findall(text))
+    aliases = dict(_LOC_ALIAS_DEF.findall(text))  # name -> the location's inner text
     if not aliases:
         return text
     text = _LOC_ALIAS_DEF.sub("", text)
-    # Aliases may refer to aliases (callsite/fused locations): resolve to a fixed point.
-    pat = re.compile(r"loc\((#loc\d*)\)|(#loc\d*)\b")
-    for _ in range(4):
-        text = pat.sub(lambda m: aliases.get(m.group(1) or m.group(2), "loc(unknown)")
-                       if m.group(1) else aliases.get(m.group(2), m.group(2)), text)
-    return text
+
+    def inner(name: str, depth: int = 0) -> str:
+        body = aliases.get(name, "unknown")
+        if depth > 16:
+            return "unknown"
+        return _LOC_REF.sub(lambda m: f"loc({inner(m.group(1), depth + 1)})" if m.group(1)
+                            else inner(m.group(2), depth + 1), body)
+
+    return _LOC_REF.sub(lambda m: f"loc({inner(m.group(1))})" if m.group(1) else inner(m.group(2)), text)
