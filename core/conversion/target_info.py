@@ -111,7 +111,8 @@ class TargetInfo(ABC):
     # --- math ---------------------------------------------------------------------------------
     def math(self, builder: ir.IRBuilder, name: str, args: list[ir.Value], ty: ir.Type) -> ir.Value | None:
         """Lower elementwise math op ``name`` (``math.exp``, ``math.erf``, ``tt.precise_sqrt``...) on
-        scalars of type ``ty``; return None to let the core use the generic LLVM intrinsic."""
+        scalars of type ``ty``; return None to let the core use the generic LLVM intrinsic.  Also asked
+        for ``arith.divf`` (``/``, which need not be correctly rounded; None: LLVM's ``fdiv``)."""
         return None
 
     def extern_function(self, builder: ir.IRBuilder, symbol: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:

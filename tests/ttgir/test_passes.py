@@ -115,7 +115,7 @@ def test_coalesce_picks_128_bit_accesses(tpw):
 @pytest.mark.parametrize("tpw", [32, 64])
 def test_remove_layout_conversions_on_tutorial_kernels(tpw):
     remaining = {}
-    for k in ("add", "softmax", "matmul"):
+    for k in ("add", "softmax", "matmul", "layer_norm"):
         m = load(k)
         convert_to_ttgir(m, 4, tpw)
         coalesce(m)
@@ -124,9 +124,24 @@ def test_remove_layout_conversions_on_tutorial_kernels(tpw):
         m.verify()
         remaining[k] = (before, count_conversions(m))
     assert remaining["add"][1] == 0
-    assert remaining["softmax"][1] <= 1   # reduce keeps the default layout (no forward propagation yet)
+    assert remaining["softmax"][1] == 0   # the reductions read the load's layout (forward propagation)
+    assert remaining["layer_norm"][1] == 0  # the accumulator is carried in the load's layout
     assert remaining["matmul"][1] <= 3    # the two dot operands, and the epilogue store
     assert all(b > a for b, a in remaining.values())
+
+
+def test_loop_carried_accumulator_follows_the_load():
+    m = load("layer_norm")
+    convert_to_ttgir(m, 4, 32)
+    coalesce(m)
+    remove_layout_conversions(m)
+    m.verify()
+    loop = ops_named(m, "scf.for")[0]
+    ld = ops_named(m, "tt.load")[0]
+    assert ld.results[0].type.encoding.size_per_thread == (4,)
+    assert loop.body.block.args[1].type == ld.results[0].type == loop.results[0].type
+    assert ops_named(m, "tt.reduce")[0].operands[0] is loop.results[0]
+    assert count_conversions(m) == 0
 
 
 def test_loop_carried_pointers_take_the_coalesced_layout():

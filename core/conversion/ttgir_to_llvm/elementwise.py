@@ -99,6 +99,14 @@ _FLOAT = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "ari
 @lowers(*_INT, *_FLOAT)
 def _binary(fl: FunctionLowering, op) -> None:
     meth = getattr(fl.builder, _INT.get(op.name) or _FLOAT[op.name])
+    if op.name == "arith.divf":
+        # ``/`` is not correctly rounded in Triton's model (``div_rn`` is): the target may use its
+        # fast division (NVIDIA: div.full.f32, 2 ulp)
+        def div(a, c):
+            r = fl.target.math(fl.builder, "arith.divf", [a, c], a.type)
+            return meth(a, c) if r is None else r
+        map_values(fl, op, div)
+        return
     map_values(fl, op, lambda a, c: meth(a, c))
 
 

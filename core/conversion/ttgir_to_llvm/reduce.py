@@ -75,10 +75,17 @@ def axis_bits(bases, axis: int) -> list[int]:
 
 def warp_axis_index(fl: FunctionLowering, bits: list[int]) -> ir.Value:
     """The warp's position along the axis: its axis bits packed together (i32)."""
+    return _pack_bits(fl, fl.warp, bits)
+
+
+def _pack_bits(fl: FunctionLowering, x: ir.Value, bits: list[int]) -> ir.Value:
+    """Bits ``bits`` of ``x`` packed together, lowest first (i32)."""
     b = fl.builder
+    if bits == list(range(len(bits))):
+        return b.and_(x, const(I32, (1 << len(bits)) - 1))
     acc = const(I32, 0)
     for k, bit in enumerate(bits):
-        on = b.and_(b.lshr(fl.warp, const(I32, bit)), const(I32, 1))
+        on = b.and_(b.lshr(x, const(I32, bit)), const(I32, 1))
         acc = b.or_(acc, b.shl(on, const(I32, k)) if k else on)
     return acc
 
@@ -171,7 +178,21 @@ def _reduce(fl: FunctionLowering, op) -> None:
             for base, v in zip(bases, vals):
                 shared_store(fl, base, slot, v)
         fl.target.barrier(b)
-        for key in acc:
+        # lanes that hold the same output element (their lane bits moved along the axis, or only
+        # select duplicates) share the work: each reads one partial, a butterfly combines them
+        same = sorted(set(axis_bits(ll.lane, axis)) | {i for i, v in enumerate(ll.lane) if not any(v)})
+        if len(same) >= len(wbits):
+            use = same[:len(wbits)]
+            part_idx = _pack_bits(fl, fl.lane, use)
+            for key in acc:
+                slot = b.add(out_idx[key], part_idx)
+                vals = [shared_load(fl, base, slot, x.type) for base, x in zip(bases, acc[key])]
+                for bit in use:
+                    other = [shuffle_xor(fl, v, 1 << bit) for v in vals]
+                    vals = combine(fl, block, vals, other)
+                acc[key] = vals
+            wbits = []
+        for key in acc if wbits else ():
             vals = None
             for k in range(w):
                 slot = b.add(out_idx[key], const(I32, k))

@@ -10,7 +10,10 @@ Rules, applied to a fixed point:
    whole slice feeding it can be recomputed in ``L`` without memory access, in at most
    ``MAX_REMAT_OPS`` non-trivial ops (the originals die when no other user is left);
 4. loop-carried values: an ``scf.for`` iter arg used only through conversions to ``L`` and by
-   elementwise updates feeding its own yield is carried in ``L`` instead.
+   elementwise updates feeding its own yield is carried in ``L`` instead;
+5. forward propagation (:mod:`.layout_forward`): when the converted value cannot be recomputed
+   (a load), its layout is carried forward through elementwise ops, reductions, expand_dims /
+   broadcast and ``scf.for`` iter args instead, as long as that adds no conversion.
 
 Loads, dots and reductions are anchors: their layouts are never changed here.
 """
@@ -24,6 +27,7 @@ from ...ttir.passes.dce import DCE
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
 from ._util import convert_before, encoding, set_type, with_encoding
+from .layout_forward import forward_fold
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
 # Recomputing a few ALU ops per thread is cheaper than a round trip through shared memory (what a
@@ -123,7 +127,7 @@ def _fold_one(cvt: ConvertLayoutOp, remat: _Remat) -> bool:
         dst.replace_all_uses_with(new)
         cvt.detach(), cvt.erase()
         return True
-    return False
+    return forward_fold(cvt, remat, _elementwise, _operand_layout)
 
 
 def _carry_in(loop: Operation, remat: _Remat) -> bool:

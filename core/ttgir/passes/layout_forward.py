@@ -1,0 +1,149 @@
+"""Forward layout propagation, the other half of ``remove-layout-conversions``.
+
+``y = convert(x: A -> B)`` where ``x``'s producer cannot be recomputed in ``B`` (a load, whose layout
+``coalesce`` chose for wide accesses): instead of converting ``x``, carry ``A`` forward through
+everything computed from ``y``:
+
+* elementwise ops take ``A``; their other operands must already be in ``A``, come from the same
+  forward slice, or be cheap to rematerialise in ``A`` (splats, constants, ranges and elementwise
+  ops of those);
+* ``tt.reduce`` reads its operands in ``A`` and its tensor results become ``slice(axis, A)``;
+  ``tt.expand_dims`` of ``slice(axis, P)`` gives ``P``, ``tt.broadcast`` keeps a blocked layout;
+* ``scf.for``: a value yielded as iter arg ``k`` carries ``A`` into the iter arg, the loop result
+  and the init value (which must be cheap to rematerialise), so loop-carried accumulators follow
+  the loads that feed them instead of converting every iteration;
+* another ``ttg.convert_layout`` ends the slice (it now converts from ``A``; the fixed point of the
+  pass folds it when ``A`` is what it wants).
+
+Any other use (a store's pointer, a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite, so a
+rewrite never adds a conversion: each one removes ``y``'s.
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
+from ..ops import ConvertLayoutOp
+from ._util import encoding, set_type, with_encoding
+
+CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
+MAX_CHEAP_OPS = 8
+
+
+def _cheap(v: SSAValue, enc: Attribute, rules, budget: list, depth: int = 0) -> bool:
+    """``v`` is in ``enc`` already, converted from a value in ``enc``, or recomputable there from
+    splats / constants / ranges through elementwise ops, expand_dims and broadcast."""
+    if encoding(v.type) == enc:
+        return True
+    op = v.owner
+    if not isinstance(op, Operation) or depth > 16:
+        return False
+    if isinstance(op, ConvertLayoutOp):
+        return encoding(op.src.type) == enc
+    if op.name in CHEAP:
+        return True
+    elementwise, operand_layout = rules
+    if not (elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
+        return False
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    for i, o in enumerate(op.operands):
+        if isinstance(o.type, TensorType):
+            need = operand_layout(op, i, enc)
+            if need is None or not _cheap(o, need, rules, budget, depth + 1):
+                return False
+    return True
+
+
+class _Slice:
+    def __init__(self, rules):
+        self.rules = rules
+        self.elementwise = rules[0]
+        self.new: dict[SSAValue, Attribute] = {}
+        self.needs: list[tuple[Operation, int, Attribute]] = []  # (op, operand index, layout)
+        self.work: list[SSAValue] = []
+
+    def assign(self, v: SSAValue, enc: Attribute) -> bool:
+        if v in self.new:
+            return self.new[v] == enc
+        self.new[v] = enc
+        self.work.append(v)
+        return True
+
+    def need_all(self, op: Operation, skip: SSAValue, enc: Attribute) -> None:
+        for i, o in enumerate(op.operands):
+            if o is not skip and isinstance(o.type, TensorType):
+                self.needs.append((op, i, enc))
+
+    def visit(self, op: Operation, index: int, v: SSAValue, enc: Attribute) -> bool:
+        if isinstance(op, ConvertLayoutOp):
+            return True
+        name = op.name
+        if name == "tt.reduce":
+            self.need_all(op, v, enc)
+            axis = op.axis.value.data
+            return all(self.assign(r, SliceEncodingAttr(axis, enc)) for r in op.results
+                       if isinstance(r.type, TensorType))
+        if name == "tt.expand_dims":
+            if not isinstance(enc, SliceEncodingAttr) or enc.dim != op.axis.value.data:
+                return False
+            return self.assign(op.results[0], enc.parent)
+        if name == "tt.broadcast":
+            return isinstance(enc, BlockedEncodingAttr) and self.assign(op.results[0], enc)
+        if name == "scf.yield":
+            loop = op.parent_op()
+            if loop is None or loop.name != "scf.for":
+                return False
+            self.needs.append((loop, 3 + index, enc))
+            return self.assign(loop.body.block.args[1 + index], enc) and self.assign(loop.results[index], enc)
+        if self.elementwise(op):
+            self.need_all(op, v, enc)
+            return self.assign(op.results[0], enc)
+        return False
+
+    def grow(self) -> bool:
+        while self.work:
+            v = self.work.pop()
+            enc = self.new[v]
+            for use in list(v.uses):
+                if not self.visit(use.operation, use.index, v, enc):
+                    return False
+            # an iter arg's value comes back through the yield: it must arrive in the same layout
+            if not isinstance(v.owner, Operation) and v.owner.parent_op() is not None \
+                    and v.owner.parent_op().name == "scf.for" and v.index > 0:
+                yield_op = v.owner.last_op
+                self.needs.append((yield_op, v.index - 1, enc))
+        for op, i, enc in self.needs:
+            o = op.operands[i]
+            if o in self.new:
+                if self.new[o] != enc:
+                    return False
+            elif not _cheap(o, enc, self.rules, [MAX_CHEAP_OPS]):
+                return False
+        return True
+
+
+def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bool:
+    """Carry the source layout of ``cvt`` forward (module docstring); True if rewritten.
+    ``elementwise(op)`` and ``operand_layout(op, i, enc)`` are the backward rules' predicates."""
+    src, dst = cvt.src, cvt.result
+    a = encoding(src.type)
+    if not isinstance(a, BlockedEncodingAttr) or not isinstance(encoding(dst.type), (BlockedEncodingAttr,
+                                                                                      SliceEncodingAttr)):
+        return False
+    s = _Slice((elementwise, operand_layout))
+    s.assign(dst, a)
+    if not s.grow():
+        return False
+    for op, i, enc in s.needs:
+        o = op.operands[i]
+        if o not in s.new and encoding(o.type) != enc:
+            op.operands[i] = remat.make(o, enc)
+    for v, enc in s.new.items():
+        if v is not dst:
+            set_type(v, with_encoding(v.type, enc))
+    dst.replace_all_uses_with(src)
+    cvt.detach(), cvt.erase()
+    return True
