@@ -216,7 +216,8 @@ def _fingerprint(backend) -> str:
     import hashlib
     import pathlib
     import sys
-    mod = getattr(backend.plugin, "__name__", "")
+    plugin = backend._manager.pm.get_plugin(backend.plugin)  # the module behind the entry point
+    mod = getattr(plugin, "__name__", "") or type(plugin).__module__
     top = sys.modules.get(mod.split(".")[0]) if mod else None
     roots = [pathlib.Path(__file__).parent]
     if top is not None and getattr(top, "__file__", None) and not mod.startswith("tritium."):
