@@ -68,7 +68,9 @@ class NVIDIATargetInfo(TargetInfo):
                          [ir.Constant(I32, 0xFFFFFFFF), value, lane, ir.Constant(I32, 0x1F)])
 
     def barrier(self, b):
-        _asm(b, ir.VoidType(), "bar.sync 0;", "~{memory}", [])
+        # The intrinsic, not inline PTX: LLVM knows it is convergent, so it never sinks or
+        # duplicates a barrier into divergent branches (which deadlocks the block).
+        intrinsic(b, "llvm.nvvm.barrier0", ir.VoidType(), [])
 
     # --- memory -------------------------------------------------------------------------------
     def shared_base(self, module):
