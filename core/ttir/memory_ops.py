@@ -52,6 +52,27 @@ def _parse_cache_evict(parser: Parser) -> tuple[str, str]:
             return cache, evict
 
 
+def _print_access(printer: Printer, op: IRDLOperation, operands) -> None:
+    """``%ptr, ... [cacheModifier = ..] [evictionPolicy = ..] {attrs} : type(ptr)``"""
+    printer.print_string(" ")
+    printer.print_list([v for v in operands if v is not None], printer.print_operand)
+    _print_cache_evict(printer, op)
+    printer.print_op_attributes(_extra_attrs(op))
+    printer.print_string(" : ")
+    printer.print_attribute(op.ptr.type)
+
+
+def _parse_access(parser: Parser):
+    """The inverse of ``_print_access``: operand names, cache, evict, attributes, the pointer type
+    and the type of the value it points at."""
+    names = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+    cache, evict = _parse_cache_evict(parser)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    pt = _parse_ptr_type(parser)
+    return names, cache, evict, attrs, pt, pointee_value_type(pt)
+
+
 def _extra_attrs(op: IRDLOperation) -> dict[str, Attribute]:
     """Non-default properties shown in the attribute dictionary of the custom form."""
     out = dict(op.attributes)
@@ -112,21 +133,11 @@ class LoadOp(IRDLOperation):
             raise VerifyException("tt.load mask shape differs from the pointer's")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([v for v in (self.ptr, self.mask, self.other) if v is not None], printer.print_operand)
-        _print_cache_evict(printer, self)
-        printer.print_op_attributes(_extra_attrs(self))
-        printer.print_string(" : ")
-        printer.print_attribute(self.ptr.type)
+        _print_access(printer, self, (self.ptr, self.mask, self.other))
 
     @classmethod
     def parse(cls, parser: Parser):
-        names = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
-        cache, evict = _parse_cache_evict(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pt = _parse_ptr_type(parser)
-        vt = pointee_value_type(pt)
+        names, cache, evict, attrs, pt, vt = _parse_access(parser)
         ptr = parser.resolve_operand(names[0], pt)
         mask = parser.resolve_operand(names[1], with_element_type(vt, IntegerType(1))) if len(names) > 1 else None
         other = parser.resolve_operand(names[2], vt) if len(names) > 2 else None
@@ -164,21 +175,11 @@ class StoreOp(IRDLOperation):
             raise VerifyException(f"tt.store value must be {pointee_value_type(self.ptr.type)}, got {self.value.type}")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([v for v in (self.ptr, self.value, self.mask) if v is not None], printer.print_operand)
-        _print_cache_evict(printer, self)
-        printer.print_op_attributes(_extra_attrs(self))
-        printer.print_string(" : ")
-        printer.print_attribute(self.ptr.type)
+        _print_access(printer, self, (self.ptr, self.value, self.mask))
 
     @classmethod
     def parse(cls, parser: Parser):
-        names = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
-        cache, evict = _parse_cache_evict(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pt = _parse_ptr_type(parser)
-        vt = pointee_value_type(pt)
+        names, cache, evict, attrs, pt, vt = _parse_access(parser)
         mask = parser.resolve_operand(names[2], with_element_type(vt, IntegerType(1))) if len(names) > 2 else None
         bc = attrs.pop("boundaryCheck", None)
         op = cls(parser.resolve_operand(names[0], pt), parser.resolve_operand(names[1], vt), mask,

@@ -266,11 +266,10 @@ class SplitOp(IRDLOperation):
         super().__init__(operands=[src], result_types=[result_type, result_type])
 
 
-@irdl_op_definition
-class JoinOp(IRDLOperation):
-    """``tt.join %a, %b : tensor<4xf32> -> tensor<4x2xf32>``: stacks along a new minor dimension."""
+class _Combine2(IRDLOperation):
+    """Two operands of one type making a result of another shape:
+    ``%a, %b : type($lhs) -> type($result)``."""
 
-    name = "tt.join"
     T: ClassVar = VarConstraint("T", AnyAttr())
     lhs = operand_def(T)
     rhs = operand_def(T)
@@ -283,20 +282,18 @@ class JoinOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CatOp(IRDLOperation):
+class JoinOp(_Combine2):
+    """``tt.join %a, %b : tensor<4xf32> -> tensor<4x2xf32>``: stacks along a new minor dimension."""
+
+    name = "tt.join"
+
+
+@irdl_op_definition
+class CatOp(_Combine2):
     """``tt.cat %a, %b : tensor<4xf32> -> tensor<8xf32>``: concatenation along dimension 0 where
     the order of elements in the result is unspecified unless the frontend fixes it."""
 
     name = "tt.cat"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)"
-
-    def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
-        super().__init__(operands=[a, b], result_types=[result_type])
 
 
 @irdl_op_definition
