@@ -59,13 +59,22 @@ def _t_fast(_t_grid, {', '.join(n + '=_t_M' for n in names)}, *_t_extra, **_t_kw
         _t_entry = None
     if _t_entry is None:
         return _t_run({call}, grid=_t_grid, warmup=False)
-    _t_kernel, _t_pick, _t_meta = _t_entry
+    _t_kernel, _t_pick, _t_meta, _t_where, _t_launchers = _t_entry
     _t_args = ({call},)
-    if type(_t_grid) is not tuple or len(_t_grid) != 3:
+    if type(_t_grid) is not tuple:
         if callable(_t_grid):
             _t_grid = _t_grid({{{', '.join(f'{n!r}: {n}' for n in names)}, **_t_meta}})
         _t_grid = _t_grid3(_t_grid)
-    _t_kernel.launch(_t_grid, None, [_t_args[i] for i in _t_pick])
+    elif len(_t_grid) == 1:
+        _t_grid = (int(_t_grid[0]), 1, 1)
+    elif len(_t_grid) != 3:
+        _t_grid = _t_grid3(_t_grid)
+    _t_dev, _t_stream = _t_where()
+    _t_launch = _t_launchers.get(_t_dev)
+    if _t_launch is None or not (_t_grid[0] and _t_grid[1] and _t_grid[2]):
+        _t_kernel.launch(_t_grid, None, [_t_args[i] for i in _t_pick])  # first launch on this device
+    else:
+        _t_launch(_t_grid, _t_stream, [_t_args[i] for i in _t_pick])
     return _t_kernel
 """
 

@@ -179,7 +179,9 @@ class JITFunction(KernelInterface):
                 and self._fast is not None:
             meta = {"num_warps": kernel.metadata.get("num_warps", 4), "num_stages": kernel.metadata.get("num_stages", 3)}
             from .binder import env_token
-            self._fast[1][(env_token(),) + key_parts] = (kernel, runtime, meta)
+            driver = kernel.backend.driver()
+            self._fast[1][(env_token(),) + key_parts] = (kernel, runtime, meta, driver.current_device_and_stream,
+                                                         kernel._launchers)
         if warmup:
             return kernel
         if callable(grid):
@@ -295,6 +297,8 @@ def _hash_dependency(h, name, v, seen):
 
 
 def _constexpr_key(v):
+    if type(v) is int:  # the usual constexpr: a block size
+        return ("int", v)
     v = v.value if type(v) is _constexpr() else v
     if isinstance(v, (int, float, bool, str, type(None), tuple)):
         return (type(v).__name__, v)
