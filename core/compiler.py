@@ -3,7 +3,6 @@ holding every stage's text (``kernel.asm["ttir"]``) and a launcher, through the 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from .frontend.errors import CompilationError
@@ -144,7 +143,6 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
         options = dataclasses.replace(options, debug=bool(src.fn.debug))
     key = make_key(TRITIUM_VERSION, _fingerprint(backend), src.key(), options.hash_key(), str(target), backend.name,
                    backend.info.version, last_stage or "")
-    runtime_sig = {i: t for i, t in enumerate(t for t in src.signature.values() if t != "constexpr")}
     runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
                                                    if src.signature[n] != "constexpr")}
     cache = CacheManager(key)
@@ -235,7 +233,6 @@ def _fingerprint(backend) -> str:
 
 def compile_specialized(fn, bound, key_parts, backend, target, opts) -> CompiledKernel:
     """The JIT path: build the ASTSource for these launch arguments and compile it."""
-    from .hooks.types import GPUTarget
     from .hooks import manager
     signature, constexprs, attrs = {}, {}, {}
     for p, v, k in zip(fn.params, bound, key_parts):

@@ -12,8 +12,7 @@ from __future__ import annotations
 import ast
 import operator
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i32
-from xdsl.ir import Block
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
 from ..language import dtypes as tl
 from ..language.core import constexpr, is_builtin, tensor
@@ -202,8 +201,6 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if isinstance(target, ast.Name):
             if not isinstance(value, (tensor, constexpr, tuple)) and not callable(value) and not isinstance(value, tl.dtype):
                 value = constexpr(value)
-            if isinstance(value, constexpr) and isinstance(value.value, tuple):
-                pass
             self.lscope[target.id] = value
             return
         if isinstance(target, (ast.Tuple, ast.List)):

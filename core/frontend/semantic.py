@@ -289,10 +289,6 @@ def cast(x, dst: tl.dtype, builder: Builder, fp_downcast_rounding: str | None = 
 
 # --- arithmetic --------------------------------------------------------------------------------
 
-def _binary(a: tensor, b: tensor, op_cls) -> tensor:
-    raise NotImplementedError  # replaced below; kept for the reader: ops return a's type
-
-
 def _emit(builder: Builder, op, ty: tl.dtype) -> tensor:
     return tensor(builder.create(op), ty)
 

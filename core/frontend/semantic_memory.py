@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from ..language import dtypes as tl
-from ..language.core import constexpr, tensor
-from ..ttir import memory_ops as mem, ops as tt
-from ..ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY, MEM_SEMANTIC, MEM_SYNC_SCOPE
+from ..language.core import tensor
+from ..ttir import memory_ops as mem
+from ..ttir.attrs import EVICTION_POLICY, MEM_SEMANTIC, MEM_SYNC_SCOPE
 from .builder import Builder, ir_type
-from .semantic import (_unwrap, bitcast, broadcast_to_shape, broadcast_values, cast, full, splat, to_tensor,
+from .semantic import (_unwrap, bitcast, broadcast_to_shape, broadcast_values, cast, full, to_tensor,
                        where, greater_equal, less_than, and_)
 
 

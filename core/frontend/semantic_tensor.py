@@ -6,8 +6,8 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i32
 from xdsl.ir import Block, Region
 
 from ..language import dtypes as tl
-from ..language.core import constexpr, tensor
-from ..ttir import arith, ops as tt, region_ops as rops
+from ..language.core import tensor
+from ..ttir import ops as tt, region_ops as rops
 from xdsl.dialects import math as xmath
 from .builder import Builder, ir_type
 from .semantic import _unwrap, binary_operands, broadcast_to_shape, broadcast_values, cast, full, splat, to_tensor

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .dtypes import block_type, dtype
+from .dtypes import dtype
 
 TRITON_BUILTIN = "__tritium_builtin__"
 

@@ -5,7 +5,6 @@ Pure Python: importing this module must not import xDSL.  Conversion to IR types
 """
 from __future__ import annotations
 
-from functools import cached_property
 
 
 class dtype:

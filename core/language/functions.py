@@ -3,7 +3,7 @@ frontend's semantic layer with the builder the code generator passes as ``_build
 from __future__ import annotations
 
 from . import dtypes as _t
-from .core import PropagateNan, _unwrap_if_constexpr as _u, builtin, constexpr, tensor
+from .core import PropagateNan, _unwrap_if_constexpr as _u, builtin, tensor
 
 
 def _s():
@@ -199,10 +199,8 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False, _builder=None):
     z = s.sub(x, max(x, dim, keep_dims=True, _builder=_builder), _builder)
     num = exp(z, _builder=_builder)
     den = sum(num, dim, keep_dims=True, _builder=_builder)
-    out = s.fdiv(num, den, bool(_u(ieee_rounding)), _builder)
-    if not _u(keep_dims):
-        pass
-    return out
+    # keep_dims only concerns the intermediate max and sum: the result has the input's shape
+    return s.fdiv(num, den, bool(_u(ieee_rounding)), _builder)
 
 
 @builtin

@@ -9,7 +9,7 @@ import inspect
 import linecache
 import os
 import textwrap
-from typing import Any, Callable
+from typing import Callable
 
 from .interface import KernelInterface
 from .specialize import LAUNCH_OPTIONS, TensorWrapper, specialize_arg

@@ -106,9 +106,10 @@ _FAST: dict = {}  # type -> key function, for the argument types seen most (tens
 def _tensor_key(v, param):
     ty = _TORCH_BY_DTYPE.get(v.dtype)
     if ty is None:
-        ty = _TORCH_BY_DTYPE[v.dtype] = "*" + _TORCH[str(v.dtype)] if str(v.dtype) in _TORCH else None
-        if ty is None:
+        name = _TORCH.get(str(v.dtype))
+        if name is None:
             raise TypeError(f"argument '{param.name}': unsupported tensor dtype {v.dtype}")
+        ty = _TORCH_BY_DTYPE[v.dtype] = "*" + name
     return ("a", ty, "" if v.data_ptr() & 15 else "D", v.device)
 
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, DenseArrayBase, DictionaryAttr, FunctionType,
                                    IntegerAttr, IntegerType, StringAttr, SymbolRefAttr, TensorType,
-                                   UnitAttr, i32, i64)
+                                   UnitAttr, i32)
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (AnyAttr, IRDLOperation, ParsePropInAttrDict, VarConstraint, irdl_op_definition,
@@ -21,11 +21,11 @@ from xdsl.irdl import (AnyAttr, IRDLOperation, ParsePropInAttrDict, VarConstrain
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (CallableOpInterface, HasParent, IsolatedFromAbove, IsTerminator,
-                         MemoryReadEffect, MemoryWriteEffect, Pure, ReturnLike, SymbolOpInterface)
+                         MemoryWriteEffect, Pure, ReturnLike, SymbolOpInterface)
 from xdsl.utils.exceptions import VerifyException
 
 from .attrs import INPUT_PRECISION, PROGRAM_DIM, PROPAGATE_NAN, ROUNDING_MODE
-from .types import PointerType, element_type, shape_of, with_element_type
+from .types import PointerType, element_type, shape_of
 
 
 def _unresolved_list(parser: Parser):

@@ -15,10 +15,10 @@ from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, i32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def,
                        var_operand_def, var_result_def)
-from xdsl.traits import HasParent, IsTerminator, Pure, RecursivelySpeculatable, RecursiveMemoryEffect
+from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from .types import element_type, shape_of
+from .types import shape_of
 
 
 class _Combine(IRDLOperation):
