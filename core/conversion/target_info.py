@@ -108,6 +108,15 @@ class TargetInfo(ABC):
     def assert_fail(self, builder: ir.IRBuilder, message: str, file: str, func: str, line: int) -> None:
         """Report a failed device assertion and stop the kernel (called under the failing branch)."""
 
+    # --- plugin-owned lowerings ----------------------------------------------------------------
+    def op_lowering(self, op):
+        """A lowering ``fn(function_lowering, op)`` for ``op`` that replaces the shared one, or None.
+
+        Asked before the core's table for every op: a plugin lowers its own ops (``ttng.*``,
+        ``amdg.*``) and generic ops whose operands carry its encodings (``tt.dot`` with an
+        ``nvidia_mma`` or ``amd_mfma`` result) here, and returns None for everything else."""
+        return None
+
     # --- math ---------------------------------------------------------------------------------
     def math(self, builder: ir.IRBuilder, name: str, args: list[ir.Value], ty: ir.Type) -> ir.Value | None:
         """Lower elementwise math op ``name`` (``math.exp``, ``math.erf``, ``tt.precise_sqrt``...) on

@@ -199,7 +199,8 @@ class FunctionLowering:
             self.lower_op(op)
 
     def lower_op(self, op: Operation) -> None:
-        fn = LOWERINGS.get(op.name)
+        # A plugin's own lowering (vendor ops, or a generic op over a vendor encoding) wins.
+        fn = self.target.op_lowering(op) or LOWERINGS.get(op.name)
         if fn is None:
             raise LoweringError(f"no TTGIR -> LLVM lowering for {op.name}")
         fn(self, op)
