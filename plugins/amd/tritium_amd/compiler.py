@@ -1,0 +1,76 @@
+"""The AMD compilation stages: ``ttir -> ttgir -> llir -> amdgcn -> hsaco``.
+
+``ttgir`` runs the shared TTGIR pipeline with the target's wavefront size, then AMD's
+accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), then allocation and membar with
+AMD's barrier rule; ``llir`` the shared lowering with :class:`AMDTargetInfo` (which also lowers the
+MFMA/WMMA dots); ``amdgcn`` LLVM's AMDGPU backend (optimised IR -> assembly text); ``hsaco`` the
+object from the same optimised IR, linked by ``ld.lld``.  Every stage records what the driver
+and the binary checks need in ``metadata``."""
+from __future__ import annotations
+
+from .options import arch_of
+
+
+def membar_filter(op_a, op_b) -> bool:
+    """AMD's barrier rule: a barrier is needed between conflicting LDS accesses of different
+    ops, except between two reads of the same ``ttg.local_load`` chain (never generated as a
+    conflict) -- i.e. no exemption beyond the core's conflict test.  Kept as the place for
+    asynchronous-copy exemptions when direct-to-LDS loads are generated."""
+    return False
+
+
+def make_ttgir(target, options):
+    def stage(module, metadata):
+        from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
+        # importing the lowering registers its scratch sizes with the allocation pass
+        import tritium.conversion.ttgir_to_llvm  # noqa: F401
+        from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
+        from .accelerate_matmul import accelerate_matmul
+        module = _make(module, target, options)
+        metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
+        module = finalize_ttgir(module, target, options, membar_filter)
+        metadata["threads_per_warp"] = options.threads_per_warp
+        return module
+    return stage
+
+
+def make_llir(target, options):
+    def stage(module, metadata):
+        from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+        from .target_info import AMDTargetInfo
+        shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
+        info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu)
+        text, meta = lower_to_llvm(module, info, options)
+        metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
+                        threads_per_warp=meta["threads_per_warp"])
+        return text
+    return stage
+
+
+def make_amdgcn(target, options, state: dict):
+    def stage(llir, metadata):
+        from .binary import emit_assembly, optimize
+        # the hsaco stage emits its object from the same optimised IR
+        state["optimized"] = optimize(llir, str(target.arch))
+        return emit_assembly(state["optimized"], str(target.arch))
+    return stage
+
+
+def make_hsaco(target, options, state: dict):
+    def stage(asm, metadata):
+        from .binary import emit_object, link_hsaco
+        from .elf import read_hsaco
+        hsaco = link_hsaco(emit_object(state.pop("optimized"), str(target.arch)), metadata["name"])
+        k = read_hsaco(hsaco).kernel(metadata["name"])
+        metadata.update(n_regs=k.vgpr_count, n_sgprs=k.sgpr_count, n_spills=k.private_segment_fixed_size,
+                        lds=k.group_segment_fixed_size)
+        return hsaco
+    return stage
+
+
+def add_stages(target, stages: dict, options) -> None:
+    state: dict = {}
+    stages["ttgir"] = make_ttgir(target, options)
+    stages["llir"] = make_llir(target, options)
+    stages["amdgcn"] = make_amdgcn(target, options, state)
+    stages["hsaco"] = make_hsaco(target, options, state)

@@ -1,0 +1,136 @@
+"""A reader for HSA code objects (hsaco: 64-bit little-endian AMDGPU ELF): machine, target ``gfx``
+from ``e_flags``, symbols, and the ``amdhsa`` metadata note (MessagePack) that the HIP runtime reads
+to launch a kernel: name, kernarg segment size and arguments, wavefront size, LDS size.  Enough to
+check a code object without ROCm's tools."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+EM_AMDGPU = 224
+SHT_SYMTAB, SHT_NOTE = 2, 7
+NT_AMDGPU_METADATA = 32
+EF_AMDGPU_MACH = 0x0FF
+#: ``EF_AMDGPU_MACH_AMDGCN_*`` values (LLVM's ELF.h) of the targets Tritium knows
+MACH = {0x03F: "gfx90a", 0x04C: "gfx942", 0x041: "gfx1100", 0x046: "gfx1101", 0x047: "gfx1102"}
+
+
+@dataclass(frozen=True)
+class HsacoKernel:
+    """One entry of ``amdhsa.kernels``."""
+
+    name: str
+    symbol: str
+    kernarg_segment_size: int
+    wavefront_size: int
+    group_segment_fixed_size: int      # LDS bytes
+    private_segment_fixed_size: int    # scratch bytes per work-item
+    sgpr_count: int
+    vgpr_count: int
+    max_flat_workgroup_size: int
+    args: tuple[dict, ...]             # ``.args``: offset, size, value_kind...
+
+    @property
+    def explicit_args(self) -> tuple[dict, ...]:
+        return tuple(a for a in self.args if not str(a.get(".value_kind", "")).startswith("hidden_"))
+
+
+@dataclass(frozen=True)
+class HsacoInfo:
+    machine: int
+    arch: str | None               # from e_flags, e.g. "gfx942"
+    sections: tuple[str, ...]
+    functions: tuple[str, ...]     # STT_FUNC symbols
+    target: str                    # ``amdhsa.target``, e.g. "amdgcn-amd-amdhsa--gfx942"
+    kernels: tuple[HsacoKernel, ...] = field(default_factory=tuple)
+    metadata: dict = field(default_factory=dict)
+
+    def kernel(self, name: str) -> HsacoKernel:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(f"no kernel {name!r} in the code object (has {[k.name for k in self.kernels]})")
+
+
+def _cstr(blob: bytes, off: int) -> str:
+    return blob[off:blob.index(b"\0", off)].decode()
+
+
+def _notes(blob: bytes):
+    """``(name, type, desc)`` of each note in a SHT_NOTE section's bytes (4-byte aligned)."""
+    off = 0
+    while off + 12 <= len(blob):
+        namesz, descsz, ntype = struct.unpack_from("<III", blob, off)
+        off += 12
+        name = blob[off:off + namesz].rstrip(b"\0").decode(errors="replace")
+        off += (namesz + 3) & ~3
+        desc = blob[off:off + descsz]
+        off += (descsz + 3) & ~3
+        yield name, ntype, desc
+
+
+def _decode_metadata(desc: bytes) -> dict:
+    import msgpack
+    return msgpack.unpackb(desc, raw=False, strict_map_key=False)
+
+
+def read_hsaco(data: bytes) -> HsacoInfo:
+    if data[:4] != b"\x7fELF":
+        raise ValueError("not an ELF file")
+    if data[4] != 2 or data[5] != 1:
+        raise ValueError("expected a 64-bit little-endian ELF")
+    (_type, machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phentsize, _phnum,
+     shentsize, shnum, shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = [_cstr(data, secs[shstrndx][4] + s[0]) for s in secs]
+    functions: list[str] = []
+    meta: dict = {}
+    for s in secs:
+        _n, kind, _f, _a, off, size, link, _i, _al, entsize = s
+        if kind == SHT_SYMTAB:
+            strtab = secs[link][4]
+            for j in range(size // entsize):
+                st_name, st_info, _o, _sh, _v, _sz = struct.unpack_from("<IBBHQQ", data, off + j * entsize)
+                if st_name and st_info & 0xF == 2:
+                    functions.append(_cstr(data, strtab + st_name))
+        elif kind == SHT_NOTE:
+            for name, ntype, desc in _notes(data[off:off + size]):
+                if name == "AMDGPU" and ntype == NT_AMDGPU_METADATA:
+                    meta = _decode_metadata(desc)
+    kernels = tuple(HsacoKernel(
+        name=k.get(".name", ""), symbol=k.get(".symbol", ""),
+        kernarg_segment_size=int(k.get(".kernarg_segment_size", 0)),
+        wavefront_size=int(k.get(".wavefront_size", 0)),
+        group_segment_fixed_size=int(k.get(".group_segment_fixed_size", 0)),
+        private_segment_fixed_size=int(k.get(".private_segment_fixed_size", 0)),
+        sgpr_count=int(k.get(".sgpr_count", 0)), vgpr_count=int(k.get(".vgpr_count", 0)),
+        max_flat_workgroup_size=int(k.get(".max_flat_workgroup_size", 0)),
+        args=tuple(k.get(".args", ()))) for k in meta.get("amdhsa.kernels", ()))
+    return HsacoInfo(machine, MACH.get(flags & EF_AMDGPU_MACH), tuple(names), tuple(functions),
+                     str(meta.get("amdhsa.target", "")), kernels, meta)
+
+
+# --- the kernel argument layout a signature implies --------------------------------------------
+_ARG_BYTES = {"i1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2, "i32": 4, "u32": 4,
+              "fp32": 4, "i64": 8, "u64": 8, "fp64": 8}
+
+
+def arg_size(ty: str) -> int:
+    """Bytes of one kernel argument of Triton type ``ty`` (pointers are 8)."""
+    if ty.startswith("*"):
+        return 8
+    try:
+        return _ARG_BYTES[ty]
+    except KeyError:
+        raise ValueError(f"unsupported kernel argument type {ty!r}") from None
+
+
+def explicit_kernarg_layout(types: list[str]) -> list[tuple[int, int]]:
+    """``(offset, size)`` of each argument: naturally aligned, in order (the AMDGPU ABI)."""
+    out, off = [], 0
+    for t in types:
+        size = arg_size(t)
+        off = (off + size - 1) // size * size
+        out.append((off, size))
+        off += size
+    return out

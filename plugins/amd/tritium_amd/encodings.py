@@ -1,0 +1,1 @@
+AMD_ENCODINGS = []

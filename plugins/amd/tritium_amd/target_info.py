@@ -1,0 +1,242 @@
+"""AMD's answers to :class:`tritium.conversion.target_info.TargetInfo`: ``llvm.amdgcn`` work-item
+and workgroup ids, ``ds_swizzle`` / ``ds_bpermute`` cross-lane moves over the whole wavefront (32 or
+64 lanes: the warp size comes from the target), ``s_barrier`` fenced at workgroup scope, LDS in
+address space 3, predicated global loads and stores as branches around vector accesses, LLVM
+atomics, the ``amdgpu_kernel`` calling convention.
+
+Everything here is plain LLVM IR that LLVM's AMDGPU backend selects; nothing needs ROCm's device
+libraries, so compilation works on any machine."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from tritium.conversion.target_info import I16, I32, I64, TargetInfo, intrinsic
+
+from .binary import TRIPLE, data_layout
+from .options import ARCHS
+
+F32, F64 = ir.FloatType(), ir.DoubleType()
+_CONST = 4  # the constant address space (the dispatch packet lives there)
+
+# ds_swizzle's "bit mode" offset: lanes exchange within groups of 32, new lane =
+# ((lane & and_mask) | or_mask) ^ xor_mask over the low 5 bits (bit 15 clear selects this mode).
+_SWIZZLE_AND_ALL = 0x1F
+
+_RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "xchg": "xchg",
+        "max": "max", "min": "min", "umax": "umax", "umin": "umin", "fadd": "fadd"}
+
+
+class AMDTargetInfo(TargetInfo):
+    """One ``gfx`` target.  ``shared_bytes`` is the allocation pass's LDS figure for the module:
+    the LDS array is given exactly that static size, so the code object's
+    ``group_segment_fixed_size`` states it and launches need no dynamic LDS."""
+
+    triple = TRIPLE
+    shared_address_space = 3
+
+    def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0):
+        if arch not in ARCHS:
+            raise ValueError(f"unknown AMD architecture {arch!r}: expected one of {', '.join(ARCHS)}")
+        self.arch = ARCHS[arch]
+        self.shared_bytes = int(shared_bytes)
+        self.waves_per_eu = waves_per_eu
+        self.data_layout = data_layout()
+
+    @property
+    def warp_size(self) -> int:
+        return self.arch.warp_size
+
+    # --- ids ---------------------------------------------------------------------------------
+    def thread_id(self, b):
+        return intrinsic(b, "llvm.amdgcn.workitem.id.x", I32, [])
+
+    def program_id(self, b, axis):
+        return intrinsic(b, f"llvm.amdgcn.workgroup.id.{'xyz'[axis]}", I32, [])
+
+    def num_programs(self, b, axis):
+        # The HSA dispatch packet holds the grid in work-items (u32 at byte 12 + 4 * axis) and the
+        # workgroup size (u16 at byte 4 + 2 * axis); launches always cover whole workgroups.
+        packet = intrinsic(b, "llvm.amdgcn.dispatch.ptr", ir.PointerType(addrspace=_CONST), [])
+        grid = b.load(b.gep(packet, [ir.Constant(I64, 12 + 4 * axis)], source_etype=ir.IntType(8)), typ=I32)
+        group = b.load(b.gep(packet, [ir.Constant(I64, 4 + 2 * axis)], source_etype=ir.IntType(8)), typ=I16)
+        return b.udiv(grid, b.zext(group, I32))
+
+    def lane_id(self, b, tid):
+        return b.and_(tid, ir.Constant(I32, self.warp_size - 1))
+
+    def warp_id(self, b, tid):
+        return b.lshr(tid, ir.Constant(I32, self.warp_size.bit_length() - 1))
+
+    # --- cross-lane data movement ------------------------------------------------------------
+    def _as_i32(self, b, value):
+        return value if value.type == I32 else b.bitcast(value, I32)
+
+    def _back(self, b, r, ty):
+        return r if ty == I32 else b.bitcast(r, ty)
+
+    def shuffle_xor(self, b, value, mask):
+        v = self._as_i32(b, value)
+        if mask < 32:
+            # within each group of 32 lanes: one ds_swizzle, no address computation
+            r = intrinsic(b, "llvm.amdgcn.ds.swizzle", I32, [v, ir.Constant(I32, (mask << 10) | _SWIZZLE_AND_ALL)])
+        else:
+            # across the two halves of a 64-lane wavefront: ds_bpermute (byte address = 4 * lane)
+            lane = self.lane_id(b, self.thread_id(b))
+            src = b.xor(lane, ir.Constant(I32, mask))
+            r = intrinsic(b, "llvm.amdgcn.ds.bpermute", I32, [b.shl(src, ir.Constant(I32, 2)), v])
+        return self._back(b, r, value.type)
+
+    def shuffle_idx(self, b, value, lane):
+        v = self._as_i32(b, value)
+        r = intrinsic(b, "llvm.amdgcn.ds.bpermute", I32, [b.shl(lane, ir.Constant(I32, 2)), v])
+        return self._back(b, r, value.type)
+
+    def barrier(self, b):
+        # s_barrier only synchronises execution; the fences order the LDS accesses around it.
+        b.fence("release", "workgroup")
+        intrinsic(b, "llvm.amdgcn.s.barrier", ir.VoidType(), [])
+        b.fence("acquire", "workgroup")
+
+    # --- memory -------------------------------------------------------------------------------
+    def shared_base(self, module):
+        g = module.globals.get("global_smem")
+        if g is None:
+            size = max(self.shared_bytes, 0)
+            g = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), size), "global_smem", addrspace=3)
+            g.type = ir.PointerType(addrspace=3)  # opaque pointers throughout
+            if size:
+                g.linkage = "internal"
+                g.initializer = ir.Constant(g.value_type, ir.Undefined)
+            else:
+                g.linkage = "external"
+            g.align = 16
+        return g
+
+    @staticmethod
+    def _guarded(b, pred, then, on_false):
+        """``then()`` under ``pred`` (i1, None = always); the values it returns, or ``on_false``
+        where the predicate is false, merged with phis."""
+        if pred is None or (isinstance(pred, ir.Constant) and pred.constant == 1):
+            return then()
+        head = b.block
+        body = b.append_basic_block("pred.then")
+        done = b.append_basic_block("pred.done")
+        b.cbranch(pred, body, done)
+        b.position_at_end(body)
+        vals = then()
+        body_end = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        if not vals:
+            return vals
+        out = []
+        for v, other in zip(vals, on_false):
+            phi = b.phi(v.type)
+            phi.add_incoming(v, body_end)
+            phi.add_incoming(other, head)
+            out.append(phi)
+        return out
+
+    def global_load(self, b, ptr, word_bits, n_words, pred, other, cache, evict, volatile):
+        wty = ir.IntType(word_bits)
+        vty = wty if n_words == 1 else ir.VectorType(wty, n_words)
+        align = word_bits // 8 * n_words
+
+        def load():
+            v = b.load(ptr, typ=vty, align=align)
+            return [v] if n_words == 1 else [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
+
+        undef = [ir.Constant(wty, ir.Undefined)] * n_words
+        return self._guarded(b, pred, load, other if other is not None else undef)
+
+    def global_store(self, b, ptr, words, word_bits, pred, cache, evict):
+        n = len(words)
+        wty = ir.IntType(word_bits)
+
+        def store():
+            if n == 1:
+                v = words[0]
+            else:
+                v = ir.Constant(ir.VectorType(wty, n), ir.Undefined)
+                for i, w in enumerate(words):
+                    v = b.insert_element(v, w, ir.Constant(I32, i))
+            b.store(v, ptr, align=word_bits // 8 * n)
+            return []
+
+        self._guarded(b, pred, store, [])
+
+    @staticmethod
+    def _ordering(sem: str) -> str:
+        return {"relaxed": "monotonic", "acquire": "acquire", "release": "release"}.get(sem, "acq_rel")
+
+    def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
+        ty = value.type
+        is_float = not isinstance(ty, ir.IntType)
+        if op == "add" and is_float:
+            op = "fadd"
+        kind = {"max": "fmax", "min": "fmin"}.get(op) if is_float else _RMW.get(op)
+        if kind is None:
+            raise NotImplementedError(f"atomic {op} on {ty}")
+        if is_float and kind == "xchg":
+            bits = 64 if isinstance(ty, ir.DoubleType) else 32 if isinstance(ty, ir.FloatType) else 16
+            ity = ir.IntType(bits)
+            r = self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, b.bitcast(value, ity), self._ordering(sem))],
+                              [ir.Constant(ity, ir.Undefined)])[0]
+            return b.bitcast(r, ty)
+        return self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, value, self._ordering(sem))],
+                             [ir.Constant(ty, ir.Undefined)])[0]
+
+    def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
+        ty = value.type
+        ity = ty if isinstance(ty, ir.IntType) else ir.IntType(64 if isinstance(ty, ir.DoubleType) else
+                                                               32 if isinstance(ty, ir.FloatType) else 16)
+        c, v = (cmp, value) if ity is ty else (b.bitcast(cmp, ity), b.bitcast(value, ity))
+        order = self._ordering(sem)
+        fail = "monotonic" if order in ("release", "monotonic") else "acquire"
+        r = self._guarded(b, pred, lambda: [b.extract_value(b.cmpxchg(ptr, c, v, order, fail), 0)],
+                          [ir.Constant(ity, ir.Undefined)])[0]
+        return r if ity is ty else b.bitcast(r, ty)
+
+    # --- kernels ------------------------------------------------------------------------------
+    def make_kernel(self, fn, num_warps, shared_bytes):
+        fn.calling_convention = "amdgpu_kernel"
+        threads = num_warps * self.warp_size
+        # llvmlite checks attribute names against LLVM's enum attributes; AMDGPU's are string
+        # attributes, which it prints as given.
+        set.add(fn.attributes, f'"amdgpu-flat-work-group-size"="1,{threads}"')
+        if self.waves_per_eu:
+            set.add(fn.attributes, f'"amdgpu-waves-per-eu"="{self.waves_per_eu}"')
+        # launches always cover whole workgroups (grid = programs x workgroup size), so LLVM need
+        # not guard for partial ones
+        set.add(fn.attributes, '"uniform-work-group-size"="true"')
+
+    # --- debugging ----------------------------------------------------------------------------
+    def _cstring(self, module, text: str) -> ir.GlobalVariable:
+        data = bytearray(text.encode()) + b"\0"
+        arr = ir.Constant(ir.ArrayType(ir.IntType(8), len(data)), data)
+        g = ir.GlobalVariable(module, arr.type, module.get_unique_name("str"), addrspace=_CONST)
+        g.global_constant, g.initializer, g.linkage = True, arr, "internal"
+        g.type = ir.PointerType(addrspace=_CONST)
+        return g
+
+    def printf(self, b, fmt, args):
+        # OpenCL-style printf: LLVM's AMDGPU printf-runtime-binding pass turns the call into writes
+        # to the printf buffer (a hidden kernel argument) that the runtime prints after the kernel.
+        module = b.module
+        pf = module.globals.get("printf")
+        if pf is None:
+            pf = ir.Function(module, ir.FunctionType(I32, [ir.PointerType(addrspace=_CONST)], var_arg=True), "printf")
+        b.call(pf, [self._cstring(module, fmt)] + list(args))
+
+    def assert_fail(self, b, message, file, func, line):
+        self.printf(b, "%s:%d: %s: Assertion `%s` failed.\n",
+                    [self._cstring(b.module, file), ir.Constant(I32, line), self._cstring(b.module, func),
+                     self._cstring(b.module, message)])
+        intrinsic(b, "llvm.trap", ir.VoidType(), [])
+
+    # --- math ---------------------------------------------------------------------------------
+    def math(self, b, name, args, ty):
+        return None
+
+
+__all__ = ["AMDTargetInfo", "F32", "F64"]

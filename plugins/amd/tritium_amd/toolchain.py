@@ -1,0 +1,65 @@
+"""Where ``ld.lld`` comes from: the linker that turns the AMDGPU relocatable object LLVM emits
+into an HSA code object (``hsaco``: a shared ELF the HIP runtime loads).
+
+Search order, first hit wins:
+
+* ``TRITIUM_LLD_PATH`` (an ``ld.lld`` binary);
+* ROCm's own: ``$ROCM_PATH/llvm/bin/ld.lld``, ``$HIP_PATH/llvm/bin/ld.lld``, ``/opt/rocm/llvm/bin/ld.lld``;
+* ``ld.lld`` on ``PATH``;
+* the ``ziglang`` wheel's (``python -m ziglang ld.lld``; LLVM's lld shipped with Zig).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ZIG_PACKAGE = "ziglang"
+
+
+class ToolchainError(RuntimeError):
+    """A tool needed to produce an hsaco is missing; the message says what to install."""
+
+
+def _rocm_roots() -> list[Path]:
+    roots = [os.environ.get(v) for v in ("ROCM_PATH", "ROCM_HOME", "HIP_PATH")]
+    return [Path(r) for r in roots if r] + [Path("/opt/rocm")]
+
+
+@functools.lru_cache(maxsize=None)
+def find_lld() -> tuple[str, ...] | None:
+    """The command (argv prefix) running ``ld.lld``, or ``None`` when there is none."""
+    env = os.environ.get("TRITIUM_LLD_PATH")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise ToolchainError(f"TRITIUM_LLD_PATH={env!r} is not an executable file")
+        return (env,)
+    for root in _rocm_roots():
+        c = root / "llvm" / "bin" / "ld.lld"
+        if c.is_file() and os.access(c, os.X_OK):
+            return (str(c),)
+    on_path = shutil.which("ld.lld")
+    if on_path:
+        return (on_path,)
+    if importlib.util.find_spec(ZIG_PACKAGE) is not None:
+        return (sys.executable, "-m", ZIG_PACKAGE, "ld.lld")
+    return None
+
+
+def missing_lld_message() -> str:
+    return ("cannot link the AMDGPU object into an hsaco: no ld.lld was found (looked at "
+            "TRITIUM_LLD_PATH, ROCm's llvm/bin under ROCM_PATH or /opt/rocm, PATH, and the ziglang "
+            f"wheel). Install one with `pip install {ZIG_PACKAGE}` (or install ROCm, or point "
+            "TRITIUM_LLD_PATH at an ld.lld binary).")
+
+
+def lld_version() -> str | None:
+    cmd = find_lld()
+    if cmd is None:
+        return None
+    out = subprocess.run([*cmd, "--version"], capture_output=True, text=True)
+    return out.stdout.strip() or None
