@@ -1,5 +1,103 @@
-"""Placeholder: filled in below."""
+"""``tritonamdgpu-accelerate-matmul``: put each ``tt.dot`` that AMD's matrix instructions can
+compute onto them.
+
+The dot's accumulator gets an ``amd_mfma`` (CDNA, wave64) or ``amd_wmma`` (RDNA3, wave32) layout,
+its operands ``dot_op`` layouts with that parent and the instruction's ``kWidth``; conversions are
+inserted around it (``remove-layout-conversions`` then carries the accumulator of a loop in the new
+layout).  A dot that cannot use them keeps its blocked layout and runs on FMAs; the reason is
+returned (the ``ttgir`` stage records it as ``metadata["dot_lowering"]``)."""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, ModuleOp,
+                                   TensorType)
+
+from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
+from tritium.ttgir.ops import ConvertLayoutOp
+from tritium.ttir.ops import DotOp
+
+from .encodings import AMDMatrixEncoding, AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
+from .instructions import _MFMA, _WMMA, Instr, choose, warps_per_cta
+from .options import Arch
+
+_VERSION = {"cdna2": 2, "cdna3": 3}
 
 
-def accelerate_matmul(module, arch, options):
-    return []
+def type_name(t) -> str:
+    """``f16``, ``bf16``, ``f32``, ``f64``, ``i8``, ``i32``... of a tensor's element type."""
+    e = t.element_type if isinstance(t, TensorType) else t
+    if isinstance(e, Float16Type):
+        return "f16"
+    if isinstance(e, BFloat16Type):
+        return "bf16"
+    if isinstance(e, Float32Type):
+        return "f32"
+    if isinstance(e, Float64Type):
+        return "f64"
+    if isinstance(e, IntegerType):
+        return f"i{e.width.data}"
+    return type(e).__name__
+
+
+def instr_of(op) -> Instr | None:
+    """The instruction a ``tt.dot`` whose accumulator has an AMD matrix layout lowers to."""
+    enc = op.c.type.encoding
+    if not isinstance(enc, AMDMatrixEncoding):
+        return None
+    a_t = type_name(op.a.type)
+    if isinstance(enc, AMDWmmaEncodingAttr):
+        return _WMMA[a_t]
+    family = {v: k for k, v in _VERSION.items()}[enc.versionMajor.data]
+    kw = op.a.type.encoding.k_width
+    for ins in _MFMA[(family, a_t)]:
+        if ins.m == enc.instr_shape[0] and ins.k_width == kw:
+            return ins
+    raise ValueError(f"no MFMA instruction for {a_t} operands, tile {enc.instr_shape}, kWidth {kw}")
+
+
+def _with(t: TensorType, enc) -> TensorType:
+    return TensorType(t.element_type, t.get_shape(), enc)
+
+
+def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
+    a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
+    if len(c_t.get_shape()) != 2:
+        return "fma: batched (rank-3) dot"
+    if not isinstance(c_t.encoding, BlockedEncodingAttr):
+        return f"fma: accumulator layout {c_t.encoding.name} is not blocked"
+    (m, n), k = c_t.get_shape(), a_t.get_shape()[1]
+    ins, reason = choose(arch, type_name(a_t), type_name(b_t), type_name(c_t), m, n, k, nonkdim)
+    if ins is None:
+        return f"fma: {reason}"
+    wm, wn = warps_per_cta(num_warps, m, n, ins)
+    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n]) if ins.kind == "mfma"
+           else AMDWmmaEncodingAttr(1, [wm, wn]))
+    block = op.parent_block()
+    operands = []
+    for i, (v, t) in enumerate(((op.a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),
+                                (op.b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),
+                                (op.c, _with(c_t, enc)))):
+        cvt = ConvertLayoutOp(v, t)
+        block.insert_op_before(cvt, op)
+        operands.append(cvt.result)
+    dot = DotOp(*operands, op.input_precision, op.maxNumImpreciseAcc.value.data)
+    back = ConvertLayoutOp(dot.d, c_t)
+    block.insert_op_before(dot, op)
+    block.insert_op_before(back, op)
+    op.d.replace_all_uses_with(back.result)
+    block.erase_op(op)
+    return f"{ins.kind}: {ins.intrinsic} ({ins.m}x{ins.n}x{ins.k}, warpsPerCTA [{wm}, {wn}])"
+
+
+def accelerate_matmul(module: ModuleOp, arch: Arch, options) -> list[str]:
+    """Rewrite every eligible ``tt.dot`` of ``module``; returns one line per dot saying how it
+    will be computed (``mfma: ...``, ``wmma: ...`` or ``fma: <reason>``)."""
+    from tritium.passes import PassManager
+    from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
+    from tritium.ttir.passes.cse import CSE
+    from tritium.ttir.passes.dce import DCE
+    num_warps = module.attributes["ttg.num-warps"].value.data
+    dots = [op for op in module.walk() if op.name == "tt.dot"]
+    out = [_accelerate(op, arch, num_warps, getattr(options, "matrix_instr_nonkdim", 0)) for op in dots]
+    if any(not line.startswith("fma") for line in out):
+        PassManager("amd-accelerate-matmul", [RemoveLayoutConversions(), CSE(), DCE()]).run(module)
+    return out

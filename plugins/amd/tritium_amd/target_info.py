@@ -234,6 +234,16 @@ class AMDTargetInfo(TargetInfo):
                      self._cstring(b.module, message)])
         intrinsic(b, "llvm.trap", ir.VoidType(), [])
 
+    # --- plugin-owned lowerings ----------------------------------------------------------------
+    def op_lowering(self, op):
+        if op.name == "tt.dot":
+            from .accelerate_matmul import instr_of
+            ins = instr_of(op)
+            if ins is not None:
+                from .dot_matrix import lower_matrix_dot
+                return lambda fl, o: lower_matrix_dot(fl, o, ins)
+        return None
+
     # --- math ---------------------------------------------------------------------------------
     def math(self, b, name, args, ty):
         return None
