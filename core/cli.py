@@ -233,8 +233,11 @@ def cmd_backends(ns: argparse.Namespace) -> int:
         backends, failed = list_backends(), failed_plugins()
     print(f"Tritium plugin API {PLUGIN_API_VERSION}")
     rows = [("backend", "version", "targets", "device", "api", "plugin")]
+    reasons = []
     for b in backends:
         present = b.device_present()
+        if not present and (why := b.device_unavailable_reason()):
+            reasons.append(f"{b.name}: no device: {why} (compile-only)")
         device = f"yes ({b.current_target()})" if present else "no"
         targets = ", ".join(b.info.targets) or ", ".join(b.info.target_kinds)
         rows.append((b.name, b.info.version, targets, device, str(b.info.api_version),
@@ -244,6 +247,8 @@ def cmd_backends(ns: argparse.Namespace) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     if not backends:
         print("(no backend installed)")
+    for line in reasons:
+        print(line)
     for f in failed:
         print(f"failed plugin {f.name} ({f.distribution}): {f.reason}")
     return 0

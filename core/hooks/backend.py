@@ -77,6 +77,17 @@ class Backend:
                         self._present = False
         return self._present
 
+    def device_unavailable_reason(self) -> str | None:
+        """Why this backend has no device (the driver's ``inactive_reason``), or ``None`` when it has
+        one or its driver cannot say.  Never raises: it is only shown to users."""
+        if self.device_present():
+            return None
+        try:
+            reason = self.driver().inactive_reason()
+        except Exception:  # noqa: BLE001 - a broken driver only loses the explanation
+            return None
+        return str(reason) if reason else None
+
     def current_target(self) -> GPUTarget | None:
         if not self.device_present():
             return None

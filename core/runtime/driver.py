@@ -23,6 +23,12 @@ class Driver(abc.ABC):
     def get_current_target(self):
         """``GPUTarget`` of the current device."""
 
+    def inactive_reason(self) -> str | None:
+        """Why no device is usable, for users (``tritium backends``): e.g. the runtime library
+        that is missing and what to install.  ``None`` when a device is usable or the driver
+        cannot say."""
+        return None
+
     def get_current_device(self) -> int:
         return 0
 

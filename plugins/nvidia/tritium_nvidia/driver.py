@@ -109,6 +109,9 @@ class CudaDriver(Driver):
     def is_active(self) -> bool:
         return self._init()
 
+    def inactive_reason(self) -> str | None:
+        return None if self._init() else self._init_error
+
     def get_current_device(self) -> int:
         if not self._init():
             return 0
