@@ -23,7 +23,8 @@ _CONST = 4  # the constant address space (the dispatch packet lives there)
 _SWIZZLE_AND_ALL = 0x1F
 
 _RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "xchg": "xchg",
-        "max": "max", "min": "min", "umax": "umax", "umin": "umin", "fadd": "fadd"}
+        "max": "max", "min": "min", "umax": "umax", "umin": "umin"}
+_RMW_FLOAT = {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin", "exch": "xchg", "xchg": "xchg"}
 
 
 class AMDTargetInfo(TargetInfo):
@@ -172,9 +173,7 @@ class AMDTargetInfo(TargetInfo):
     def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
         ty = value.type
         is_float = not isinstance(ty, ir.IntType)
-        if op == "add" and is_float:
-            op = "fadd"
-        kind = {"max": "fmax", "min": "fmin"}.get(op) if is_float else _RMW.get(op)
+        kind = _RMW_FLOAT.get(op) if is_float else _RMW.get(op)
         if kind is None:
             raise NotImplementedError(f"atomic {op} on {ty}")
         if is_float and kind == "xchg":
@@ -246,6 +245,12 @@ class AMDTargetInfo(TargetInfo):
 
     # --- math ---------------------------------------------------------------------------------
     def math(self, b, name, args, ty):
+        from . import math_lib
+        if isinstance(ty, ir.DoubleType) and name in math_lib.FP64_UNSUPPORTED:
+            raise NotImplementedError(f"{name} on fp64 is not available on AMD GPUs without ROCm's device "
+                                      "math library (ocml), which Tritium does not link yet")
+        if isinstance(ty, ir.FloatType) and name in math_lib.FP32:
+            return math_lib.FP32[name](b, *args)
         return None
 
 

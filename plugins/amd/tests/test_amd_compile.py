@@ -1,0 +1,145 @@
+"""CPU-only: kernels compile through every AMD stage to an hsaco for gfx942 (wave64, MFMA) and
+gfx1100 (wave32, WMMA), without a GPU or ROCm; the code objects are checked (ELF machine, amdhsa
+metadata, kernarg layout, wavefront size, LDS size) and the assembly shows the instructions the
+lowering chose."""
+import re
+
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+from conformance.cases import tutorials_basic as tb
+from tritium.examples import matmul
+from tritium_amd.driver import check_hsaco
+from tritium_amd.elf import EM_AMDGPU, read_hsaco
+
+D = {"tt.divisibility": 16}
+TARGETS = ["hip:gfx942", "hip:gfx1100"]
+WAVE = {"hip:gfx942": 64, "hip:gfx1100": 32, "hip:gfx90a": 64}
+
+
+@pytest.fixture(autouse=True)
+def _cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+
+
+def compile_kernel(fn, target, sig, consts, attrs=None, **opts):
+    return triton.compile(fn, target=target, signature=sig, constexprs=consts, attrs=attrs or {}, **opts)
+
+
+def mnemonics(asm: str, prefix: str) -> set[str]:
+    return set(re.findall(rf"^\s*({prefix}\w*)", asm, flags=re.M))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vector_add(target):
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    k = compile_kernel(tb.add_kernel, target, sig, {"BLOCK_SIZE": 1024}, {n: D for n in sig}, num_warps=4)
+    assert list(k.asm) == ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
+    assert f'"ttg.threads-per-warp" = {WAVE[target]}' in k.asm["ttgir"]
+    assert "amdgpu_kernel" in k.asm["llir"] and "llvm.amdgcn.workitem.id.x" in k.asm["llir"]
+    # 16-byte aligned pointers and n: 128-bit global accesses
+    assert "global_load_dwordx4" in k.asm["amdgcn"] or "global_load_b128" in k.asm["amdgcn"]
+    info = read_hsaco(k.asm["hsaco"])
+    assert info.machine == EM_AMDGPU and info.arch == target.split(":")[1]
+    kern = info.kernel("add_kernel")
+    assert kern.kernarg_segment_size >= 28 and kern.wavefront_size == WAVE[target]
+    assert [(a[".offset"], a[".size"]) for a in kern.explicit_args] == [(0, 8), (8, 8), (16, 8), (24, 4)]
+    assert kern.max_flat_workgroup_size == 4 * WAVE[target]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_softmax_reduces_across_the_whole_wavefront(target):
+    sig = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32",
+           "n_rows": "i32", "n_cols": "i32"}
+    k = compile_kernel(tb.softmax_kernel, target, sig, {"BLOCK_SIZE": 1024, "num_stages": 1}, num_warps=4)
+    asm, llir = k.asm["amdgcn"], k.asm["llir"]
+    assert "s_barrier" in asm and "ds_swizzle_b32" in asm
+    # the butterfly spans every lane: offsets 1..16 by ds_swizzle (xor mask in bits 10-14), and on
+    # wave64 the last step (xor 32) crosses the halves with ds_bpermute
+    masks = {int(m) >> 10 for m in re.findall(r"llvm\.amdgcn\.ds\.swizzle\"?\(i32 [^,]+, i32 (\d+)\)", llir)}
+    assert {1, 2, 4, 8, 16} <= masks
+    if WAVE[target] == 64:
+        assert "ds_bpermute_b32" in asm and "xor i32" in llir
+    else:
+        assert "ds_bpermute_b32" not in asm
+    kern = read_hsaco(k.asm["hsaco"]).kernel("softmax_kernel")
+    assert kern.group_segment_fixed_size == k.metadata["shared"] > 0
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{n: "i32" for n in (
+    "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")}}
+MM_CONSTS = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "ACTIVATION": ""}
+
+
+@pytest.mark.parametrize("target, instr", [("hip:gfx942", "v_mfma_f32_32x32x8_f16"),
+                                           ("hip:gfx90a", "v_mfma_f32_32x32x8f16"),
+                                           ("hip:gfx1100", "v_wmma_f32_16x16x16_f16")])
+def test_tutorial_matmul_uses_matrix_instructions(target, instr):
+    k = compile_kernel(matmul.matmul_kernel.fn, target, MM_SIG, MM_CONSTS, num_warps=4)
+    ttgir, asm = k.asm["ttgir"], k.asm["amdgcn"]
+    enc = "#ttg.amd_wmma" if "wmma" in instr else "#ttg.amd_mfma"
+    assert enc in ttgir and "#ttg.dot_op<{opIdx = 0, parent = " + enc in ttgir
+    assert mnemonics(asm, "v_mfma") | mnemonics(asm, "v_wmma") == {instr}
+    assert k.metadata["dot_lowering"][0].startswith(instr[2:6])
+    # the accumulator stays in the matrix layout through the K loop: the only conversions are the
+    # operands' (into dot_op) and the result's (once, after the loop)
+    assert ttgir.count("ttg.convert_layout") == 3
+    kern = read_hsaco(k.asm["hsaco"]).kernel("matmul_kernel")
+    assert kern.group_segment_fixed_size == k.metadata["shared"]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def int8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+@pytest.mark.parametrize("target, instr", [("hip:gfx942", "v_mfma_i32_32x32x16_i8"),
+                                           ("hip:gfx90a", "v_mfma_i32_32x32x8i8"),
+                                           ("hip:gfx1100", "v_wmma_i32_16x16x16_iu8")])
+def test_int8_dot(target, instr):
+    k = compile_kernel(int8_dot, target, {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32"},
+                       {"M": 64, "N": 64, "K": 64}, num_warps=4)
+    assert mnemonics(k.asm["amdgcn"], "v_mfma") | mnemonics(k.asm["amdgcn"], "v_wmma") == {instr}
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@pytest.mark.parametrize("dtype, instr", [("bf16", "v_mfma_f32_32x32x8_bf16"), ("fp32", None)])
+def test_bf16_dot_and_fp32_fallback(dtype, instr):
+    sig = dict(MM_SIG, a_ptr=f"*{dtype}", b_ptr=f"*{dtype}")
+    k = compile_kernel(matmul.matmul_kernel.fn, "hip:gfx942", sig, MM_CONSTS, num_warps=4)
+    found = mnemonics(k.asm["amdgcn"], "v_mfma")
+    if instr:
+        assert found == {instr}
+    else:
+        assert not found and k.metadata["dot_lowering"] == ["fma: f32 operands: only fp16, bf16 and int8 dots use MFMA"]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+def test_small_dot_falls_back_with_its_reason():
+    k = compile_kernel(int8_dot, "hip:gfx942", {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32"},
+                       {"M": 16, "N": 16, "K": 16}, num_warps=1)
+    (line,) = k.metadata["dot_lowering"]
+    assert line.startswith("fma: the 16x16x16 dot is smaller than") and "16x16x32" in line
+    assert not mnemonics(k.asm["amdgcn"], "v_mfma")
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+def test_check_hsaco_rejects_mismatches():
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    k = compile_kernel(tb.add_kernel, "hip:gfx942", sig, {"BLOCK_SIZE": 256}, num_warps=4)
+    good = dict(k.metadata)
+    check_hsaco(k.asm["hsaco"], good)
+    for change, msg in [({"name": "other"}, "no kernel 'other'"), ({"shared": 1024}, "LDS size"),
+                        ({"threads_per_warp": 32}, "32-lane"), ({"target": "hip:gfx1100"}, "gfx942"),
+                        ({"signature": dict(good["signature"], n_elements="i64")}, "kernel arguments")]:
+        with pytest.raises(ValueError, match=msg):
+            check_hsaco(k.asm["hsaco"], dict(good, **change))
+    with pytest.raises(ValueError, match="not an ELF"):
+        check_hsaco(b"\0" * 64, good)
