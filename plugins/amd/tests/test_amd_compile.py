@@ -10,7 +10,7 @@ import tritium as triton
 import tritium.language as tl
 from conformance.cases import tutorials_basic as tb
 from tritium.examples import matmul
-from tritium_amd.driver import check_hsaco
+from tritium_amd.elf import check_hsaco
 from tritium_amd.elf import EM_AMDGPU, read_hsaco
 
 D = {"tt.divisibility": 16}
@@ -143,3 +143,24 @@ def test_check_hsaco_rejects_mismatches():
             check_hsaco(k.asm["hsaco"], dict(good, **change))
     with pytest.raises(ValueError, match="not an ELF"):
         check_hsaco(b"\0" * 64, good)
+
+
+def test_cli_compiles_to_hsaco_without_a_gpu(tmp_path):
+    """``tritium compile k.py:kernel --target hip:gfx942 --stage hsaco -o out/``, as a user runs it."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tritium.examples.vector_add as vadd
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tritium.cli", "compile", f"{Path(vadd.__file__)}:add_kernel",
+                        "--signature", "*fp32,*fp32,*fp32,i32", "--constexpr", "BLOCK_SIZE=1024",
+                        "--target", "hip:gfx942", "--stage", "hsaco", "-o", str(out)],
+                       capture_output=True, text=True, env={**os.environ, "TRITIUM_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "add_kernel.json").read_text())
+    assert meta["stages"] == ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
+    assert ".amdhsa_kernel add_kernel" in (out / "add_kernel.amdgcn").read_text()
+    check_hsaco((out / "add_kernel.hsaco").read_bytes(), meta)

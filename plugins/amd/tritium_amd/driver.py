@@ -19,7 +19,8 @@ from tritium.hooks import GPUTarget
 from tritium.runtime.driver import Driver
 
 from . import memory
-from .elf import EM_AMDGPU, explicit_kernarg_layout, read_hsaco
+from .elf import check_hsaco
+from .memory import HipDeviceArray
 from .options import ARCHS, TARGET_KIND
 
 HIP_PACKAGE = "hip-python"
@@ -276,65 +277,26 @@ class HipDriver(Driver):
         return torch if getattr(torch.version, "hip", None) and torch.cuda.is_available() else None
 
     def empty(self, shape, dtype, device: int = 0):
-        torch = self._require_torch()
-        return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, memory.dtype_name(dtype)),
-                           device=f"cuda:{device}")
+        torch = self._torch()
+        if torch is not None:
+            return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, memory.dtype_name(dtype)),
+                               device=f"cuda:{device}")
+        self.set_current_device(device)
+        return HipDeviceArray(self, shape, memory.dtype_name(dtype))
 
     def from_numpy(self, array, device: int = 0):
-        torch = self._require_torch()
-        return torch.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
+        torch = self._torch()
+        if torch is not None:
+            return torch.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
+        self.set_current_device(device)
+        return HipDeviceArray(self, array.shape, array.dtype).copy_from_host(array)
 
     def to_numpy(self, arg):
+        if isinstance(arg, HipDeviceArray):
+            return arg.copy_to_host()
         if memory._torch_rocm(arg):
             return arg.detach().cpu().numpy()
         if hasattr(arg, "get"):  # CuPy
             return arg.get()
         raise TypeError(f"cannot copy a {type(arg).__name__} to the host")
 
-    def _require_torch(self):
-        torch = self._torch()
-        if torch is None:
-            raise RuntimeError("device memory helpers need a ROCm build of torch with a visible device")
-        return torch
-
-
-def check_hsaco(binary: bytes, metadata: dict) -> None:
-    """Raise ``ValueError`` saying what is wrong with ``binary`` for the kernel ``metadata``
-    describes (see :meth:`HipDriver.check_binary`)."""
-    name = metadata.get("name")
-    info = read_hsaco(bytes(binary))
-    if info.machine != EM_AMDGPU:
-        raise ValueError(f"ELF machine is {info.machine}, expected EM_AMDGPU ({EM_AMDGPU})")
-    target = str(metadata.get("target", ""))
-    arch = target.partition(":")[2]
-    if arch and info.arch != arch:
-        raise ValueError(f"code object is for {info.arch}, the kernel was compiled for {arch}")
-    if arch and not info.target.endswith(arch) and f"--{arch}" not in info.target:
-        raise ValueError(f"amdhsa.target is {info.target!r}, expected the {arch} target")
-    try:
-        k = info.kernel(name)
-    except KeyError as e:
-        raise ValueError(str(e.args[0])) from None
-    if k.symbol != f"{name}.kd":
-        raise ValueError(f"kernel descriptor symbol is {k.symbol!r}, expected {name + '.kd'!r}")
-    types = [metadata["signature"][n] for n in metadata.get("arg_names", ())]
-    want = explicit_kernarg_layout(types)
-    got = [(int(a[".offset"]), int(a[".size"])) for a in k.explicit_args]
-    if got != want:
-        raise ValueError(f"kernel arguments (offset, size) are {got}, the signature {types} needs {want}")
-    end = want[-1][0] + want[-1][1] if want else 0
-    if k.kernarg_segment_size < end:
-        raise ValueError(f"kernarg segment is {k.kernarg_segment_size} bytes, the arguments need {end}")
-    wave = int(metadata.get("threads_per_warp", 0) or 0)
-    if arch in ARCHS:
-        wave = wave or ARCHS[arch].warp_size
-        if wave != ARCHS[arch].warp_size:
-            raise ValueError(f"compiled for {wave}-lane wavefronts, {arch} runs {ARCHS[arch].warp_size}")
-    if wave and k.wavefront_size != wave:
-        raise ValueError(f"wavefront size is {k.wavefront_size}, expected {wave}")
-    shared = int(metadata.get("shared", 0) or 0)
-    if k.group_segment_fixed_size != shared:
-        raise ValueError(f"LDS size is {k.group_segment_fixed_size} bytes, the allocation pass reserved {shared}")
-    threads = int(metadata.get("num_warps", 0) or 0) * wave
-    if threads and k.max_flat_workgroup_size < threads:
-        raise ValueError(f"max flat workgroup size is {k.max_flat_workgroup_size}, the launch uses {threads}")

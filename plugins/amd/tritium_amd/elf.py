@@ -1,4 +1,4 @@
-"""A reader for HSA code objects (hsaco: 64-bit little-endian AMDGPU ELF): machine, target ``gfx``
+"""A reader and checker for HSA code objects (hsaco: 64-bit little-endian AMDGPU ELF): machine, target ``gfx``
 from ``e_flags``, symbols, and the ``amdhsa`` metadata note (MessagePack) that the HIP runtime reads
 to launch a kernel: name, kernarg segment size and arguments, wavefront size, LDS size.  Enough to
 check a code object without ROCm's tools."""
@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+
+from .options import ARCHS
 
 EM_AMDGPU = 224
 SHT_SYMTAB, SHT_NOTE = 2, 7
@@ -134,3 +136,46 @@ def explicit_kernarg_layout(types: list[str]) -> list[tuple[int, int]]:
         out.append((off, size))
         off += size
     return out
+
+
+# --- the checks a compile-only run makes of a code object ------------------------------------
+def check_hsaco(binary: bytes, metadata: dict) -> None:
+    """Raise ``ValueError`` saying what is wrong with ``binary`` for the kernel ``metadata``
+    describes (what ``HipDriver.check_binary`` checks)."""
+    name = metadata.get("name")
+    info = read_hsaco(bytes(binary))
+    if info.machine != EM_AMDGPU:
+        raise ValueError(f"ELF machine is {info.machine}, expected EM_AMDGPU ({EM_AMDGPU})")
+    target = str(metadata.get("target", ""))
+    arch = target.partition(":")[2]
+    if arch and info.arch != arch:
+        raise ValueError(f"code object is for {info.arch}, the kernel was compiled for {arch}")
+    if arch and not info.target.endswith(arch) and f"--{arch}" not in info.target:
+        raise ValueError(f"amdhsa.target is {info.target!r}, expected the {arch} target")
+    try:
+        k = info.kernel(name)
+    except KeyError as e:
+        raise ValueError(str(e.args[0])) from None
+    if k.symbol != f"{name}.kd":
+        raise ValueError(f"kernel descriptor symbol is {k.symbol!r}, expected {name + '.kd'!r}")
+    types = [metadata["signature"][n] for n in metadata.get("arg_names", ())]
+    want = explicit_kernarg_layout(types)
+    got = [(int(a[".offset"]), int(a[".size"])) for a in k.explicit_args]
+    if got != want:
+        raise ValueError(f"kernel arguments (offset, size) are {got}, the signature {types} needs {want}")
+    end = want[-1][0] + want[-1][1] if want else 0
+    if k.kernarg_segment_size < end:
+        raise ValueError(f"kernarg segment is {k.kernarg_segment_size} bytes, the arguments need {end}")
+    wave = int(metadata.get("threads_per_warp", 0) or 0)
+    if arch in ARCHS:
+        wave = wave or ARCHS[arch].warp_size
+        if wave != ARCHS[arch].warp_size:
+            raise ValueError(f"compiled for {wave}-lane wavefronts, {arch} runs {ARCHS[arch].warp_size}")
+    if wave and k.wavefront_size != wave:
+        raise ValueError(f"wavefront size is {k.wavefront_size}, expected {wave}")
+    shared = int(metadata.get("shared", 0) or 0)
+    if k.group_segment_fixed_size != shared:
+        raise ValueError(f"LDS size is {k.group_segment_fixed_size} bytes, the allocation pass reserved {shared}")
+    threads = int(metadata.get("num_warps", 0) or 0) * wave
+    if threads and k.max_flat_workgroup_size < threads:
+        raise ValueError(f"max flat workgroup size is {k.max_flat_workgroup_size}, the launch uses {threads}")

@@ -1,6 +1,7 @@
 """Device pointers from what users pass on ROCm: torch tensors on a ROCm build of torch (their
 device type is still ``cuda``), ``__cuda_array_interface__`` objects (CuPy on ROCm exposes it),
-DLPack producers on a ROCm device, raw integers and ``None``.  hip-python is never imported here."""
+DLPack producers on a ROCm device, raw integers and ``None``; and :class:`HipDeviceArray`, device
+memory for when torch is absent.  hip-python is never imported here: the array uses its driver's."""
 from __future__ import annotations
 
 import sys
@@ -64,3 +65,52 @@ _DTYPES = {"fp16": "float16", "fp32": "float32", "fp64": "float64", "bf16": "bfl
 def dtype_name(dtype) -> str:
     text = str(dtype).replace("torch.", "")
     return _DTYPES.get(text, text)
+
+
+class HipDeviceArray:
+    """A contiguous device array owning ``hipMalloc`` memory, for when torch is absent; exposes
+    ``__cuda_array_interface__`` (v3), which the launcher reads."""
+
+    def __init__(self, drv, shape, dtype):
+        self._drv = drv
+        self.shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self._mem = drv.check(drv.hip.hipMalloc(max(self.nbytes, 1)), "hipMalloc")
+        self._ptr = int(self._mem)
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self._ptr, False), "strides": None,
+                "version": 3, "stream": None}
+
+    def copy_from_host(self, array) -> "HipDeviceArray":
+        host = np.ascontiguousarray(array, dtype=self.dtype)
+        if host.nbytes != self.nbytes:
+            raise ValueError(f"size mismatch: {host.nbytes} host bytes for {self.nbytes} device bytes")
+        hip = self._drv.hip
+        self._drv.check(hip.hipMemcpy(self._mem, host, self.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice),
+                        "hipMemcpy(host to device)")
+        return self
+
+    def copy_to_host(self) -> np.ndarray:
+        host = np.empty(self.shape, self.dtype)
+        hip = self._drv.hip
+        self._drv.check(hip.hipMemcpy(host, self._mem, self.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost),
+                        "hipMemcpy(device to host)")
+        return host
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __del__(self):
+        if getattr(self, "_ptr", 0):
+            try:
+                self._drv.hip.hipFree(self._mem)
+            except Exception:
+                pass
+            self._ptr = 0
+
