@@ -12,10 +12,12 @@ from .options import arch_of
 
 
 def membar_filter(op_a, op_b) -> bool:
-    """AMD's barrier rule: a barrier is needed between conflicting LDS accesses of different
-    ops, except between two reads of the same ``ttg.local_load`` chain (never generated as a
-    conflict) -- i.e. no exemption beyond the core's conflict test.  Kept as the place for
-    asynchronous-copy exemptions when direct-to-LDS loads are generated."""
+    """AMD's barrier rule, given to the core's membar pass through ``tritium_membar_filter``:
+    every LDS conflict the pass finds (RAW, WAR, WAW between ops) gets an ``s_barrier``, since no
+    access the backend generates is ordered otherwise (no direct-to-LDS or asynchronous copies
+    yet; those would be exempted here, as ``buffer_load ... lds`` completes through its own
+    ``s_waitcnt``).  Within one wavefront the lowering's LDS round trips need no barrier either
+    way: the core places them only where threads of different wavefronts exchange data."""
     return False
 
 

@@ -282,14 +282,14 @@ class HipDriver(Driver):
             return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, memory.dtype_name(dtype)),
                                device=f"cuda:{device}")
         self.set_current_device(device)
-        return HipDeviceArray(self, shape, memory.dtype_name(dtype))
+        return HipDeviceArray(self, shape, memory.dtype_name(dtype), device)
 
     def from_numpy(self, array, device: int = 0):
         torch = self._torch()
         if torch is not None:
             return torch.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
         self.set_current_device(device)
-        return HipDeviceArray(self, array.shape, array.dtype).copy_from_host(array)
+        return HipDeviceArray(self, array.shape, array.dtype, device).copy_from_host(array)
 
     def to_numpy(self, arg):
         if isinstance(arg, HipDeviceArray):

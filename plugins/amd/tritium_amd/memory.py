@@ -48,6 +48,8 @@ def device_of(obj) -> int | None:
     """ROCm device index ``obj`` lives on, or ``None`` if it is not ROCm memory we recognise."""
     if _torch_rocm(obj):
         return obj.device.index if obj.is_cuda else None
+    if isinstance(obj, HipDeviceArray):
+        return obj.device
     if hasattr(obj, "__dlpack_device__") and not hasattr(obj, "__cuda_array_interface__"):
         try:
             kind, index = obj.__dlpack_device__()
@@ -71,8 +73,9 @@ class HipDeviceArray:
     """A contiguous device array owning ``hipMalloc`` memory, for when torch is absent; exposes
     ``__cuda_array_interface__`` (v3), which the launcher reads."""
 
-    def __init__(self, drv, shape, dtype):
+    def __init__(self, drv, shape, dtype, device: int = 0):
         self._drv = drv
+        self.device = device
         self.shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
