@@ -164,3 +164,25 @@ def test_cli_compiles_to_hsaco_without_a_gpu(tmp_path):
     assert meta["stages"] == ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
     assert ".amdhsa_kernel add_kernel" in (out / "add_kernel.amdgcn").read_text()
     check_hsaco((out / "add_kernel.hsaco").read_bytes(), meta)
+
+
+@triton.jit
+def print_and_assert(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 64))
+    tl.device_print("x", x)
+    tl.device_assert(x > 0, "x must be positive")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_device_print_is_self_contained(target):
+    """printf records go to the runtime's printf buffer through ``__printf_alloc``, defined in the
+    code object itself: nothing is left for a device library to provide."""
+    k = compile_kernel(print_and_assert, target, {"x_ptr": "*fp32"}, {}, debug=True)
+    info = read_hsaco(k.asm["hsaco"])
+    assert info.undefined == () and "__printf_alloc" in info.functions
+    formats = info.metadata["amdhsa.printf"]
+    assert any("x %f" in f for f in formats) and any("x must be positive" in f or "Assertion" in f for f in formats)
+    kinds = [a[".value_kind"] for a in info.kernel("print_and_assert").args]
+    assert "hidden_printf_buffer" in kinds
+    assert "s_trap" in k.asm["amdgcn"]
+    check_hsaco(k.asm["hsaco"], k.metadata)

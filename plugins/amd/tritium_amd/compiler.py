@@ -39,10 +39,12 @@ def make_ttgir(target, options):
 def make_llir(target, options):
     def stage(module, metadata):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+        from .device_runtime import add_device_runtime
         from .target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu)
         text, meta = lower_to_llvm(module, info, options)
+        text = add_device_runtime(text)
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                         threads_per_warp=meta["threads_per_warp"])
         return text

@@ -43,6 +43,7 @@ class HsacoInfo:
     arch: str | None               # from e_flags, e.g. "gfx942"
     sections: tuple[str, ...]
     functions: tuple[str, ...]     # STT_FUNC symbols
+    undefined: tuple[str, ...]     # global symbols the code object uses but does not define
     target: str                    # ``amdhsa.target``, e.g. "amdgcn-amd-amdhsa--gfx942"
     kernels: tuple[HsacoKernel, ...] = field(default_factory=tuple)
     metadata: dict = field(default_factory=dict)
@@ -86,15 +87,20 @@ def read_hsaco(data: bytes) -> HsacoInfo:
     secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     names = [_cstr(data, secs[shstrndx][4] + s[0]) for s in secs]
     functions: list[str] = []
+    undefined: list[str] = []
     meta: dict = {}
     for s in secs:
         _n, kind, _f, _a, off, size, link, _i, _al, entsize = s
         if kind == SHT_SYMTAB:
             strtab = secs[link][4]
             for j in range(size // entsize):
-                st_name, st_info, _o, _sh, _v, _sz = struct.unpack_from("<IBBHQQ", data, off + j * entsize)
-                if st_name and st_info & 0xF == 2:
+                st_name, st_info, _o, shndx, _v, _sz = struct.unpack_from("<IBBHQQ", data, off + j * entsize)
+                if not st_name:
+                    continue
+                if st_info & 0xF == 2:
                     functions.append(_cstr(data, strtab + st_name))
+                if shndx == 0 and st_info >> 4 in (1, 2):     # SHN_UNDEF, STB_GLOBAL / STB_WEAK
+                    undefined.append(_cstr(data, strtab + st_name))
         elif kind == SHT_NOTE:
             for name, ntype, desc in _notes(data[off:off + size]):
                 if name == "AMDGPU" and ntype == NT_AMDGPU_METADATA:
@@ -109,7 +115,7 @@ def read_hsaco(data: bytes) -> HsacoInfo:
         max_flat_workgroup_size=int(k.get(".max_flat_workgroup_size", 0)),
         args=tuple(k.get(".args", ()))) for k in meta.get("amdhsa.kernels", ()))
     return HsacoInfo(machine, MACH.get(flags & EF_AMDGPU_MACH), tuple(names), tuple(functions),
-                     str(meta.get("amdhsa.target", "")), kernels, meta)
+                     tuple(sorted(set(undefined))), str(meta.get("amdhsa.target", "")), kernels, meta)
 
 
 # --- the kernel argument layout a signature implies --------------------------------------------
@@ -152,6 +158,9 @@ def check_hsaco(binary: bytes, metadata: dict) -> None:
         raise ValueError(f"code object is for {info.arch}, the kernel was compiled for {arch}")
     if arch and not info.target.endswith(arch) and f"--{arch}" not in info.target:
         raise ValueError(f"amdhsa.target is {info.target!r}, expected the {arch} target")
+    if info.undefined:
+        raise ValueError(f"the code object needs symbols it does not define: {', '.join(info.undefined)} "
+                         "(the HIP runtime cannot load it)")
     try:
         k = info.kernel(name)
     except KeyError as e:

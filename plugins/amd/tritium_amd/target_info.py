@@ -219,8 +219,9 @@ class AMDTargetInfo(TargetInfo):
         return g
 
     def printf(self, b, fmt, args):
-        # OpenCL-style printf: LLVM's AMDGPU printf-runtime-binding pass turns the call into writes
-        # to the printf buffer (a hidden kernel argument) that the runtime prints after the kernel.
+        # OpenCL-style printf: LLVM's AMDGPU printf lowering turns the call into a record in the
+        # printf buffer (a hidden kernel argument) that the runtime prints after the kernel; the
+        # llir stage adds the buffer's allocator (device_runtime.py).
         module = b.module
         pf = module.globals.get("printf")
         if pf is None:
