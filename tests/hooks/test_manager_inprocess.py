@@ -74,3 +74,43 @@ def test_no_backend_at_all_explains(monkeypatch):
     pm = TritiumPluginManager(entry_point_group=None)
     with pytest.raises(RuntimeError, match="'interpreter' backend is not installed; installed backends: none"):
         pm.select_backend()
+
+
+def _plugin_with_driver(driver, present=False):
+    mod = _plugin(_info("dev"))
+
+    @hookimpl
+    def tritium_device_present(backend):
+        return present if backend == "dev" else None
+
+    @hookimpl
+    def tritium_driver(backend):
+        if isinstance(driver, Exception):
+            raise driver
+        return driver if backend == "dev" else None
+
+    mod.tritium_device_present, mod.tritium_driver = tritium_device_present, tritium_driver
+    return mod
+
+
+def test_device_unavailable_reason_comes_from_the_driver():
+    from tritium.runtime.driver import Driver
+
+    class Absent(Driver):
+        backend = "dev"
+        is_active = get_current_target = get_device_properties = load_binary = make_launcher = \
+            lambda self, *a: None
+
+        def inactive_reason(self):
+            return "the runtime library is missing: install it"
+
+    pm = TritiumPluginManager(entry_point_group=None)
+    assert pm.register(_plugin_with_driver(Absent()), "dev")
+    assert pm.get_backend("dev").device_unavailable_reason() == "the runtime library is missing: install it"
+    pm = TritiumPluginManager(entry_point_group=None)
+    assert pm.register(_plugin_with_driver(Absent(), present=True), "dev")
+    assert pm.get_backend("dev").device_unavailable_reason() is None
+    # a driver that cannot be created only loses the explanation
+    pm = TritiumPluginManager(entry_point_group=None)
+    assert pm.register(_plugin_with_driver(RuntimeError("broken")), "dev")
+    assert pm.get_backend("dev").device_unavailable_reason() is None

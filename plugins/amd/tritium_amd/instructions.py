@@ -24,11 +24,6 @@ class Instr:
     acc_regs: int        # accumulator registers per lane
     pack: int = 0        # i8 operands: bits of the packed integer (32 or 64); 0: a vector
 
-    @property
-    def mnemonic(self) -> str:
-        """The instruction's name in the assembly (``v_mfma_f32_32x32x8_f16`` and similar)."""
-        return f"v_{self.kind}"
-
 
 def _mfma(name, m, k, kw, a, acc, pack=0):
     return Instr("mfma", f"llvm.amdgcn.mfma.{name}", m, m, k, kw, a, acc, m * m // 64, pack)
