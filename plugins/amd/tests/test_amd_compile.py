@@ -186,3 +186,18 @@ def test_device_print_is_self_contained(target):
     assert "hidden_printf_buffer" in kinds
     assert "s_trap" in k.asm["amdgcn"]
     check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def volatile_copy(x_ptr, y_ptr):
+    offs = tl.arange(0, 256)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, volatile=True))
+
+
+def test_volatile_loads_bypass_the_caches():
+    k = compile_kernel(volatile_copy, "hip:gfx942", {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {},
+                       {"x_ptr": D, "y_ptr": D})
+    assert "load atomic i32" in k.asm["llir"]
+    loads = [line for line in k.asm["amdgcn"].splitlines() if "global_load" in line]
+    assert loads and all("sc0 sc1" in line for line in loads)   # system-coherent on gfx942
+    check_hsaco(k.asm["hsaco"], k.metadata)

@@ -144,6 +144,11 @@ class AMDTargetInfo(TargetInfo):
         align = word_bits // 8 * n_words
 
         def load():
+            if volatile:
+                # a relaxed atomic load per word: never cached or merged (spin-waits see other
+                # workgroups' stores)
+                return [b.load_atomic(b.gep(ptr, [ir.Constant(I32, i)], source_etype=wty), "monotonic",
+                                      word_bits // 8, typ=wty) for i in range(n_words)]
             v = b.load(ptr, typ=vty, align=align)
             return [v] if n_words == 1 else [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
 
