@@ -172,8 +172,11 @@ def check_hsaco(binary: bytes, metadata: dict) -> None:
     got = [(int(a[".offset"]), int(a[".size"])) for a in k.explicit_args]
     if got != want:
         raise ValueError(f"kernel arguments (offset, size) are {got}, the signature {types} needs {want}")
-    end = want[-1][0] + want[-1][1] if want else 0
-    if k.kernarg_segment_size < end:
+    end = max([o + n for o, n in want] + [int(a[".offset"]) + int(a[".size"]) for a in k.args])
+    hidden = len(k.args) > len(k.explicit_args)
+    # without hidden arguments the segment is exactly the signature's; with them LLVM reserves the
+    # whole implicit-argument block after the explicit ones
+    if k.kernarg_segment_size < end or (not hidden and k.kernarg_segment_size != end):
         raise ValueError(f"kernarg segment is {k.kernarg_segment_size} bytes, the arguments need {end}")
     wave = int(metadata.get("threads_per_warp", 0) or 0)
     if arch in ARCHS:
