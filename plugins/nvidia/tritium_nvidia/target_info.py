@@ -79,7 +79,7 @@ class NVIDIATargetInfo(TargetInfo):
             g = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), 0), "global_smem", addrspace=3)
             g.type = ir.PointerType(addrspace=3)  # opaque pointers throughout
             g.linkage = "external"
-            g.align = 16
+            g.align = 1024  # the tensor cores' swizzled buffers need 1024-byte aligned offsets
         return g
 
     @staticmethod
@@ -190,6 +190,11 @@ class NVIDIATargetInfo(TargetInfo):
         fn.module.add_named_metadata("nvvm.annotations",
                                      [fn, ir.MetaDataString(fn.module, "maxntidx"),
                                       ir.Constant(I32, num_warps * WARP_SIZE)])
+
+    # --- plugin-owned lowerings ------------------------------------------------------------------
+    def op_lowering(self, op):
+        from .lowering_tc import op_lowering
+        return op_lowering(op)
 
     # --- debugging ----------------------------------------------------------------------------
     def _cstring(self, module, text: str) -> ir.GlobalVariable:
