@@ -25,8 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 failures: list[str] = []
 
 
-def load_kernels(name: str, triton_mod, tl_mod):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "tutorial_kernels.py"))
+def load_kernels(name: str, triton_mod, tl_mod, filename: str = "tutorial_kernels.py"):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
     mod = importlib.util.module_from_spec(spec)
     mod.triton, mod.tl = triton_mod, tl_mod
     sys.modules[name] = mod
