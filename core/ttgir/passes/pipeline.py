@@ -47,7 +47,7 @@ def _is_zero(v: SSAValue | None) -> bool:
         return True
     op = v.owner
     if isinstance(op, Operation) and op.name in ("tt.splat", "arith.truncf", "arith.extf", "arith.sitofp",
-                                                 "arith.bitcast", "ttg.convert_layout"):
+                                                 "arith.bitcast", "ttg.convert_layout", "tt.fp_to_fp"):
         return _is_zero(op.operands[0])
     if isinstance(op, arith.ConstantOp):
         val = op.value

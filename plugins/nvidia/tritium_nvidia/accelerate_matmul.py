@@ -16,13 +16,15 @@ software pipeliner turns into multi-buffered asynchronous copies.
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, IntegerType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
 from tritium.ttgir.types import MemDescType
+from tritium.ttir.memory_ops import LoadOp
 
 from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from .encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
@@ -51,6 +53,11 @@ def _kind(t) -> str:
 
 #: operand kind -> (instruction K, elements per 32-bit register)
 INSTR_K = {"f16": (16, 2), "bf16": (16, 2), "f32": (8, 1), "i8": (32, 4), "e4m3": (32, 4), "e5m2": (32, 4)}
+
+
+def _defined_in(v: SSAValue, loop: Operation) -> bool:
+    owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+    return owner is not None and loop.is_ancestor(owner)
 
 
 def _source(v: SSAValue) -> SSAValue:
@@ -163,7 +170,11 @@ class AccelerateMatmul:
             from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
             enc = SwizzledSharedEncodingAttr(1, 1, 1, (1, 0))
         alloc = LocalAllocOp(MemDescType(src.type.get_shape(), src.type.element_type, enc), src)
-        op.parent_block().insert_op_before(alloc, op)
+        # a loop-invariant operand (attention's Q) is written to shared memory once, before the loop
+        anchor = op
+        while isinstance(anchor.parent_op(), scf.ForOp) and not _defined_in(src, anchor.parent_op()):
+            anchor = anchor.parent_op()
+        anchor.parent_block().insert_op_before(alloc, anchor)
         return alloc.result
 
     def _accumulator(self, op: Operation, mma_t) -> SSAValue:
@@ -208,7 +219,16 @@ class AccelerateMatmul:
         wm, wn = _warps_v3(m, self.num_warps)
         instr_n = min(256, n // wn)
         enc = NvidiaMmaEncodingAttr(3, (wm, wn), (16, instr_n, INSTR_K[kind][0]))
-        a, b = self._alloc(op, op.operands[0]), self._alloc(op, op.operands[1])
+        a_src = _source(op.operands[0])
+        if kind in ("f16", "bf16") and not isinstance(a_src.owner, LoadOp):
+            # A computed in registers (attention's P): wgmma reads it from there, no shared memory trip
+            t = op.operands[0].type
+            cvt = ConvertLayoutOp(a_src, TensorType(t.element_type, t.get_shape(), DotOperandEncodingAttr(0, enc, 2)))
+            op.parent_block().insert_op_before(cvt, op)
+            a = cvt.result
+        else:
+            a = self._alloc(op, op.operands[0])
+        b = self._alloc(op, op.operands[1])
         fence = FenceAsyncSharedOp()
         op.parent_block().insert_op_before(fence, op)
         acc = self._accumulator(op, self._mma_type(op, enc))
@@ -219,4 +239,4 @@ class AccelerateMatmul:
         self._replace(op, wait.outputs[0], wait)
 
 
-__all__ = ["AccelerateMatmul", "shared_encoding_for", "REASON", "AnyFloat"]
+__all__ = ["AccelerateMatmul", "shared_encoding_for", "REASON"]

@@ -6,7 +6,8 @@
     %r = ttng.warp_group_dot_wait %d {pendings = 1 : i32} : tensor<128x256xf32, #mma> -> tensor<...>
     ttng.fence_async_shared
 
-``warp_group_dot`` is ``wgmma.mma_async`` over two shared-memory operands; with ``isAsync`` its
+``warp_group_dot`` is ``wgmma.mma_async``: B in shared memory, A in shared memory or in registers
+(a ``dot_op`` layout of the accumulator's encoding); with ``isAsync`` its
 result may still be in flight until a ``warp_group_dot_wait`` with fewer ``pendings`` returns it.
 ``fence_async_shared`` orders ordinary shared-memory writes before the tensor cores read them.
 Importing this module registers the dialect, so TTGIR text holding these ops parses."""
@@ -27,7 +28,7 @@ from tritium.ttir.dialect import register_dialect
 @irdl_op_definition
 class WarpGroupDotOp(IRDLOperation):
     name = "ttng.warp_group_dot"
-    a = operand_def(MemDescType)
+    a = operand_def()                       # a buffer, or registers in a dot_op layout
     b = operand_def(MemDescType)
     c = operand_def(TensorType)
     inputPrecision = prop_def(IntegerAttr)
@@ -47,7 +48,7 @@ class WarpGroupDotOp(IRDLOperation):
         return INPUT_PRECISION.keyword(self.inputPrecision)
 
     def verify_(self) -> None:
-        (m, k), (k2, n) = self.a.type.shape, self.b.type.shape
+        (m, k), (k2, n) = self.a.type.get_shape(), self.b.type.shape
         if k != k2 or tuple(self.d.type.get_shape()) != (m, n):
             raise VerifyException(f"ttng.warp_group_dot shapes do not agree: {m}x{k} * {k2}x{n} -> "
                                   f"{list(self.d.type.get_shape())}")

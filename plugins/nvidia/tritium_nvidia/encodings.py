@@ -112,8 +112,9 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute, DistributedEncoding):
         """``mma.sync`` fragments: with ``g = lane/4``, ``t = lane%4`` and ``kw = k_width`` elements
         per 32-bit register, A's register ``r`` holds row ``g + 8*(r&1)``, columns
         ``kw*t + 4*kw*(r>>1) + [0, kw)``; B's holds column ``g``, rows ``kw*t + 4*kw*r + [0, kw)``."""
-        if self.version != 2:
-            raise NotImplementedError("#ttg.nvidia_mma version 3 reads its operands from shared memory")
+        if self.version == 3 and op_idx != 0:
+            raise NotImplementedError("#ttg.nvidia_mma version 3 reads its B operand from shared memory")
+        # wgmma's A operand in registers is laid out per warp exactly like mma.sync's
         kw = k_width or 2
         wm, wn = self.warps_per_cta
         if op_idx == 0:

@@ -152,13 +152,20 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     enc: NvidiaMmaEncodingAttr = c_t.encoding
     wm, wn = enc.warps_per_cta
     m, n = c_t.get_shape()
-    k = a_t.shape[-1]
+    k = a_t.get_shape()[-1]
     inst_n, inst_k = enc.instr_n, enc.instr_shape[2]
     kind = _ptx_kind(a_t)
     acc_kind = "s32" if kind == "s8" else "f32"
-    ea, eb = a_t.encoding, b_t.encoding
+    ea, eb = getattr(a_t, "encoding", None), b_t.encoding
     lc = fl.layout(c_t)
     acc = list(fl.get(op.c))
+    a_in_regs = isinstance(a_t, TensorType)
+    if a_in_regs:
+        la, a_regs = fl.layout(a_t), fl.get(op.a)
+
+        def a_frag(m0, k0):
+            return [_pack(b, [a_regs[la.reg_index[(m0 + 8 * (r & 1), k0 + 8 * (r >> 1) + e)]] for e in range(2)])
+                    for r in range(4)]
 
     def log2(x):
         return x.bit_length() - 1
@@ -166,11 +173,13 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     warp = fl.warp
     m_wg = b.udiv(b.urem(warp, const(I32, wm)), const(I32, 4))
     n_w = b.udiv(warp, const(I32, wm))
-    a_addr = b.add(_smem_i32(b, fl.get(op.a)),
-                   _bits_sum(b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape)))
+    if not a_in_regs:
+        a_addr = b.add(_smem_i32(b, fl.get(op.a)),
+                       _bits_sum(b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape)))
+        a_desc0 = const(I64, _descriptor_base(ea, a_t.shape))
     b_addr = b.add(_smem_i32(b, fl.get(op.b)),
                    _bits_sum(b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape)))
-    a_desc0, b_desc0 = const(I64, _descriptor_base(ea, a_t.shape)), const(I64, _descriptor_base(eb, b_t.shape))
+    b_desc0 = const(I64, _descriptor_base(eb, b_t.shape))
 
     def desc(base_desc, addr, off):
         field = b.lshr(b.add(addr, const(I32, off)), const(I32, 4))
@@ -178,22 +187,23 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         return b.or_(base_desc, b.zext(field, I64))
 
     n_acc = inst_n // 2
-    trans_a = int(ea.transposed)          # A stored M-contiguous
     trans_b = int(not eb.transposed)      # B stored N-contiguous
     if kind in ("f16", "bf16"):
-        tail = f"p, 1, 1, {trans_a}, {trans_b}"
+        tail = f"p, 1, 1, {trans_b}" if a_in_regs else f"p, 1, 1, {int(ea.transposed)}, {trans_b}"
     elif kind == "s8":
         tail = "p"
     else:
         tail = "p, 1, 1"
     regs = ", ".join(f"${i}" for i in range(n_acc))
     first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
+    n_a = 4 if a_in_regs else 1
+    a_text = "{" + ", ".join(f"${first_in + i}" for i in range(4)) + "}" if a_in_regs else f"${first_in}"
     text = ("{\n.reg .pred p;\n"
-            f"setp.ne.b32 p, ${first_in + 2}, 0;\n"
+            f"setp.ne.b32 p, ${first_in + n_a + 1}, 0;\n"
             f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
-            f"{{{regs}}}, ${first_in}, ${first_in + 1}, {tail};\n}}")
+            f"{{{regs}}}, {a_text}, ${first_in + n_a}, {tail};\n}}")
     out_c = "=r" if acc_kind == "s32" else "=f"
-    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + ["l", "l", "r"])
+    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + (["r"] * 4 if a_in_regs else ["l"]) + ["l", "r"])
     ret = ir.LiteralStructType([acc[0].type] * n_acc)
 
     _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
@@ -202,9 +212,9 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
             d_idx = [lc.reg_index[(mr + 8 * i, nr + 8 * j8 + j)]
                      for j8 in range(inst_n // 8) for i in (0, 1) for j in (0, 1)]
             for k0 in range(0, k, inst_k):
-                da = desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))
+                da = a_frag(mr, k0) if a_in_regs else [desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))]
                 db = desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))
-                r = _asm(b, ret, text, cons, [acc[i] for i in d_idx] + [da, db, const(I32, 1)])
+                r = _asm(b, ret, text, cons, [acc[i] for i in d_idx] + da + [db, const(I32, 1)])
                 for j, i in enumerate(d_idx):
                     acc[i] = b.extract_value(r, j)
     _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
