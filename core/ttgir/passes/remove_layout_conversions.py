@@ -26,7 +26,7 @@ from xdsl.traits import Pure
 from ...ttir.passes.dce import DCE
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
-from ._util import convert_before, encoding, set_type, with_encoding
+from ._util import broadcastable, convert_before, encoding, set_type, with_encoding
 from .layout_forward import forward_fold
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
@@ -50,7 +50,7 @@ def _operand_layout(op: Operation, i: int, enc: Attribute) -> Attribute | None:
     if op.name == "tt.expand_dims":
         return SliceEncodingAttr(op.axis.value.data, enc)
     if op.name == "tt.broadcast":
-        return enc if isinstance(enc, BlockedEncodingAttr) else None
+        return enc if broadcastable(enc) else None
     return enc
 
 

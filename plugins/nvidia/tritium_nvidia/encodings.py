@@ -102,9 +102,11 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute, DistributedEncoding):
         wm, wn = self.warps_per_cta
         inst_n = self.instr_n
         reg: list[Basis] = [(0, 1), (8, 0)]
-        reg += [b for b in _repeat((0, 8), 8, inst_n) if b[1] < n]          # 8-column blocks of one wgmma
+        reg += _repeat((0, 8), 8, inst_n)                                   # 8-column blocks of one wgmma
         reg += _repeat((0, inst_n * wn), 0, n)                              # wrap along N
         reg += _repeat((16 * wm, 0), 0, m)                                  # wrap along M
+        reg = [b for b in reg if b[0] < m and b[1] < n]  # a dimension smaller than the tile (a row of
+        # a reduction broadcast back) keeps no registers along it
         warp = [(16 << i, 0) for i in range(log2(wm))] + [(0, inst_n << i) for i in range(log2(wn))]
         return LinearLayout((m, n), tuple(reg), _clip(_ACC_LANES, shape), _clip(warp, shape))
 
