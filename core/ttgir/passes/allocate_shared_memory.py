@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 
 from ..dialect import SHARED
 from ..encodings import DistributedEncoding
-from ..layouts import bit_width, linear_layout
+from ..layouts import bit_width, convert_scratch_bytes, linear_layout
 from ..types import MemDescType
 from ._util import encoding, func_ops
 
@@ -49,7 +49,7 @@ def _convert_scratch(op: Operation) -> int:
         return _bytes(src)
     if la == lb or (la.warp == lb.warp and la.lane == lb.lane):
         return 0  # same thread owns the same elements: registers are only renamed
-    return _bytes(src)  # one full round trip through shared memory
+    return convert_scratch_bytes(src, dst)  # one full round trip through shared memory, rows padded
 
 
 def _reduce_scratch(op: Operation) -> int:
