@@ -73,7 +73,8 @@ class TargetInfo(ABC):
                     volatile: bool) -> list[ir.Value]:
         """Load ``n_words`` words of ``word_bits`` bits (8, 16, 32, 64) starting at ``ptr`` (one
         vector access, aligned to its size) when ``pred`` (i1, None = always) holds, else yield
-        ``other`` (the words' integer values, None = undefined).  ``cache`` is ``none``, ``ca``,
+        ``other`` (the words' integer values; the core passes zeros when the load has none, so
+        ``other`` is None only when ``pred`` is).  ``cache`` is ``none``, ``ca``,
         ``cg``, ``cv``...; ``evict`` ``evict_normal``/``evict_first``/``evict_last``.  Returns
         ``n_words`` integers of ``word_bits`` bits."""
 
