@@ -145,6 +145,16 @@ class tensor:
     def __getitem__(self, slices, _builder=None):
         return _sem().getitem(self, slices, _builder)
 
+    @builtin
+    def item(self, _builder=None):
+        """The one element of a single-element tensor, as a scalar."""
+        if not self.type.is_block():
+            return self
+        if self.type.numel != 1:
+            raise ValueError(f"item() needs a tensor of one element, got shape {list(self.type.shape)}")
+        from .. import language
+        return language.max(self, axis=None, _builder=_builder)
+
     def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
         def method(self, *args, _builder=None, **kwargs):
             from .. import language
@@ -158,7 +168,8 @@ class tensor:
                "associative_scan", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
                "sin", "cos", "abs", "floor", "ceil", "erf", "store", "logical_and", "logical_or",
                "sort", "flip", "topk", "gather", "histogram", "reduce_or", "cdiv", "fma", "umulhi",
-               "join", "interleave"):
+               "join", "interleave", "cast", "advance", "sqrt_rn", "atomic_add", "atomic_and", "atomic_cas",
+               "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor"):
         locals()[_n] = _member(_n)
     del _n, _member
 

@@ -141,3 +141,18 @@ def test_constexpr_function_shapes_a_range():
     x = np.zeros(16, np.int32)
     _uses_constexpr_function[(1,)](x, B=8)
     np.testing.assert_array_equal(x, np.arange(16))
+
+
+@triton.jit
+def _cast_method(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).cast(tl.float32) * 2)
+
+
+def test_tensor_cast_method():
+    # issue #9: `x.cast(tl.float32)`, as real kernels write it
+    assert "arith.extf" in _ttir(_cast_method, {"x_ptr": "*fp16", "out_ptr": "*fp32"}, BLOCK=16)
+    x = np.arange(16, dtype=np.float16)
+    out = np.zeros(16, np.float32)
+    _cast_method[(1,)](x, out, BLOCK=16)
+    assert (out == 2 * x.astype(np.float32)).all()
