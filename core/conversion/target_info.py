@@ -125,6 +125,17 @@ class TargetInfo(ABC):
         for ``arith.divf`` (``/``, which need not be correctly rounded; None: LLVM's ``fdiv``)."""
         return None
 
+    #: the backend's name in error messages
+    backend_name: str = "this"
+
+    def map_extern(self, symbol: str) -> str | None:
+        """The symbol this target calls for ``tt.extern_elementwise`` symbol ``symbol`` (kernels
+        spell device-library calls with libdevice's ``__nv_*`` names, the portable spelling), or
+        None when the target has no such function: the core then reports it at the kernel's line,
+        naming the function and the backend.  Default: call the symbol as written.  A backend with
+        another math library maps the names (``tritium.conversion.extern_names.ocml_name``)."""
+        return symbol
+
     def extern_function(self, builder: ir.IRBuilder, symbol: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
         """Call an external device-library function (``tt.extern_elementwise``)."""
         module = builder.module

@@ -23,3 +23,5 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
                      randn, randn4x, uint_to_uniform_float)
 from . import standard  # noqa: E402,F401
 from .standard import add, flip, gather, histogram, mul, reduce_or, sort, sub, swizzle2d, topk  # noqa: E402,F401
+from . import extra  # noqa: E402,F401
+from .core import extern, extern_elementwise  # noqa: E402,F401

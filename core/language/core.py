@@ -229,3 +229,37 @@ def constexpr_function(fn):
     with only constexpr arguments already runs this way; the decorator documents the intent.)"""
     setattr(fn, "__tritium_constexpr_function__", True)
     return fn
+
+
+def extern(fn):
+    """``@tl.core.extern``: marks a function that emits IR itself (a device-library wrapper).
+    It receives the code generator's builder as ``_builder`` (or ``_semantic``, Triton's name)."""
+    import inspect
+    takes_semantic = "_semantic" in inspect.signature(fn).parameters
+
+    @functools.wraps(fn)
+    def wrapper(*args, _builder=None, **kwargs):
+        if _builder is None and kwargs.get("_semantic") is None:
+            raise ValueError(f"{fn.__name__}() can only be called inside a @jit function")
+        if takes_semantic:
+            kwargs["_semantic"] = _builder if _builder is not None else kwargs.get("_semantic")
+            return fn(*args, **kwargs)
+        return fn(*args, _builder=_builder, **kwargs)
+
+    setattr(wrapper, TRITON_BUILTIN, True)
+    return wrapper
+
+
+def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, _builder=None, _semantic=None):
+    """Call a device-library function elementwise: ``arg_type_symbol_dict`` maps a tuple of
+    argument dtypes to ``(symbol, result dtype)``.  Arguments are broadcast together; when their
+    types match no entry they are first converted to their common type."""
+    builder = _builder if _builder is not None else _semantic
+    if builder is None:
+        raise ValueError("extern_elementwise() can only be called inside a @jit function")
+    from ..frontend.semantic_extern import extern_elementwise as impl
+    return impl(_unwrap_if_constexpr(lib_name), _unwrap_if_constexpr(lib_path), list(args),
+                arg_type_symbol_dict, _unwrap_if_constexpr(is_pure), builder)
+
+
+setattr(extern_elementwise, TRITON_BUILTIN, True)

@@ -251,7 +251,11 @@ def _clampf(fl: FunctionLowering, op) -> None:
 @lowers("tt.extern_elementwise")
 def _extern(fl: FunctionLowering, op) -> None:
     ty = fl.ty(op.results[0].type)
-    sym = op.symbol.data
+    sym = fl.target.map_extern(op.symbol.data)
+    if sym is None:
+        from ...frontend.errors import error_at_op
+        raise error_at_op(op, f"the {fl.target.backend_name} backend has no implementation of the extern "
+                              f"function {op.symbol.data}")
     map_values(fl, op, lambda *a: fl.target.extern_function(fl.builder, sym, list(a), ty))
 
 
