@@ -58,3 +58,29 @@ def extern_elementwise(lib_name: str, lib_path: str, args: list, table: dict, is
 def _broadcast(a: list, b: list) -> list:
     from .semantic import broadcast_shapes
     return broadcast_shapes(a, b)
+
+
+def inline_asm_elementwise(asm: str, constraints: str, args: list, dtype, is_pure: bool, pack: int,
+                           builder: Builder):
+    """``tl.inline_asm_elementwise``: the arguments broadcast together; one result per dtype."""
+    asm, constraints, pack = _unwrap(asm), _unwrap(constraints), int(_unwrap(pack))
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise TypeError("inline_asm_elementwise needs the assembly and the constraints as strings")
+    if pack < 1:
+        raise ValueError(f"inline_asm_elementwise: pack must be at least 1, got {pack}")
+    dtypes = list(_unwrap(dtype)) if isinstance(_unwrap(dtype), (list, tuple)) else [_unwrap(dtype)]
+    dtypes = [_unwrap(d) for d in dtypes]
+    vals = [to_tensor(a, builder) for a in (_unwrap(args) or [])]
+    shape = None
+    for v in vals:
+        if v.type.is_block():
+            shape = list(v.type.shape) if shape is None else _broadcast(shape, list(v.type.shape))
+    if shape is not None:
+        vals = [broadcast_to_shape(v, shape, builder) for v in vals]
+        if shape and (int(__import__("math").prod(shape)) % pack):
+            raise ValueError(f"inline_asm_elementwise: pack={pack} does not divide the {shape} block")
+    types = [tl.block_type(d, shape) if shape is not None else d for d in dtypes]
+    op = builder.insert(tt.ElementwiseInlineAsmOp([v.handle for v in vals], [ir_type(t) for t in types], asm,
+                                                  constraints, bool(_unwrap(is_pure)), pack))
+    outs = [tensor(r, t) for r, t in zip(op.results, types)]
+    return outs[0] if len(outs) == 1 and not isinstance(_unwrap(dtype), (list, tuple)) else tuple(outs)

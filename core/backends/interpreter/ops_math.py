@@ -203,3 +203,10 @@ def _extern(tr, op):
     cast = out.hold
     return emit(tr, op, lambda *xs: np.asarray(fn(*xs)).astype(cast)[()] if all(np.ndim(x) == 0 for x in xs)
                 else np.asarray(fn(*xs)).astype(cast))
+
+
+@translates("tt.elementwise_inline_asm")
+def _inline_asm(tr, op):
+    from ...frontend.errors import error_at_op
+    raise error_at_op(op, "inline_asm_elementwise is not supported by the interpreter backend: the assembly is "
+                          "for a GPU target; run the kernel on its GPU backend (backend='nvidia')")
