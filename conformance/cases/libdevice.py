@@ -110,7 +110,6 @@ _DOMAIN = {"asin": (-1, 1), "acos": (-1, 1), "acosh": (1, 8), "atanh": (-0.95, 0
            "fast_exp10f": (-4, 4), "saturatef": (-2, 2), "tanh": (-6, 6)}
 _LOOSE = {"fast_expf", "fast_logf", "fast_sinf", "fast_cosf", "fast_log2f", "fast_exp10f", "tgamma", "lgamma",
           "erfinv", "sinpi", "cospi"}
-FAST_TOLERANCE = (2e-5, 1e-5)  # the fast_* approximations and the gamma / inverse-erf functions
 BIN = {
     "pow": (np.power, (0.1, 4), (-3, 3)), "atan2": (np.arctan2, None, None), "hypot": (np.hypot, None, None),
     "rhypot": (lambda a, b: 1 / np.hypot(a, b), None, None), "fmod": (np.fmod, None, (0.5, 3)),
@@ -125,14 +124,14 @@ CASES = []
 for _name, _ref in _F64.items():
     _lo, _hi = _DOMAIN.get(_name, (-4, 4))
     for _t in (("fp32", "fp64") if _name in ("tanh", "exp", "log", "erf", "sqrt", "sin", "log1p") else ("fp32",)):
-        _tol = dict(zip(("rtol", "atol"), FAST_TOLERANCE)) if _name in _LOOSE else tol(dtypes.MATH_TOLERANCE, _t)
+        _tol = dict(zip(("rtol", "atol"), dtypes.FAST_MATH_TOLERANCE)) if _name in _LOOSE else tol(dtypes.MATH_TOLERANCE, _t)
         CASES.append(Case(
             id=f"libdevice/{_name}-{_t}", kernel=unary_kernel, constexprs={"FN": _name, "B": B},
             inputs={"x_ptr": Rand(_t, (B,), _lo, _hi)}, outputs={"z_ptr": Out(_t, (B,))},
             reference=lambda x_ptr, f=_ref: f(x_ptr), **_tol))
 for _name, (_ref, _dx, _dy) in BIN.items():
     for _t in (("fp32", "fp64") if _name in ("pow", "atan2", "div_rn") else ("fp32",)):
-        _tol = dict(zip(("rtol", "atol"), FAST_TOLERANCE)) if _name.startswith("fast") else tol(dtypes.MATH_TOLERANCE, _t)
+        _tol = dict(zip(("rtol", "atol"), dtypes.FAST_MATH_TOLERANCE)) if _name.startswith("fast") else tol(dtypes.MATH_TOLERANCE, _t)
         CASES.append(Case(
             id=f"libdevice/{_name}-{_t}", kernel=binary_kernel, constexprs={"FN": _name, "B": B},
             inputs={"x_ptr": Rand(_t, (B,), *(_dx or (-4, 4))), "y_ptr": Rand(_t, (B,), *(_dy or (-4, 4)))},
