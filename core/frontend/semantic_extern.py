@@ -5,6 +5,8 @@ carries the symbol as written; each backend maps it to its own library at loweri
 (``TargetInfo.map_extern``) and reports a symbol it cannot map as an error at the call's line."""
 from __future__ import annotations
 
+import math
+
 from ..language import dtypes as tl
 from ..language.core import tensor
 from ..ttir import ops as tt
@@ -77,7 +79,7 @@ def inline_asm_elementwise(asm: str, constraints: str, args: list, dtype, is_pur
             shape = list(v.type.shape) if shape is None else _broadcast(shape, list(v.type.shape))
     if shape is not None:
         vals = [broadcast_to_shape(v, shape, builder) for v in vals]
-        if shape and (int(__import__("math").prod(shape)) % pack):
+        if shape and math.prod(shape) % pack:
             raise ValueError(f"inline_asm_elementwise: pack={pack} does not divide the {shape} block")
     types = [tl.block_type(d, shape) if shape is not None else d for d in dtypes]
     op = builder.insert(tt.ElementwiseInlineAsmOp([v.handle for v in vals], [ir_type(t) for t in types], asm,
