@@ -187,7 +187,13 @@ class Autotuner(KernelInterface):
             if key not in self.cache and not self._load_disk(key):
                 pruned = self.prune_configs(kwargs)
                 start = time.perf_counter()
-                timings = {c: self._bench(*args, config=c, **kwargs) for c in pruned}
+                from ..perf_report import _Progress
+                progress = _Progress(len(pruned), f"autotuning {self._name()}")  # only on a terminal
+                timings = {}
+                for c in pruned:
+                    timings[c] = self._bench(*args, config=c, **kwargs)
+                    progress.step(str(c))
+                progress.done()
                 self.bench_time = time.perf_counter() - start
                 self.cache[key] = builtins.min(timings, key=lambda c: _first(timings[c]))
                 self.configs_timings = timings

@@ -83,3 +83,86 @@ class Driver(abc.ABC):
 
     def to_numpy(self, arg) -> Any:
         raise NotImplementedError
+
+    # Triton's driver surface, as tutorials call it (``driver.active.utils.get_device_properties``,
+    # ``driver.active.get_active_torch_device()``...).  Built on the methods above.
+    #: the torch device type of this backend's memory (``"cuda"`` for NVIDIA, ``"cpu"`` here)
+    torch_device_type: str = "cpu"
+
+    @property
+    def utils(self) -> "DriverUtils":
+        return DriverUtils(self)
+
+    def get_active_torch_device(self):
+        import torch
+        return torch.device(self.torch_device_type, self.get_current_device()) \
+            if self.torch_device_type != "cpu" else torch.device("cpu")
+
+    def get_device_interface(self):
+        """``torch.cuda`` for CUDA backends (``torch.cpu`` otherwise)."""
+        import torch
+        return getattr(torch, self.torch_device_type)
+
+    def get_benchmarker(self):
+        from ..testing import do_bench
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self):
+        """A 256 MB buffer that ``clear_cache`` overwrites to flush the L2 cache between runs."""
+        import torch
+        return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device=self.get_active_torch_device())
+
+    def clear_cache(self, cache) -> None:
+        cache.zero_()
+
+
+class DriverUtils:
+    """``driver.active.utils``: Triton's device-property helper."""
+
+    def __init__(self, driver: Driver):
+        self._driver = driver
+
+    def get_device_properties(self, device=None) -> dict:
+        """The driver's properties plus Triton's key names: ``multiprocessor_count``,
+        ``max_shared_mem``, ``max_num_regs``, ``warpSize``, ``sm_clock_rate``, ``mem_clock_rate``,
+        ``mem_bus_width``."""
+        index = getattr(device, "index", device)
+        props = dict(self._driver.get_device_properties(self._driver.get_current_device() if index is None else int(index)))
+        props.setdefault("max_num_regs", props.get("max_registers_per_block", 65536))
+        props.setdefault("warpSize", props.get("warp_size", 32))
+        for key in ("sm_clock_rate", "mem_clock_rate", "mem_bus_width"):
+            props.setdefault(key, 0)
+        return props
+
+
+class _DriverConfig:
+    """``tritium.runtime.driver.active``: the driver of the backend launches default to (the first
+    backend with a device present, else the interpreter; ``TRITIUM_BACKEND`` overrides)."""
+
+    def __init__(self):
+        self._active: Driver | None = None
+
+    @property
+    def default(self) -> Driver:
+        from ..hooks import manager
+        return manager.select_backend(None, ()).driver()
+
+    @property
+    def active(self) -> Driver:
+        return self._active if self._active is not None else self.default
+
+    def set_active(self, driver: Driver) -> None:
+        self._active = driver
+
+    def reset_active(self) -> None:
+        self._active = None
+
+
+driver = _DriverConfig()
+
+
+def __getattr__(name):
+    # ``tritium.runtime.driver.active`` (the module stands in for Triton's ``triton.runtime.driver``)
+    if name in ("active", "default", "set_active", "reset_active"):
+        return getattr(driver, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

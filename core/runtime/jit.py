@@ -11,6 +11,7 @@ import os
 import textwrap
 from typing import Callable
 
+from . import descriptors as _descriptors
 from .interface import KernelInterface
 from .specialize import LAUNCH_OPTIONS, TensorWrapper, specialize_arg
 
@@ -163,6 +164,9 @@ class JITFunction(KernelInterface):
             stream = opts.pop("stream", None)
         try:
             bound = args if not kwargs and len(args) == len(self.params) else self.bind_args(args, kwargs)
+            if _descriptors.has_descriptor(bound):
+                launch = dict(opts, backend=backend_name, target=target, stream=stream)
+                return _descriptors.run_with_descriptors(self, bound, grid, warmup, launch)
             key_parts = tuple([spec(v, p) for spec, v, p in zip(self._specializers, bound, self.params)])
         except TypeError as e:
             raise self._argument_error(str(e)) from None

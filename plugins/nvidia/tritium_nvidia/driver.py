@@ -38,6 +38,7 @@ class KernelHandle:
 
 class CudaDriver(Driver):
     backend = "nvidia"
+    torch_device_type = "cuda"  # driver.active.get_active_torch_device() -> torch.device("cuda", n)
 
     def __init__(self):
         self._lock = threading.Lock()
