@@ -137,6 +137,9 @@ def make_entry(kernel, runtime: tuple, meta: dict, device, driver, pointers: lis
         pick = lambda args: ()  # noqa: E731
 
     def select(rt):
-        dev = driver.select_device([(name, rt[i]) for i, name in pointers])
+        try:
+            dev = driver.select_device([(name, rt[i]) for i, name in pointers])
+        except ValueError as e:
+            raise type(e)(f"{kernel.name}: {e}") from None
         return driver.get_current_device() if dev is None else dev
     return (kernel, pick, meta, device, driver, kernel._launchers, select)

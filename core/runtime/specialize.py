@@ -83,7 +83,7 @@ def pointer_type_str(v) -> str | None:
         from ..language.dtypes import ty_to_str
         return "*" + ty_to_str(v.dtype)
     dt = getattr(v, "dtype", None)
-    if dt is not None and hasattr(v, "data_ptr"):
+    if dt is not None and hasattr(v, "data_ptr") and str(dt).startswith("torch."):
         s = _TORCH.get(str(dt))
         if s is None:
             raise TypeError(f"unsupported tensor dtype {dt}")
