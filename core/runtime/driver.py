@@ -31,6 +31,10 @@ class Driver(abc.ABC):
     def get_current_device(self) -> int:
         return 0
 
+    def device_count(self) -> int:
+        """How many devices of this backend there are (``--devices all`` of the conformance runner)."""
+        return 1
+
     def set_current_device(self, device: int) -> None:
         pass
 

@@ -111,6 +111,9 @@ class CudaDriver(Driver):
     def is_active(self) -> bool:
         return self._init()
 
+    def device_count(self) -> int:
+        return int(self.check(self.cu.cuDeviceGetCount(), "cuDeviceGetCount")) if self._init() else 0
+
     def get_current_device(self) -> int:
         if not self._init():
             return 0
