@@ -86,17 +86,34 @@ class CompiledKernel:
             self._launchers[device] = launcher
         return launcher
 
-    def launch(self, grid, stream, args):
+    def launch(self, grid, stream, args, device=None):
+        """Launch on ``device`` (default: the device of the pointer arguments, else the current
+        one) on ``stream`` (default: that device's current stream); the current device is left
+        as it was."""
         if type(grid) is not tuple or len(grid) != 3:
             grid = _grid3(grid)
         driver = self._driver
         if driver is None:
             driver = self._driver = self.backend.driver()
-        device, current = driver.current_device_and_stream()
+        if device is None:
+            device = driver.select_device(self._pointer_args(args))
+            if device is None:
+                device = driver.get_current_device()
+        current_stream, current = driver.stream_and_current_device(device)
         launcher = self._launchers.get(device) or self._launcher(device)
         if grid[0] * grid[1] * grid[2] == 0:
             return
-        launcher(grid, current if stream is None else stream, args)
+        if stream is None:
+            stream = current_stream
+        if current == device:
+            launcher(grid, stream, args)
+        else:
+            driver.launch_on(device, launcher, grid, stream, args)
+
+    def _pointer_args(self, args) -> list:
+        names = self.metadata.get("arg_names") or [str(i) for i in range(len(args))]
+        return [(names[i] if i < len(names) else str(i), a) for i, a in enumerate(args)
+                if str(self.runtime_signature.get(i, "")).startswith("*")]
 
     def __getitem__(self, grid):
         def run(*args):

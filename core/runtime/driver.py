@@ -11,6 +11,11 @@ import abc
 from typing import Any, Callable, Sequence
 
 
+class LaunchDeviceError(ValueError):
+    """A launch whose pointer arguments live on different devices, or whose device memory the
+    driver cannot place on any device.  Raised before anything is launched."""
+
+
 class Driver(abc.ABC):
     #: the backend name this driver belongs to (``BackendInfo.name``)
     backend: str = ""
@@ -26,6 +31,10 @@ class Driver(abc.ABC):
     def get_current_device(self) -> int:
         return 0
 
+    def device_count(self) -> int:
+        """How many devices of this backend there are (``--devices all`` of the conformance runner)."""
+        return 1
+
     def set_current_device(self, device: int) -> None:
         pass
 
@@ -33,10 +42,45 @@ class Driver(abc.ABC):
         return None
 
     def current_device_and_stream(self) -> tuple[int, Any]:
-        """Both answers at once, on every launch: override with something cheaper where the
-        platform allows (the default asks twice)."""
+        """The current device and its current stream."""
         device = self.get_current_device()
         return device, self.get_current_stream(device)
+
+    # -- choosing the device of a launch (see docs/hooks.md, "Devices and streams") -------------
+    def select_device(self, pointers: Sequence[tuple[str, Any]]) -> int | None:
+        """The device a launch must run on, from its pointer arguments ``(parameter name,
+        value)``: the one device every argument that lives on a device lives on, or ``None``
+        when none does (the launch then runs on the current device).  Raise
+        :class:`LaunchDeviceError` naming the arguments and their devices when they disagree
+        or when a device pointer cannot be placed.  The default asks :meth:`device_of`."""
+        found: dict[str, int] = {}
+        for name, value in pointers:
+            device = self.device_of(value)
+            if device is not None:
+                found[name] = device
+        return one_device(found)
+
+    def stream_and_current_device(self, device: int) -> tuple[Any, int]:
+        """``(the stream to launch on for device, the calling thread's current device)``; called
+        on every launch, so keep it to a query or two."""
+        return self.get_current_stream(device), self.get_current_device()
+
+    def launch_on(self, device: int, launcher: Callable, grid, stream, args) -> None:
+        """Run ``launcher(grid, stream, args)`` with ``device`` current, leaving the current
+        device as it was.  The launch path calls it only when ``device`` is not current."""
+        previous = self.get_current_device()
+        if previous == device:
+            launcher(grid, stream, args)
+            return
+        self.set_current_device(device)
+        try:
+            launcher(grid, stream, args)
+        finally:
+            self.set_current_device(previous)
+
+    def device_target(self, device: int):
+        """``GPUTarget`` of ``device`` (kernels are compiled for the device they launch on)."""
+        return self.get_current_target()
 
     @abc.abstractmethod
     def get_device_properties(self, device: int) -> dict:
@@ -166,3 +210,14 @@ def __getattr__(name):
     if name in ("active", "default", "set_active", "reset_active"):
         return getattr(driver, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def one_device(found: dict[str, int], describe: Callable[[int], str] = lambda d: f"device {d}") -> int | None:
+    """The single device of ``found`` (argument name -> device), ``None`` when empty; raise
+    :class:`LaunchDeviceError` naming every argument and its device when there are several."""
+    devices = set(found.values())
+    if len(devices) <= 1:
+        return next(iter(devices), None)
+    where = ", ".join(f"{name} on {describe(d)}" for name, d in found.items())
+    raise LaunchDeviceError(f"the pointer arguments are on different devices ({where}); a kernel runs on "
+                            "one device: move them to one device first")
