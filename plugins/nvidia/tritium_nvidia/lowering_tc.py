@@ -19,6 +19,8 @@ from xdsl.dialects.builtin import TensorType
 
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.memory import access_vector
+from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
+from tritium.ttir.memory_ops import pointee_value_type
 from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
 
 from .encodings import NvidiaMmaEncodingAttr
@@ -251,31 +253,19 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     vec = access_vector(fl, op.src, op.mask, bits_of(ety))
     shape = dst_t.shape
     enc = dst_t.encoding
-    info = fl.layout(src_t)
-    thread = fl.thread_coords(info)
-    bases = enc.offset_bases(shape) if hasattr(enc, "offset_bases") else None
-    if bases is None:
+    if not hasattr(enc, "offset_bases"):
         raise NotImplementedError(f"cp.async into a {enc} buffer")
-    # the buffer's byte offset is linear over GF(2): thread part once, register part a constant
-    t_off = const(I32, 0)
-    for d, row in enumerate(bases):
-        for bit, v in enumerate(row):
-            if v:
-                on = b.and_(b.lshr(thread[d], const(I32, bit)), const(I32, 1))
-                t_off = b.xor(t_off, b.mul(on, const(I32, v)))
+    info = fl.layout(src_t)
+    place = LinearSharedAccess(fl, pointee_value_type(src_t), enc, shape)
+    vec = min(vec, place.vec)  # consecutive in global memory and in the buffer
     base = _smem_i32(b, fl.get(op.result))
     owner = fl.dedup_pred(src_t)
     nbytes = vec * ebytes
     for r0 in range(0, len(ptrs), vec):
         if r0 & info.free["register"]:
             continue
-        off = tuple(int(x) for x in info.reg_offsets[r0])
-        r_off = 0
-        for d, c in enumerate(off):
-            for bit in range(c.bit_length()):
-                if c >> bit & 1:
-                    r_off ^= bases[d][bit]
-        dst = b.add(base, b.xor(t_off, const(I32, r_off)))
+        r_off = place.byte_offset(info.reg_offsets[r0])
+        dst = b.add(base, b.xor(place.thread_offset, const(I32, r_off)))
         pred = mask[r0] if mask is not None else None
         if nbytes >= 4:
             size = const(I32, nbytes) if pred is None else b.select(pred, const(I32, nbytes), const(I32, 0))
