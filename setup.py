@@ -1,8 +1,10 @@
 # The import package `tritium` lives in core/; setuptools needs the mapping spelled out.
-from setuptools import find_packages, setup
+# Namespace discovery finds every sub-package, with or without an __init__.py, so a wheel never
+# loses one (it once lost `tritium.backends` and with it the embedded interpreter).
+from setuptools import find_namespace_packages, setup
 
 setup(
-    packages=["tritium"] + ["tritium." + p for p in find_packages("core")],
+    packages=["tritium"] + ["tritium." + p for p in find_namespace_packages("core", exclude=["*__pycache__*"])],
     package_dir={"tritium": "core"},
-    package_data={"tritium": ["py.typed"]},
+    package_data={"tritium": ["py.typed"], "": ["*.json"]},
 )

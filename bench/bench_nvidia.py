@@ -25,8 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 failures: list[str] = []
 
 
-def load_kernels(name: str, triton_mod, tl_mod):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "tutorial_kernels.py"))
+def load_kernels(name: str, triton_mod, tl_mod, filename: str = "tutorial_kernels.py"):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
     mod = importlib.util.module_from_spec(spec)
     mod.triton, mod.tl = triton_mod, tl_mod
     sys.modules[name] = mod
@@ -132,6 +132,17 @@ def launch_overhead(k, n_launch=4000, rounds=9) -> float:
     return statistics.median(per)
 
 
+def launch_row(impls) -> str:
+    """Host launch overhead of a 5-argument kernel: Tritium, Triton, torch.add and the ratios."""
+    t = {name: launch_overhead(k) for name, k in impls.items()}
+    t["torch.add"] = launch_overhead("torch")
+    text = "host launch overhead, 5-argument kernel (us/launch): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items())
+    if "triton" in t:
+        text += f"; tritium/triton {t['tritium'] / t['triton']:.2f}"
+    text += f", tritium/torch.add {t['tritium'] / t['torch.add']:.2f}"
+    return text
+
+
 COMPILE_SIGS = {
     "add_kernel": ({"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, {"BLOCK_SIZE": 1024}),
     "softmax_kernel": ({"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32",
@@ -175,6 +186,7 @@ def cold_compile_triton(k, name) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--launch-only", action="store_true", help="only the launch-overhead row")
     args = ap.parse_args()
     import tritium
     import tritium.language as ttl
@@ -185,6 +197,9 @@ def main() -> int:
         impls["triton"] = load_kernels("bench_k_triton", triton, tl)
     except ImportError:
         print("Triton is not installed: Tritium only")
+    if args.launch_only:
+        print(launch_row(impls))
+        return 0
     reps = 20 if args.quick else 50
     torch.manual_seed(0)
     copy_bw = copy_bandwidth()
@@ -225,8 +240,7 @@ def main() -> int:
             check(f"{name} layer_norm {m}x{n}", y, ref, 1e-5)
             fns[name] = (lambda k=k, y=y, mean=mean, rstd=rstd: run_ln(k, x, w, b, y, mean, rstd))
         row("layer_norm", f"{m}x{n}", 2 * m * n * 4, fns)
-    launch = {name: launch_overhead(k) for name, k in impls.items()}
-    launch["torch.add"] = launch_overhead("torch")
+    launch_text = launch_row(impls)
     compile_t = {}
     for kname in COMPILE_SIGS:
         compile_t[kname] = {"tritium": cold_compile_tritium(impls["tritium"], kname)}
@@ -244,8 +258,7 @@ def main() -> int:
         ratio = gt / gn if tn else float("nan")
         print(f"{kernel:<11} {size:<11} {tr:10.4f} {gt:7.0f} {tn or float('nan'):10.4f} {gn:7.0f} "
               f"{ratio:6.3f} {gt / copy_bw:12.3f}")
-    print("\nhost launch overhead, 5-argument kernel (us/launch): " +
-          ", ".join(f"{k} {v:.2f}" for k, v in launch.items()))
+    print("\n" + launch_text)
     print("cold compile to cubin, empty cache (s): " + "; ".join(
         f"{k}: tritium {v['tritium']:.3f}" + (f", triton {v['triton']:.3f}, ratio {v['tritium'] / v['triton']:.2f}"
                                               if "triton" in v else "") for k, v in compile_t.items()))

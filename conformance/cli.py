@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write the matrix as Markdown")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--devices", default=None,
+                   help="spread the cases over these devices: 'all' or a list such as 0,1 (default: device 0); "
+                        "the inputs of a group of cases are placed on one device and the launch follows them")
     p.add_argument("--list", action="store_true", help="list the selected case ids and exit")
     return p
 
@@ -56,9 +59,10 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _worker(backend: str, target: str | None, compile_only: bool, seed: int, ids: list[str]) -> list[dict]:
+def _worker(backend: str, target: str | None, compile_only: bool, seed: int, ids: list[str],
+            device: int = 0) -> list[dict]:
     from .cases import by_id
-    ctx = BackendRun.open(backend, target, compile_only)
+    ctx = BackendRun.open(backend, target, compile_only, device)
     cases = by_id()
     return [run_case(cases[i], ctx, seed).to_dict() for i in ids]
 
@@ -71,20 +75,45 @@ def _chunks(cases) -> list[list[str]]:
     return list(groups.values())
 
 
+def parse_devices(text: str | None, backend) -> list[int]:
+    """``--devices``: None -> [0]; 'all' -> every device of the backend; '0,1' -> [0, 1]."""
+    if not text:
+        return [0]
+    if text == "all":
+        count = backend.driver().device_count() if backend.device_present() else 1
+        return list(range(max(count, 1)))
+    try:
+        devices = [int(d) for d in text.split(",") if d.strip()]
+    except ValueError:
+        raise ValueError(f"--devices takes 'all' or a comma-separated list of device indices, got {text!r}") from None
+    return devices or [0]
+
+
 def run_backend(name: str, cases, args, seed: int, progress) -> tuple[list[Result], dict]:
     ctx = BackendRun.open(name, args.target, args.compile_only)
+    devices = parse_devices(getattr(args, "devices", None), ctx.backend) if ctx.mode == "run" else [0]
     info = {"mode": "run" if ctx.mode == "run" else "compile-only", "target": str(ctx.target),
             "exclusions": [{"case": e.case, "reason": e.reason} for e in ctx.exclusions]}
+    if ctx.mode == "run":
+        info["devices"] = devices
     results: list[Result] = []
+    chunks = _chunks(cases)
+    by_id = {c.id: c for c in cases}
     if args.jobs <= 1:
-        for c in cases:
-            results.append(run_case(c, ctx, seed))
-            progress(results[-1])
+        contexts = {d: BackendRun.open(name, args.target, args.compile_only, d) for d in devices}
+        for i, chunk in enumerate(chunks):
+            run = contexts[devices[i % len(devices)]]
+            for cid in chunk:
+                results.append(run_case(by_id[cid], run, seed))
+                progress(results[-1])
+        order = {c.id: i for i, c in enumerate(cases)}
+        results.sort(key=lambda r: order[r.id])
         return results, info
     order = {c.id: i for i, c in enumerate(cases)}
     mp = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=args.jobs, mp_context=mp) as pool:
-        futures = [pool.submit(_worker, name, args.target, args.compile_only, seed, chunk) for chunk in _chunks(cases)]
+        futures = [pool.submit(_worker, name, args.target, args.compile_only, seed, chunk, devices[i % len(devices)])
+                   for i, chunk in enumerate(chunks)]
         for fut in cf.as_completed(futures):
             for d in fut.result():
                 results.append(Result(**d))

@@ -54,6 +54,8 @@ TOLERANCE = {
 MATH_TOLERANCE = {"fp64": (1e-9, 1e-12), "fp32": (4e-6, 1e-6), "fp16": (2e-3, 1e-3), "bf16": (1.6e-2, 1e-2)}
 #: accumulating ops (sum, cumsum, dot): error grows with the number of terms
 ACCUM_TOLERANCE = {"fp64": (1e-10, 1e-10), "fp32": (1e-4, 1e-4), "fp16": (1e-2, 1e-1), "bf16": (5e-2, 5e-1)}
+#: libdevice's fast_* approximations, the gamma and inverse-erf functions, sinpi/cospi
+FAST_MATH_TOLERANCE = (2e-5, 1e-5)
 #: tf32 dot: inputs rounded to 10 mantissa bits
 TF32_TOLERANCE = (1e-2, 1e-2)
 

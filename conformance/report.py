@@ -40,7 +40,12 @@ def text(results, runs: dict, seed: int) -> str:
     bad = [r for r in results if r.status in BAD]
     if bad:
         out += ["", f"{len(bad)} problem(s):"]
-        out += [f"  [{r.backend}] {r.id}: {r.status}: {r.message}" for r in bad]
+        out += [f"  [{r.backend}] {r.id}{'' if r.device is None else f' (device {r.device})'}: {r.status}: "
+                f"{r.message}" for r in bad]
+    spread = {b: runs[b]["devices"] for b in backends if len(runs[b].get("devices", ())) > 1}
+    for b, devices in spread.items():
+        counts = {d: sum(1 for r in results if r.backend == b and r.device == d) for d in devices}
+        out += ["", f"{b}: cases spread over devices " + ", ".join(f"{d} ({n})" for d, n in counts.items())]
     excluded = [r for r in results if r.status == EXCLUDED]
     if excluded:
         out += ["", f"{len(excluded)} excluded:"]

@@ -32,6 +32,7 @@ class Result:
     message: str = ""
     seconds: float = 0.0
     reason: str = ""  # the exclusion's reason, when excluded
+    device: int | None = None  # the device its inputs were placed on (run mode)
 
     @property
     def category(self) -> str:
@@ -50,9 +51,11 @@ class BackendRun:
     target: object
     mode: str  # "run" or "compile"
     exclusions: list = field(default_factory=list)
+    device: int = 0  # where inputs are placed in run mode; the launch follows them
 
     @classmethod
-    def open(cls, name: str, target_text: str | None = None, compile_only: bool = False) -> "BackendRun":
+    def open(cls, name: str, target_text: str | None = None, compile_only: bool = False,
+             device: int = 0) -> "BackendRun":
         from tritium.hooks import manager
         backend = manager.get_backend(name)
         present = bool(backend.device_present())
@@ -61,7 +64,7 @@ class BackendRun:
         mode = "run" if native and not compile_only else "compile"
         excl = [e for e in (backend.conformance_exclusions(target) or [])
                 if not getattr(e, "targets", ()) or str(target) in e.targets]
-        return cls(name, backend, target, mode, excl)
+        return cls(name, backend, target, mode, excl, device)
 
     def exclusion(self, case_id: str) -> str | None:
         for e in self.exclusions:
@@ -217,7 +220,8 @@ def _error_message(exc: BaseException) -> str:
 def run_case(case: Case, ctx: BackendRun, seed: int) -> Result:
     start = time.perf_counter()
     status, message = _run(case, ctx, seed)
-    res = Result(case.id, ctx.name, status, message, time.perf_counter() - start)
+    res = Result(case.id, ctx.name, status, message, time.perf_counter() - start,
+                 device=ctx.device if ctx.mode == "run" else None)
     reason = ctx.exclusion(case.id)
     if reason is not None:
         res.reason = reason
@@ -235,7 +239,8 @@ def _run(case: Case, ctx: BackendRun, seed: int) -> tuple[str, str]:
         driver = ctx.backend.driver()
         tags = _arg_tags(case)
         on_device = ctx.mode == "run"
-        raw = {n: (driver.from_numpy(v) if on_device else v) for n, v in prep.host.items() if n in tags}
+        raw = {n: (driver.from_numpy(v, device=ctx.device) if on_device else v)
+               for n, v in prep.host.items() if n in tags}
         dev = {n: (_as_kernel_arg(raw[n], tags[n]) if n in tags else v) for n, v in prep.host.items()}
         args, kwargs = bind(case, dev)
     except Exception as exc:  # the suite's own setup failed: report, don't crash the run

@@ -151,3 +151,6 @@ def assert_close(x: Any, y: Any, atol: float | Callable | None = None, rtol: flo
         return
     if not np.allclose(xa, ya, atol=atol, rtol=rtol, equal_nan=True):
         raise AssertionError(f"{err_msg} {xa} is not close to {ya} (atol={atol}, rtol={rtol})".strip())
+
+
+from .perf_report import Benchmark, Mark, perf_report  # noqa: E402,F401

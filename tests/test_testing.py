@@ -65,3 +65,40 @@ def test_assert_close_torch():
     testing.assert_close(torch.ones(3, dtype=torch.bfloat16), np.ones(3))
     with pytest.raises(AssertionError):
         testing.assert_close(torch.zeros(3), torch.ones(3))
+
+
+def test_perf_report_prints_a_table_and_saves_a_plot(tmp_path, capsys, monkeypatch):
+    import builtins
+    import os
+    import tritium.testing as tt
+
+    @tt.perf_report(tt.Benchmark(x_names=["size"], x_vals=[2 ** i for i in range(4, 7)], x_log=True,
+                                 line_arg="provider", line_vals=["a", "b"], line_names=["A", "B"],
+                                 styles=[("blue", "-"), ("green", "--")], ylabel="GB/s", plot_name="vector-add",
+                                 args={"scale": 2}))
+    def bench(size, provider, scale):
+        v = size * scale * (1 if provider == "a" else 2)
+        return float(v), float(v - 1), float(v + 1)
+
+    bench.run(print_data=True, show_plots=False)
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "vector-add:" and "size" in out and "A" in out and "128" in out
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        real_import = None
+    else:
+        bench.run(save_path=str(tmp_path))
+        assert (tmp_path / "vector-add.png").read_bytes()[:4] == b"\x89PNG"
+        assert (tmp_path / "vector-add.csv").read_text().startswith("size,A,B")
+        real_import = builtins.__import__
+
+        def no_matplotlib(name, *a, **k):
+            if name.startswith("matplotlib"):
+                raise ImportError(name)
+            return real_import(name, *a, **k)
+        monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    import pytest
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        bench.run(save_path=str(tmp_path / "again"))
+    assert os.path.isdir(tmp_path / "again")

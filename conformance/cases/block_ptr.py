@@ -90,3 +90,38 @@ CASES.append(Case(
     id="block_ptr/column-major-order", kernel=block_transposed_kernel, constexprs={"B": 32},
     inputs={"x_ptr": Rand("fp32", (R * C,)), "R": R, "C": C}, outputs={"z_ptr": Out("fp32", (32, 32))},
     reference=lambda x_ptr: _padded(x_ptr, 0.0, 48, 48).T[:32, :32]))
+
+
+@triton.jit
+def block_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, PRECISION: tl.constexpr,
+                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # a matmul through block pointers on ragged shapes, boundary checks without padding_option:
+    # the lanes outside the matrices must read zero, or they pollute the dot (issue #9)
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    a = tl.make_block_ptr(base=a_ptr, shape=(M, K), strides=(K, 1), offsets=(pm * BM, 0),
+                          block_shape=(BM, BK), order=(1, 0))
+    b = tl.make_block_ptr(base=b_ptr, shape=(K, N), strides=(N, 1), offsets=(0, pn * BN),
+                          block_shape=(BK, BN), order=(1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a, boundary_check=(0, 1)), tl.load(b, boundary_check=(0, 1)),
+                      input_precision=PRECISION)
+        a = tl.advance(a, (0, BK))
+        b = tl.advance(b, (BK, 0))
+    c = tl.make_block_ptr(base=c_ptr, shape=(M, N), strides=(N, 1), offsets=(pm * BM, pn * BN),
+                          block_shape=(BM, BN), order=(1, 0))
+    tl.store(c, acc, boundary_check=(0, 1))
+
+
+_M, _N, _K = 200, 130, 300
+for _t, _prec in (("fp32", "ieee"), ("fp32", "tf32"), ("fp16", "ieee"), ("bf16", "ieee")):
+    CASES.append(Case(
+        id=f"block_ptr/ragged-matmul-{_t}" + ("-tf32" if _prec == "tf32" else ""), kernel=block_matmul_kernel,
+        grid=(triton.cdiv(_M, 64), triton.cdiv(_N, 64)),
+        constexprs={"PRECISION": _prec, "BM": 64, "BN": 64, "BK": 32},
+        inputs={"a_ptr": Rand(_t, (_M * _K,), -1, 1), "b_ptr": Rand(_t, (_K * _N,), -1, 1), "M": _M, "N": _N, "K": _K},
+        outputs={"c_ptr": Out("fp32", (_M, _N), poison="sentinel")},
+        reference=lambda a_ptr, b_ptr: a_ptr.reshape(_M, _K) @ b_ptr.reshape(_K, _N),
+        **(dict(zip(("rtol", "atol"), dtypes.TF32_TOLERANCE)) if _prec == "tf32" else tol(dtypes.ACCUM_TOLERANCE, "fp32")),
+        doc="masked-off lanes of block-pointer loads without padding_option read zero"))

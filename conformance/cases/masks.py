@@ -24,6 +24,13 @@ def other_kernel(x_ptr, z_ptr, n, B: tl.constexpr):
 
 
 @triton.jit
+def no_other_kernel(x_ptr, z_ptr, n, B: tl.constexpr):
+    # masked-off lanes of a load without `other` read zero (as in Triton); every lane is stored
+    offs = tl.arange(0, B)
+    tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=offs < n))
+
+
+@triton.jit
 def data_mask_kernel(x_ptr, z_ptr, B: tl.constexpr):
     # a mask computed from the data: only positive values are stored
     offs = tl.arange(0, B)
@@ -52,6 +59,10 @@ for _t in ("fp32", "int32"):
         id=f"masks/other-{_t}", kernel=other_kernel, constexprs={"B": B},
         inputs={"x_ptr": Rand(_t, (B,)), "n": Scalar("int32", 1, B - 1)}, outputs={"z_ptr": Out(_t, (B,))},
         reference=lambda x_ptr, n: np.where(np.arange(B) < n, x_ptr, -7).astype(x_ptr.dtype)))
+    CASES.append(Case(
+        id=f"masks/no-other-reads-zero-{_t}", kernel=no_other_kernel, constexprs={"B": B},
+        inputs={"x_ptr": Rand(_t, (B,)), "n": Scalar("int32", 1, B - 1)}, outputs={"z_ptr": Out(_t, (B,))},
+        reference=lambda x_ptr, n: np.where(np.arange(B) < n, x_ptr, 0).astype(x_ptr.dtype)))
     CASES.append(Case(
         id=f"masks/data-dependent-{_t}", kernel=data_mask_kernel, constexprs={"B": B},
         inputs={"x_ptr": Rand(_t, (B,), -100, 100)}, outputs={"z_ptr": Out(_t, (B,), init=Rand(_t, (B,)))},

@@ -73,7 +73,8 @@ class TargetInfo(ABC):
                     volatile: bool) -> list[ir.Value]:
         """Load ``n_words`` words of ``word_bits`` bits (8, 16, 32, 64) starting at ``ptr`` (one
         vector access, aligned to its size) when ``pred`` (i1, None = always) holds, else yield
-        ``other`` (the words' integer values, None = undefined).  ``cache`` is ``none``, ``ca``,
+        ``other`` (the words' integer values; the core passes zeros when the load has none, so
+        ``other`` is None only when ``pred`` is).  ``cache`` is ``none``, ``ca``,
         ``cg``, ``cv``...; ``evict`` ``evict_normal``/``evict_first``/``evict_last``.  Returns
         ``n_words`` integers of ``word_bits`` bits."""
 
@@ -123,6 +124,17 @@ class TargetInfo(ABC):
         scalars of type ``ty``; return None to let the core use the generic LLVM intrinsic.  Also asked
         for ``arith.divf`` (``/``, which need not be correctly rounded; None: LLVM's ``fdiv``)."""
         return None
+
+    #: the backend's name in error messages
+    backend_name: str = "this"
+
+    def map_extern(self, symbol: str) -> str | None:
+        """The symbol this target calls for ``tt.extern_elementwise`` symbol ``symbol`` (kernels
+        spell device-library calls with libdevice's ``__nv_*`` names, the portable spelling), or
+        None when the target has no such function: the core then reports it at the kernel's line,
+        naming the function and the backend.  Default: call the symbol as written.  A backend with
+        another math library maps the names (``tritium.conversion.extern_names.ocml_name``)."""
+        return symbol
 
     def extern_function(self, builder: ir.IRBuilder, symbol: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
         """Call an external device-library function (``tt.extern_elementwise``)."""

@@ -64,6 +64,19 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
 
+def error_at_op(op, message: str) -> CompilationError:
+    """A :class:`CompilationError` at the kernel line an IR op came from (its ``loc``)."""
+    import linecache
+    loc = getattr(op, "location", None)
+    filename = getattr(getattr(loc, "filename", None), "data", None)
+    line = getattr(getattr(loc, "line", None), "data", None)
+    col = getattr(getattr(loc, "column", None), "data", None)
+    if not filename or not line:
+        return CompilationError(message)
+    source = linecache.getline(filename, line) or None
+    return CompilationError(message, filename=filename, lineno=line, col=col, source_line=source)
+
+
 def node_position(node: ast.AST | None) -> tuple[int | None, int | None]:
     if node is None:
         return None, None

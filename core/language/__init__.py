@@ -8,7 +8,7 @@ from .functions import *  # noqa: F401,F403
 from .functions import (abs, advance, assume, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,  # noqa: F401
                         atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,
                         broadcast_to, cast, cat, cdiv, ceil, clamp, cos, cumprod, cumsum, debug_barrier,
-                        device_assert, device_print, div_rn, dot, erf, exp, exp2, expand_dims, fdiv, floor,
+                        device_assert, device_print, div_rn, dot, dot_scaled, erf, exp, exp2, expand_dims, fdiv, floor,
                         fma, full, full_like, inline_asm_elementwise, interleave, join, load, log, log2,
                         logical_and, logical_or, make_block_ptr, max, max_constancy, max_contiguous, maximum,
                         min, minimum, multiple_of, next_power_of_2, num_programs, permute, program_id,
@@ -23,3 +23,7 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
                      randn, randn4x, uint_to_uniform_float)
 from . import standard  # noqa: E402,F401
 from .standard import add, flip, gather, histogram, mul, reduce_or, sort, sub, swizzle2d, topk  # noqa: E402,F401
+from . import extra  # noqa: E402,F401
+from .core import extern, extern_elementwise  # noqa: E402,F401
+from .tensor_descriptor import (load_tensor_descriptor, make_tensor_descriptor,  # noqa: E402,F401
+                                store_tensor_descriptor, tensor_descriptor)

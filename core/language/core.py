@@ -145,6 +145,16 @@ class tensor:
     def __getitem__(self, slices, _builder=None):
         return _sem().getitem(self, slices, _builder)
 
+    @builtin
+    def item(self, _builder=None):
+        """The one element of a single-element tensor, as a scalar."""
+        if not self.type.is_block():
+            return self
+        if self.type.numel != 1:
+            raise ValueError(f"item() needs a tensor of one element, got shape {list(self.type.shape)}")
+        from .. import language
+        return language.max(self, axis=None, _builder=_builder)
+
     def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
         def method(self, *args, _builder=None, **kwargs):
             from .. import language
@@ -158,7 +168,8 @@ class tensor:
                "associative_scan", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
                "sin", "cos", "abs", "floor", "ceil", "erf", "store", "logical_and", "logical_or",
                "sort", "flip", "topk", "gather", "histogram", "reduce_or", "cdiv", "fma", "umulhi",
-               "join", "interleave"):
+               "join", "interleave", "cast", "advance", "sqrt_rn", "atomic_add", "atomic_and", "atomic_cas",
+               "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor"):
         locals()[_n] = _member(_n)
     del _n, _member
 
@@ -218,3 +229,37 @@ def constexpr_function(fn):
     with only constexpr arguments already runs this way; the decorator documents the intent.)"""
     setattr(fn, "__tritium_constexpr_function__", True)
     return fn
+
+
+def extern(fn):
+    """``@tl.core.extern``: marks a function that emits IR itself (a device-library wrapper).
+    It receives the code generator's builder as ``_builder`` (or ``_semantic``, Triton's name)."""
+    import inspect
+    takes_semantic = "_semantic" in inspect.signature(fn).parameters
+
+    @functools.wraps(fn)
+    def wrapper(*args, _builder=None, **kwargs):
+        if _builder is None and kwargs.get("_semantic") is None:
+            raise ValueError(f"{fn.__name__}() can only be called inside a @jit function")
+        if takes_semantic:
+            kwargs["_semantic"] = _builder if _builder is not None else kwargs.get("_semantic")
+            return fn(*args, **kwargs)
+        return fn(*args, _builder=_builder, **kwargs)
+
+    setattr(wrapper, TRITON_BUILTIN, True)
+    return wrapper
+
+
+def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, _builder=None, _semantic=None):
+    """Call a device-library function elementwise: ``arg_type_symbol_dict`` maps a tuple of
+    argument dtypes to ``(symbol, result dtype)``.  Arguments are broadcast together; when their
+    types match no entry they are first converted to their common type."""
+    builder = _builder if _builder is not None else _semantic
+    if builder is None:
+        raise ValueError("extern_elementwise() can only be called inside a @jit function")
+    from ..frontend.semantic_extern import extern_elementwise as impl
+    return impl(_unwrap_if_constexpr(lib_name), _unwrap_if_constexpr(lib_path), list(args),
+                arg_type_symbol_dict, _unwrap_if_constexpr(is_pure), builder)
+
+
+setattr(extern_elementwise, TRITON_BUILTIN, True)

@@ -490,7 +490,18 @@ def debug_barrier(_builder=None):
 
 @builtin
 def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _builder=None):
-    raise NotImplementedError("inline_asm_elementwise is not supported: inline assembly is backend-specific")
+    """Target assembly applied elementwise (``pack`` elements per invocation, packed into one
+    register per operand); ``dtype`` a dtype or a sequence of them (one result each).  Backends
+    without inline assembly (the interpreter) reject it at the call's line."""
+    from ..frontend import semantic_extern
+    return semantic_extern.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _builder)
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
+               rhs_k_pack=True, out_dtype=None, _builder=None):
+    raise NotImplementedError("dot_scaled (microscaled fp4/fp8 matmul) is not supported by any Tritium backend yet; "
+                              "dequantize the operands and use tl.dot")
 
 
 def cdiv(x, div, _builder=None):

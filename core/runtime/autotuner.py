@@ -7,6 +7,7 @@ the ``key`` arguments (plus the dtypes of array arguments) and launches the fast
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import time
@@ -53,6 +54,17 @@ class Config:
         return ", ".join(parts)
 
     __repr__ = __str__
+
+
+def _device_of_arguments(nargs: dict):
+    """Benchmark on the arguments' GPU: events, the cache flush and synchronisation in
+    ``do_bench`` use torch's current device, which need not be the one the arguments are on."""
+    for v in nargs.values():
+        dev = getattr(v, "device", None)
+        if getattr(dev, "type", None) == "cuda" and dev.index is not None:
+            import torch
+            return torch.cuda.device(dev.index)
+    return contextlib.nullcontext()
 
 
 def _zero(arg: Any) -> None:
@@ -152,7 +164,8 @@ class Autotuner(KernelInterface):
             self.post_hook(full_nargs, exception=None)
 
         try:
-            return self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
+            with _device_of_arguments(full_nargs):
+                return self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
         except Exception as exc:
             if type(exc).__name__ in _UNFIT_CONFIG_ERRORS:
                 return [float("inf")] * 3
@@ -187,7 +200,13 @@ class Autotuner(KernelInterface):
             if key not in self.cache and not self._load_disk(key):
                 pruned = self.prune_configs(kwargs)
                 start = time.perf_counter()
-                timings = {c: self._bench(*args, config=c, **kwargs) for c in pruned}
+                from ..perf_report import _Progress
+                progress = _Progress(len(pruned), f"autotuning {self._name()}")  # only on a terminal
+                timings = {}
+                for c in pruned:
+                    timings[c] = self._bench(*args, config=c, **kwargs)
+                    progress.step(str(c))
+                progress.done()
                 self.bench_time = time.perf_counter() - start
                 self.cache[key] = builtins.min(timings, key=lambda c: _first(timings[c]))
                 self.configs_timings = timings

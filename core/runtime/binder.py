@@ -7,7 +7,9 @@ back to ``JITFunction.run``, which compiles, fills the cache this path reads, an
 from __future__ import annotations
 
 import inspect
+import operator
 import os
+import sys
 
 from .specialize import _FAST, specialize_arg
 
@@ -27,18 +29,42 @@ _MISSING = _Missing()
 _ENV_DATA = getattr(os.environ, "_data", None)
 if isinstance(_ENV_DATA, dict):
     _ENV_KEY = os.environ.encodekey(_ENV_BACKEND)
-    env_token = lambda: _ENV_DATA.get(_ENV_KEY)  # noqa: E731
+    _ENV_GET = _ENV_DATA.get
 else:  # pragma: no cover - other Python implementations
-    env_token = lambda: os.environ.get(_ENV_BACKEND)  # noqa: E731
+    _ENV_KEY = _ENV_BACKEND
+    _ENV_GET = os.environ.get
+
+
+def env_token():
+    return _ENV_GET(_ENV_KEY)
+
+
+def _torch_tensor_type():
+    torch = sys.modules.get("torch")
+    return getattr(torch, "Tensor", None) if torch is not None else None
+
+
+class _NoType:  # matches nothing: the binder was built before torch was imported
+    pass
 
 
 def build_fast_launch(fn):
-    """Return ``fast(grid, *args, **kwargs)`` for ``fn`` (a JITFunction) and the dict it reads:
-    ``(backend env value, *key parts) -> (compiled kernel, runtime arg indices, grid meta)``."""
+    """Return ``fast(grid, *args, **kwargs)`` for ``fn`` (a JITFunction), the dict it reads
+    (``(backend env value, *key parts) -> Entry``) and the torch tensor type it inlines (None
+    when torch was not imported yet; ``JITFunction.run`` rebuilds it once torch is)."""
     from .jit import _constexpr_key
     names = [p.name for p in fn.params]
-    keys = [f"('c', _t_ck({p.name}))" if p.is_constexpr
-            else f"(_t_fast_spec(type({p.name})) or _t_spec)({p.name}, _t_params[{p.num}])" for p in fn.params]
+    tensor_type = _torch_tensor_type()
+
+    def key(p):
+        if p.is_constexpr:
+            return f"('c', _t_ck({p.name}))"
+        generic = f"(_t_fast_spec(type({p.name})) or _t_spec)({p.name}, _t_params[{p.num}])"
+        # torch tensors, inline: the same tuple as specialize._tensor_key
+        return (f"(('a', _t_TY[{p.name}.dtype], '' if {p.name}.data_ptr() & 15 else 'D', "
+                f"{p.name}.get_device() if {p.name}.is_cuda else {p.name}.device) "
+                f"if type({p.name}) is _t_T else {generic})")
+    keys = [key(p) for p in fn.params]
     # Every parameter defaults to a sentinel so that a missing or extra argument, or a launch
     # option, reaches JITFunction.run, which reports it or handles it.
     fill = []
@@ -54,13 +80,12 @@ def _t_fast(_t_grid, {', '.join(n + '=_t_M' for n in names)}, *_t_extra, **_t_kw
         return _t_slow(_t_grid, ({call},), _t_extra, _t_kw)
 {chr(10).join(fill)}
     try:
-        _t_entry = _t_cache_get((_t_env(), {', '.join(keys)},))
-    except TypeError:
+        _t_entry = _t_cache_get((_t_env_get(_t_env_key), {', '.join(keys)},))
+    except (TypeError, KeyError):
         _t_entry = None
     if _t_entry is None:
         return _t_run({call}, grid=_t_grid, warmup=False)
-    _t_kernel, _t_pick, _t_meta, _t_where, _t_launchers = _t_entry
-    _t_args = ({call},)
+    _t_kernel, _t_pick, _t_meta, _t_dev, _t_driver, _t_launchers, _t_select = _t_entry
     if type(_t_grid) is not tuple:
         if callable(_t_grid):
             _t_grid = _t_grid({{{', '.join(f'{n!r}: {n}' for n in names)}, **_t_meta}})
@@ -69,12 +94,15 @@ def _t_fast(_t_grid, {', '.join(n + '=_t_M' for n in names)}, *_t_extra, **_t_kw
         _t_grid = (int(_t_grid[0]), 1, 1)
     elif len(_t_grid) != 3:
         _t_grid = _t_grid3(_t_grid)
-    _t_dev, _t_stream = _t_where()
+    _t_rt = _t_pick(({call},))
+    if _t_dev is None:  # a pointer whose device the key does not carry: ask the driver
+        _t_dev = _t_select(_t_rt)
+    _t_stream, _t_cur = _t_driver.stream_and_current_device(_t_dev)
     _t_launch = _t_launchers.get(_t_dev)
-    if _t_launch is None or not (_t_grid[0] and _t_grid[1] and _t_grid[2]):
-        _t_kernel.launch(_t_grid, None, [_t_args[i] for i in _t_pick])  # first launch on this device
+    if _t_launch is None or _t_cur != _t_dev or not (_t_grid[0] and _t_grid[1] and _t_grid[2]):
+        _t_kernel.launch(_t_grid, None, _t_rt, _t_dev)  # another device, first launch there, empty grid
     else:
-        _t_launch(_t_grid, _t_stream, [_t_args[i] for i in _t_pick])
+        _t_launch(_t_grid, _t_stream, _t_rt)
     return _t_kernel
 """
 
@@ -86,9 +114,32 @@ def _t_fast(_t_grid, {', '.join(n + '=_t_M' for n in names)}, *_t_extra, **_t_kw
 
     cache: dict = {}
     from ..compiler import _grid3
+    from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
              "_t_ck": _constexpr_key, "_t_spec": specialize_arg, "_t_run": fn.run, "_t_cache_get": cache.get,
-             "_t_env": env_token, "_t_fast_spec": _FAST.get, "_t_grid3": _grid3, "_t_M": _MISSING,
-             "_t_slow": slow}
+             "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": _grid3,
+             "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
-    return scope["_t_fast"], cache
+    return scope["_t_fast"], cache, tensor_type
+
+
+def make_entry(kernel, runtime: tuple, meta: dict, device, driver, pointers: list) -> tuple:
+    """The fast path's entry for one key: ``(compiled kernel, picker of the runtime arguments,
+    grid meta, launch device, driver, launchers by device, select)``.  ``device`` is None when
+    the key does not fix it; ``select(runtime args)`` then asks the driver about ``pointers``
+    ((position among the runtime arguments, parameter name) of each pointer argument)."""
+    if len(runtime) == 1:
+        i = runtime[0]
+        pick = lambda args: (args[i],)  # noqa: E731
+    elif runtime:
+        pick = operator.itemgetter(*runtime)
+    else:
+        pick = lambda args: ()  # noqa: E731
+
+    def select(rt):
+        try:
+            dev = driver.select_device([(name, rt[i]) for i, name in pointers])
+        except ValueError as e:
+            raise type(e)(f"{kernel.name}: {e}") from None
+        return driver.get_current_device() if dev is None else dev
+    return (kernel, pick, meta, device, driver, kernel._launchers, select)

@@ -11,6 +11,7 @@ import os
 import textwrap
 from typing import Callable
 
+from . import descriptors as _descriptors
 from .interface import KernelInterface
 from .specialize import LAUNCH_OPTIONS, TensorWrapper, specialize_arg
 
@@ -49,7 +50,8 @@ class JITFunction(KernelInterface):
         self._cache_key: str | None = None
         self.kernel_cache: dict = {}   # (specialization key) -> CompiledKernel
         self._backend_by_kind: dict = {}
-        self._fast = None  # (generated launcher, its cache); see binder.py
+        self._fast = None  # (generated launcher, its cache, torch tensor type); see binder.py
+        self._by_grid: dict = {}
         functools.update_wrapper(self, fn)
 
     # -- source --------------------------------------------------------------------------------
@@ -163,11 +165,33 @@ class JITFunction(KernelInterface):
             stream = opts.pop("stream", None)
         try:
             bound = args if not kwargs and len(args) == len(self.params) else self.bind_args(args, kwargs)
+            if _descriptors.has_descriptor(bound):
+                launch = dict(opts, backend=backend_name, target=target, stream=stream)
+                return _descriptors.run_with_descriptors(self, bound, grid, warmup, launch)
             key_parts = tuple([spec(v, p) for spec, v, p in zip(self._specializers, bound, self.params)])
         except TypeError as e:
             raise self._argument_error(str(e)) from None
         backend = self._select_backend(backend_name, bound, key_parts)
-        key = (backend.name, target, key_parts, tuple(sorted(opts.items())) if opts else ())
+        pointers = [(i, p.name) for i, (p, k) in enumerate(zip(self.params, key_parts))
+                    if k[0] == "a" and k[1][0] == "*"]
+        device, placed, explicit_target = None, False, target
+        driver = backend.driver()
+        if not warmup and backend.device_present():
+            # Where the launch runs: the pointers' device (an error when they disagree), before
+            # anything is compiled or launched.
+            try:
+                device = driver.select_device([(n, _unwrap(bound[i])) for i, n in pointers])
+            except ValueError as e:
+                raise type(e)(f"{self.__name__}: {e}") from None
+            placed = device is not None
+            if not placed:
+                device = driver.get_current_device()
+            if target is None:
+                target = driver.device_target(device)
+        # The compiled kernel does not depend on which device of one target the memory is on:
+        # one CompiledKernel (and one cache entry) serves them all, with a launcher per device.
+        shared_parts = tuple(k[:3] if len(k) == 4 else k for k in key_parts)
+        key = (backend.name, target, shared_parts, tuple(sorted(opts.items())) if opts else ())
         entry = self.kernel_cache.get(key)
         if entry is None:
             kernel = self._compile(bound, key_parts, backend, target, opts)
@@ -175,13 +199,9 @@ class JITFunction(KernelInterface):
             wrapped = any(type(bound[i]) is TensorWrapper for i in runtime)
             entry = self.kernel_cache[key] = (kernel, runtime, wrapped)
         kernel, runtime, wrapped = entry
-        if not kwargs and not opts and backend_name is None and target is None and not wrapped \
-                and self._fast is not None:
-            meta = {"num_warps": kernel.metadata.get("num_warps", 4), "num_stages": kernel.metadata.get("num_stages", 3)}
-            from .binder import env_token
-            driver = kernel.backend.driver()
-            self._fast[1][(env_token(),) + key_parts] = (kernel, runtime, meta, driver.current_device_and_stream,
-                                                         kernel._launchers)
+        if not kwargs and not opts and backend_name is None and explicit_target is None and not wrapped \
+                and self._fast is not None and device is not None:
+            self._fill_fast(kernel, runtime, key_parts, device, placed, driver, pointers)
         if warmup:
             return kernel
         if callable(grid):
@@ -193,13 +213,38 @@ class JITFunction(KernelInterface):
         args = [bound[i] for i in runtime]
         if wrapped:
             args = [a.base if type(a) is TensorWrapper else a for a in args]
-        kernel.launch(grid, stream, args)
+        kernel.launch(grid, stream, args, device)
         return kernel
+
+    def _fill_fast(self, kernel, runtime, key_parts, device, placed, driver, pointers):
+        """Record this specialization for the generated binder (binder.py)."""
+        from .binder import _torch_tensor_type, build_fast_launch, env_token, make_entry
+        if self._fast[2] is None and _torch_tensor_type() is not None:
+            self._fast = build_fast_launch(self)  # torch arrived after the binder was built
+        meta = {"num_warps": kernel.metadata.get("num_warps", 4), "num_stages": kernel.metadata.get("num_stages", 3)}
+        position = {i: j for j, i in enumerate(runtime)}
+        ptrs = [(position[i], n) for i, n in pointers if i in position]
+        # The key fixes the device when every pointer's key part places its memory and one of
+        # them is on a device (otherwise the driver is asked on each launch, and with no device
+        # memory among the arguments the launch follows the current device).
+        fixed = placed and all(len(key_parts[i]) == 4 for i, _ in pointers)
+        self._fast[1][(env_token(),) + key_parts] = make_entry(kernel, runtime, meta, device if fixed else None,
+                                                              driver, ptrs)
 
     def __getitem__(self, grid):
         if self._fast is None:
             from .binder import build_fast_launch
             self._fast = build_fast_launch(self)
+        if type(grid) is tuple:  # the usual grid: reuse the partial (its creation costs more)
+            try:
+                bound = self._by_grid.get(grid)
+            except TypeError:  # an unhashable element
+                return functools.partial(self._fast[0], grid)
+            if bound is None or bound.func is not self._fast[0]:
+                if len(self._by_grid) > 64:
+                    self._by_grid.clear()
+                bound = self._by_grid[grid] = functools.partial(self._fast[0], grid)
+            return bound
         return functools.partial(self._fast[0], grid)
 
     @functools.cached_property
@@ -294,6 +339,10 @@ def _hash_dependency(h, name, v, seen):
         _hash_dependency(h, name, v.fn, seen)
     elif isinstance(v, constexpr) or isinstance(v, (int, float, bool, str)):
         h.update(f"{name}={v!r}".encode())
+
+
+def _unwrap(v):
+    return v.base if type(v) is TensorWrapper else v
 
 
 def _constexpr_key(v):

@@ -3,7 +3,9 @@ facts Triton specializes on (an integer equal to 1 becomes a constant; pointers 
 divisible by 16 get ``tt.divisibility = 16``).
 
 Each runtime argument maps to a hashable key part:
-``("a", type_str, "D" or "")`` a runtime argument (D: divisible by 16),
+``("a", type_str, "D" or "")`` a runtime argument (D: divisible by 16), with a fourth element
+placing the memory for tensors that carry their device (torch: the CUDA index or the
+``torch.device``; DLPack: ``("dlpack", device type, index)``),
 ``("1",)`` an integer equal to 1 (compiled as the constant 1),
 ``("n",)`` ``None`` (compiled as the constant None).
 """
@@ -81,7 +83,7 @@ def pointer_type_str(v) -> str | None:
         from ..language.dtypes import ty_to_str
         return "*" + ty_to_str(v.dtype)
     dt = getattr(v, "dtype", None)
-    if dt is not None and hasattr(v, "data_ptr"):
+    if dt is not None and hasattr(v, "data_ptr") and str(dt).startswith("torch."):
         s = _TORCH.get(str(dt))
         if s is None:
             raise TypeError(f"unsupported tensor dtype {dt}")
@@ -104,16 +106,30 @@ _FAST: dict = {}  # type -> key function, for the argument types seen most (tens
 
 
 def _tensor_key(v, param):
+    # The fourth element places the tensor: a CUDA device index (an int hashes far faster than a
+    # torch.device), else the torch.device.  The launch path relies on it (a key that carries
+    # every pointer's place fixes the launch device); binder.py inlines the same expression.
     ty = _TORCH_BY_DTYPE.get(v.dtype)
     if ty is None:
         name = _TORCH.get(str(v.dtype))
         if name is None:
             raise TypeError(f"argument '{param.name}': unsupported tensor dtype {v.dtype}")
         ty = _TORCH_BY_DTYPE[v.dtype] = "*" + name
-    return ("a", ty, "" if v.data_ptr() & 15 else "D", v.device)
+    return ("a", ty, "" if v.data_ptr() & 15 else "D", v.get_device() if v.is_cuda else v.device)
 
 
-_TORCH_BY_DTYPE: dict = {}
+class _TorchTypes(dict):
+    """torch dtype -> pointer type string, filled on first sight (KeyError when unsupported)."""
+
+    def __missing__(self, dtype):
+        name = _TORCH.get(str(dtype))
+        if name is None:
+            raise KeyError(dtype)
+        self[dtype] = "*" + name
+        return self[dtype]
+
+
+_TORCH_BY_DTYPE: dict = _TorchTypes()
 _NUMPY_BY_DTYPE: dict = {}
 
 

@@ -170,3 +170,40 @@ def contig_per_thread(enc: DistributedEncoding, shape: Sequence[int]) -> tuple[i
             run *= 2
         out.append(run)
     return tuple(out)
+
+
+def convert_vectors(src_t, dst_t) -> tuple[int, int, int]:
+    """How ``ttg.convert_layout`` between two tensor types moves data through shared memory:
+    ``(write vector, read vector, row padding)`` in elements.  Each side accesses as many
+    consecutive elements of the last dimension as its threads hold in consecutive registers (at most
+    16 bytes); rows of at least 128 bytes are padded by four write vectors, which spreads the eight
+    rows a tensor-core accumulator's warp writes at once over all banks (Triton pads the same way)."""
+    shape = tuple(src_t.get_shape())
+    ebytes = max(bit_width(src_t.element_type) // 8, 1)
+    if bit_width(src_t.element_type) < 8 or not shape:
+        return 1, 1, 0
+
+    def vec(t) -> int:
+        # the lowest register bits must walk the last dimension: registers r0 .. r0+n-1 of a group
+        ll = linear_layout(t.encoding, shape)
+        last = len(shape) - 1
+        n = 1
+        for basis in ll.register:
+            if n >= 16 // ebytes or basis != tuple(n if d == last else 0 for d in range(len(shape))):
+                break
+            n *= 2
+        return n
+
+    w, r = vec(src_t), vec(dst_t)
+    pad = 0
+    if len(shape) > 1 and shape[-1] * ebytes >= 128:
+        pad = -(-4 * w // r) * r  # four write vectors, kept a multiple of the read vector (alignment)
+    return w, r, pad
+
+
+def convert_scratch_bytes(src_t, dst_t) -> int:
+    """Bytes of the padded scratch buffer :func:`convert_vectors` describes."""
+    shape = tuple(src_t.get_shape())
+    _, _, pad = convert_vectors(src_t, dst_t)
+    rows = prod(shape[:-1]) if len(shape) > 1 else 1
+    return rows * (shape[-1] + pad) * max(bit_width(src_t.element_type) // 8, 1)

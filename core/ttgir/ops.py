@@ -9,6 +9,7 @@
     %tok = ttg.async_copy_global_to_local %ptrs, %e mask %msk : tensor<64x64x!tt.ptr<f16>, #blocked> -> !ttg.memdesc<...>
     %grp = ttg.async_commit_group tokens %tok
     %w = ttg.async_wait %grp {num = 0 : i32}
+    %s = ttg.memdesc_index %e[%i] : !ttg.memdesc<3x64x64xf16, ...> -> !ttg.memdesc<64x64xf16, ...>
     ttg.barrier
 
 Effects drive xDSL's CSE/DCE: convert_layout is pure; allocations are left unmarked (never merged).
@@ -241,6 +242,29 @@ class AsyncWaitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class MemDescIndexOp(IRDLOperation):
+    """Slot ``index`` of a multi-buffered allocation: the view of its leading dimension's ``index``-th
+    sub-buffer (what a software-pipelined loop reads and refills in turn)."""
+
+    name = "ttg.memdesc_index"
+    src = operand_def(MemDescType)
+    index = operand_def(i32)
+    result = result_def(MemDescType)
+    traits = traits_def(Pure())
+    assembly_format = "$src `[` $index `]` attr-dict `:` type($src) `->` type($result)"
+
+    def __init__(self, src: SSAValue, index: SSAValue):
+        t = src.type
+        super().__init__(operands=[src, index], result_types=[
+            MemDescType(t.shape[1:], t.element_type, t.encoding, t.memory_space, t.is_mutable)])
+
+    def verify_(self) -> None:
+        s, r = self.src.type, self.result.type
+        if s.shape[1:] != r.shape or s.element_type != r.element_type:
+            raise VerifyException(f"ttg.memdesc_index drops the leading dimension only: {s} -> {r}")
+
+
+@irdl_op_definition
 class BarrierOp(IRDLOperation):
     """A CTA-wide execution and shared-memory barrier (``bar.sync 0`` / ``s_barrier``), placed by membar."""
 
@@ -253,4 +277,4 @@ class BarrierOp(IRDLOperation):
 
 
 TTG_OPS = [ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, LocalDeallocOp,
-           AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, BarrierOp]
+           AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, MemDescIndexOp, BarrierOp]

@@ -534,6 +534,28 @@ class ExternElementwiseOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ElementwiseInlineAsmOp(IRDLOperation):
+    """``tl.inline_asm_elementwise``: target assembly applied to ``packed_element`` elements of
+    every operand at a time; one result per dtype.  Backends without inline assembly reject it."""
+
+    name = "tt.elementwise_inline_asm"
+    args = var_operand_def()
+    asm_string = prop_def(StringAttr)
+    constraints = prop_def(StringAttr)
+    pure = prop_def(BoolAttr)
+    packed_element = prop_def(IntegerAttr)
+    res = var_result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$asm_string attr-dict ($args^ `:` type($args))? `->` type($res)"
+
+    def __init__(self, args: Sequence[SSAValue], result_types: Sequence[Attribute], asm: str, constraints: str,
+                 pure: bool, pack: int):
+        super().__init__(operands=[list(args)], result_types=[list(result_types)], properties={
+            "asm_string": StringAttr(asm), "constraints": StringAttr(constraints),
+            "pure": BoolAttr(pure, IntegerType(1)), "packed_element": IntegerAttr(pack, i32)})
+
+
+@irdl_op_definition
 class PrintOp(IRDLOperation):
     """``tt.print " x: " {hex = false, isSigned = array<i32: 1>} : %x : tensor<4xi32>``"""
 

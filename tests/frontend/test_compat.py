@@ -141,3 +141,45 @@ def test_constexpr_function_shapes_a_range():
     x = np.zeros(16, np.int32)
     _uses_constexpr_function[(1,)](x, B=8)
     np.testing.assert_array_equal(x, np.arange(16))
+
+
+@triton.jit
+def _cast_method(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).cast(tl.float32) * 2)
+
+
+def test_tensor_cast_method():
+    # issue #9: `x.cast(tl.float32)`, as real kernels write it
+    assert "arith.extf" in _ttir(_cast_method, {"x_ptr": "*fp16", "out_ptr": "*fp32"}, BLOCK=16)
+    x = np.arange(16, dtype=np.float16)
+    out = np.zeros(16, np.float32)
+    _cast_method[(1,)](x, out, BLOCK=16)
+    assert (out == 2 * x.astype(np.float32)).all()
+
+
+@triton.jit
+def _asm_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, tl.inline_asm_elementwise("shl.b32 $0, $1, 3;", "=r,r", [x], dtype=tl.int32,
+                                                     is_pure=True, pack=1))
+
+
+def test_inline_asm_is_refused_by_the_interpreter_at_its_line():
+    with pytest.raises(CompilationError) as e:
+        _asm_kernel[(1,)](np.zeros(16, np.int32), BLOCK=16)
+    assert "interpreter" in str(e.value) and "inline_asm_elementwise(" in str(e.value)
+    assert "tt.elementwise_inline_asm" in _ttir(_asm_kernel, {"x_ptr": "*i32"}, BLOCK=16)
+
+
+@triton.jit
+def _dot_scaled_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(x_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot_scaled(a, None, "e4m3", a, None, "e4m3"))
+
+
+def test_dot_scaled_error_is_clear():
+    with pytest.raises(CompilationError, match="dot_scaled"):
+        _ttir(_dot_scaled_kernel, {"x_ptr": "*fp32"}, BLOCK=16)

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from .libdevice import libdevice_function
 from .numerics import rounder, type_info
 from .registry import emit, translates
 
@@ -184,15 +185,28 @@ def extern_function(symbol: str, info):
     return None
 
 
+def _generic(name: str):
+    return UNARY.get(name) or BINARY.get(name) or TERNARY.get(name)
+
+
 @translates("tt.extern_elementwise")
 def _extern(tr, op):
     info = type_info(op.srcs[0].type) if op.srcs else type_info(op.result.type)
-    fn = extern_function(op.symbol.data, info)
+    symbol = op.symbol.data
+    fn = libdevice_function(symbol, _generic) if symbol.startswith("__nv_") else extern_function(symbol, info)
     if fn is None:
-        raise NotImplementedError(f"the interpreter has no implementation of extern function {op.symbol.data}")
+        from ...frontend.errors import error_at_op
+        raise error_at_op(op, f"the interpreter backend has no implementation of the extern function {symbol}")
     out = type_info(op.result.type)
     if out.kind == "float":
         return _float_emit(tr, op, fn)
     cast = out.hold
     return emit(tr, op, lambda *xs: np.asarray(fn(*xs)).astype(cast)[()] if all(np.ndim(x) == 0 for x in xs)
                 else np.asarray(fn(*xs)).astype(cast))
+
+
+@translates("tt.elementwise_inline_asm")
+def _inline_asm(tr, op):
+    from ...frontend.errors import error_at_op
+    raise error_at_op(op, "inline_asm_elementwise is not supported by the interpreter backend: the assembly is "
+                          "for a GPU target; run the kernel on its GPU backend (backend='nvidia')")

@@ -97,4 +97,8 @@ def tritium_driver(backend):
 
 @hookimpl
 def tritium_conformance_exclusions(backend, target):
-    return [] if backend == NAME else None
+    if backend != NAME:
+        return None
+    from ...hooks.types import ConformanceExclusion
+    return [ConformanceExclusion("inline_asm/*", "inline assembly is written for a GPU target (PTX here); the "
+                                                 "interpreter rejects inline_asm_elementwise at the call's line")]

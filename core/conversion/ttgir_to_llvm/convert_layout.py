@@ -2,12 +2,15 @@
 
 When both layouts give each element to the same (lane, warp) the conversion only renames
 registers; otherwise the tensor makes one round trip through the scratch buffer the allocation pass
-reserved (``scratch_size``: the whole tensor), written row-major by each element's owner."""
+reserved (the whole tensor, rows padded: :func:`tritium.ttgir.layouts.convert_vectors`), written
+row-major by each element's owner and read back, both with vector accesses where a thread holds
+consecutive elements of a row."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
+from ...ttgir.layouts import convert_vectors
 from .lowering import FunctionLowering, lowers
 from .types import I1, I8, I32, I64, bits_of, const
 
@@ -131,12 +134,74 @@ def _convert(fl: FunctionLowering, op) -> None:
         out = [regs[la.reg_index[tuple(int(x) for x in off)]] for off in lb.reg_offsets]
         fl.set(op.results[0], out)
         return
-    from .shape_ops import linear_index, read_tensor, write_tensor
-    shape = src_t.get_shape()
     base = fl.shared_ptr(fl.alloc_offset(op))
-    write_tensor(fl, base, regs, src_t, lambda c: linear_index(fl, c, shape))
+    w, r, pad = convert_vectors(src_t, dst_t)
+    ety = fl.ty(src_t)
+    if ety == I1 or isinstance(ety, ir.PointerType):
+        w = r = 1
+    _write_rows(fl, base, regs, src_t, w, pad)
     fl.target.barrier(fl.builder)
-    fl.set(op.results[0], read_tensor(fl, base, dst_t, lambda c: linear_index(fl, c, shape)))
+    fl.set(op.results[0], _read_rows(fl, base, dst_t, r, pad))
+
+
+def _row_index(fl: FunctionLowering, coords: list, shape, pad: int) -> ir.Value:
+    """Element index of ``coords`` in the scratch buffer: row-major, rows ``shape[-1] + pad`` long."""
+    from .shape_ops import linear_index
+    if not pad:
+        return linear_index(fl, coords, shape)
+    b = fl.builder
+    rows = linear_index(fl, coords[:-1], shape[:-1])
+    return b.add(b.mul(rows, const(I32, shape[-1] + pad)), coords[-1])
+
+
+def _vector_groups(info, vec: int):
+    """Registers in groups of ``vec`` consecutive elements along the last dimension."""
+    n = len(info.reg_offsets)
+    for r0 in range(0, n, vec):
+        yield r0, list(range(r0, min(r0 + vec, n)))
+
+
+def _write_rows(fl: FunctionLowering, base, regs: list, t, vec: int, pad: int) -> None:
+    b = fl.builder
+    info = fl.layout(t)
+    owner = fl.dedup_pred(t)
+    shape = t.get_shape()
+    rows = fl.coords(t)
+    for r0, group in _vector_groups(info, vec):
+        if r0 & info.free["register"]:
+            continue
+        idx = _row_index(fl, rows[r0], shape, pad)
+        if len(group) == 1:
+            shared_store(fl, base, idx, regs[r0], owner)
+            continue
+        vt = ir.VectorType(regs[r0].type, len(group))
+        v = ir.Constant(vt, ir.Undefined)
+        for i, r in enumerate(group):
+            v = b.insert_element(v, regs[r], const(I32, i))
+        p = b.gep(base, [idx], source_etype=regs[r0].type)
+        if owner is None:
+            b.store(v, p, align=elem_bytes(regs[r0].type) * len(group))
+        else:
+            with b.if_then(owner):
+                b.store(v, p, align=elem_bytes(regs[r0].type) * len(group))
+
+
+def _read_rows(fl: FunctionLowering, base, t, vec: int, pad: int) -> list:
+    b = fl.builder
+    info = fl.layout(t)
+    ety = fl.ty(t)
+    shape = t.get_shape()
+    rows = fl.coords(t)
+    out = []
+    for r0, group in _vector_groups(info, vec):
+        idx = _row_index(fl, rows[r0], shape, pad)
+        if len(group) == 1:
+            out.append(shared_load(fl, base, idx, ety))
+            continue
+        vt = ir.VectorType(ety, len(group))
+        v = b.load(b.gep(base, [idx], source_etype=ety), typ=vt, align=elem_bytes(ety) * len(group))
+        out.extend(b.extract_element(v, const(I32, i)) for i in range(len(group)))
+    return out
 
 
 __all__ = ["shared_store", "shared_load", "elem_bytes", "I32"]

@@ -251,7 +251,11 @@ def _clampf(fl: FunctionLowering, op) -> None:
 @lowers("tt.extern_elementwise")
 def _extern(fl: FunctionLowering, op) -> None:
     ty = fl.ty(op.results[0].type)
-    sym = op.symbol.data
+    sym = fl.target.map_extern(op.symbol.data)
+    if sym is None:
+        from ...frontend.errors import error_at_op
+        raise error_at_op(op, f"the {fl.target.backend_name} backend has no implementation of the extern "
+                              f"function {op.symbol.data}")
     map_values(fl, op, lambda *a: fl.target.extern_function(fl.builder, sym, list(a), ty))
 
 
@@ -260,3 +264,54 @@ def is_float_type(ty) -> bool:
 
 
 __all__ = ["map_values", "I64"]
+
+
+@lowers("tt.elementwise_inline_asm")
+def _inline_asm(fl: FunctionLowering, op) -> None:
+    """One LLVM inline-asm call per ``packed_element`` elements: each operand's elements are
+    packed into one integer register (its width: pack x element bits), as are the results."""
+    b = fl.builder
+    pack = op.packed_element.value.data
+    args = [fl.get(v) for v in op.operands]
+    tensor_out = isinstance(op.results[0].type, TensorType)
+    n = max((len(a) for a in args if isinstance(a, list)), default=None)
+    if n is None:
+        n = 1
+        args = [[a] for a in args]
+    if n % pack:
+        from .lowering import LoweringError
+        raise LoweringError(f"inline_asm_elementwise with pack={pack} needs a multiple of {pack} elements per "
+                            f"thread, the layout gives {n}: use a larger block or fewer warps")
+    cols = [a if isinstance(a, list) else [a] * n for a in args]
+    res_tys = [fl.ty(r.type) for r in op.results]
+
+    def packed_type(ty):
+        return ty if pack == 1 else ir.IntType(bits_of(ty) * pack)
+
+    def pack_vals(vals, ty):
+        if pack == 1:
+            return vals[0]
+        vec = ir.Constant(ir.VectorType(ty, pack), ir.Undefined)
+        for i, v in enumerate(vals):
+            vec = b.insert_element(vec, v, const(I32, i))
+        return b.bitcast(vec, packed_type(ty))
+
+    def unpack(word, ty):
+        if pack == 1:
+            return [word]
+        vec = b.bitcast(word, ir.VectorType(ty, pack))
+        return [b.extract_element(vec, const(I32, i)) for i in range(pack)]
+
+    arg_tys = [fl.ty(v.type) for v in op.operands]
+    ret_parts = [packed_type(t) for t in res_tys]
+    ret = ret_parts[0] if len(ret_parts) == 1 else ir.LiteralStructType(ret_parts)
+    outs = [[] for _ in res_tys]
+    for r0 in range(0, n, pack):
+        operands = [pack_vals(col[r0:r0 + pack], t) for col, t in zip(cols, arg_tys)]
+        fty = ir.FunctionType(ret, [o.type for o in operands])
+        call = b.asm(fty, op.asm_string.data, op.constraints.data, operands, not op.pure.value.data)
+        words = [call] if len(ret_parts) == 1 else [b.extract_value(call, i) for i in range(len(ret_parts))]
+        for k, (w, t) in enumerate(zip(words, res_tys)):
+            outs[k].extend(unpack(w, t))
+    for r, vals in zip(op.results, outs):
+        fl.set(r, vals if tensor_out else vals[0])

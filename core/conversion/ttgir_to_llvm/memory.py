@@ -114,8 +114,14 @@ def _load(fl: FunctionLowering, op) -> None:
     for r0 in range(0, len(ptrs), vec):
         pred = mask[r0] if mask is not None else None
         ow = None
-        if other is not None and pred is not None:
-            ow = pack_words(b, [_to_mem(b, o, ty) for o in other[r0:r0 + vec]], mty, word, n_words)
+        if pred is not None:
+            if other is not None:
+                ow = pack_words(b, [_to_mem(b, o, ty) for o in other[r0:r0 + vec]], mty, word, n_words)
+            else:
+                # Masked-off lanes of a load without ``other`` (and block-pointer loads without
+                # ``padding_option``) read zero, as in Triton: never undefined registers, which
+                # would feed garbage into ``tt.dot`` on ragged tiles.
+                ow = [const(ir.IntType(word), 0)] * n_words
         words = fl.target.global_load(b, ptrs[r0], word, n_words, pred, ow, cache, evict, volatile)
         out.extend(_from_mem(b, v, ty) for v in unpack_words(b, words, mty, vec, word))
     fl.set(op.result, out if isinstance(op.ptr.type, TensorType) else out[0])

@@ -1,12 +1,118 @@
-"""``ttg.barrier`` and the explicit shared-memory buffers (``ttg.local_alloc/load/store/dealloc``).
+"""``ttg.barrier`` and the explicit shared-memory buffers (``ttg.local_alloc/load/store/dealloc``,
+``ttg.memdesc_index``).
 
-A buffer value is the i8 shared pointer of its first byte; elements are stored row-major (the
-lowering does every access to these buffers, so the swizzle of the shared encoding is not needed
-for correctness; it is a bank-conflict optimisation left for later)."""
+A buffer value is the i8 shared pointer of its first byte.  Where the buffer's encoding defines its
+own placement (``offset(coords, shape)``, linear over GF(2) in the coordinate bits, e.g. a vendor's
+swizzled tensor-core layout that other hardware units read) elements go where it says; otherwise
+they are stored row-major (only this lowering touches such buffers, so the swizzle of a generic
+shared encoding is a bank-conflict optimisation left for later)."""
 from __future__ import annotations
 
+from math import prod
+
+import llvmlite.ir as ir
+
+from ...ttgir.layouts import bit_width
 from .lowering import FunctionLowering, lowers
-from .shape_ops import linear_index, read_tensor, write_tensor
+from .shape_ops import bit_map_index, linear_index, read_tensor, write_tensor
+from .types import I32, const
+
+
+def element_index(fl: FunctionLowering, memdesc_type, shape):
+    """``coords -> i32 element index`` in a buffer of type ``memdesc_type`` viewed with ``shape``."""
+    enc = memdesc_type.encoding
+    if hasattr(enc, "offset_bases"):
+        return lambda c: bit_map_index(fl, c, shape, lambda cc: enc.offset(cc, shape))
+    return lambda c: linear_index(fl, c, shape)
+
+
+class LinearSharedAccess:
+    """Addresses of a distributed tensor's elements in a buffer whose encoding places elements by
+    ``offset_bases(shape)`` (a byte offset per coordinate bit, combined with XOR).  The map is linear
+    over GF(2), so an element's offset is the thread part (computed once per access) XOR a constant
+    per register; registers are grouped into vectors of consecutive bytes (at most 16)."""
+
+    def __init__(self, fl: FunctionLowering, t, enc, shape, max_bytes: int = 16):
+        b = fl.builder
+        self.fl, self.info = fl, fl.layout(t)
+        self.bases = enc.offset_bases(shape)
+        ebytes = max(bit_width(t.element_type) // 8, 1)
+        thread = fl.thread_coords(self.info)
+        off = const(I32, 0)
+        for d, row in enumerate(self.bases):
+            for bit, v in enumerate(row):
+                if v:
+                    on = b.and_(b.lshr(thread[d], const(I32, bit)), const(I32, 1))
+                    off = b.xor(off, b.mul(on, const(I32, v)))
+        self.thread_offset = off
+        # the lowest register bits walk consecutive bytes of the buffer: one vector access
+        vec = 1
+        for basis in self.info.ll.register:
+            if vec * ebytes >= max_bytes or self.byte_offset(basis) != vec * ebytes:
+                break
+            vec *= 2
+        self.vec = vec
+
+    def byte_offset(self, coords) -> int:
+        out = 0
+        for d, c in enumerate(coords):
+            for bit in range(int(c).bit_length()):
+                if int(c) >> bit & 1:
+                    out ^= self.bases[d][bit]
+        return out
+
+    def groups(self):
+        """``(first register, registers, i32 byte offset)`` for each vector this thread accesses."""
+        b = self.fl.builder
+        n = len(self.info.reg_offsets)
+        for r0 in range(0, n, self.vec):
+            off = self.byte_offset(self.info.reg_offsets[r0])
+            yield r0, list(range(r0, min(r0 + self.vec, n))), b.xor(self.thread_offset, const(I32, off))
+
+
+def _vector_ptr(fl: FunctionLowering, base, byte_off, ety, n: int):
+    b = fl.builder
+    p = b.gep(base, [byte_off], source_etype=ir.IntType(8))
+    return p, (ir.VectorType(ety, n) if n > 1 else ety)
+
+
+def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape) -> None:
+    """Store ``regs`` (layout of ``t``) into a buffer placed by its encoding's ``offset_bases``."""
+    b = fl.builder
+    acc = LinearSharedAccess(fl, t, memdesc_type.encoding, shape)
+    owner = fl.dedup_pred(t)
+    for r0, group, off in acc.groups():
+        if r0 & acc.info.free["register"]:
+            continue
+        p, vt = _vector_ptr(fl, base, off, regs[r0].type, len(group))
+        v = regs[r0]
+        if len(group) > 1:
+            v = ir.Constant(vt, ir.Undefined)
+            for i, r in enumerate(group):
+                v = b.insert_element(v, regs[r], const(I32, i))
+        align = (bit_width(t.element_type) // 8) * len(group)
+        if owner is None:
+            b.store(v, p, align=align)
+        else:
+            with b.if_then(owner):
+                b.store(v, p, align=align)
+
+
+def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape) -> list:
+    b = fl.builder
+    acc = LinearSharedAccess(fl, t, memdesc_type.encoding, shape)
+    ety = fl.ty(t)
+    out = []
+    for _, group, off in acc.groups():
+        p, vt = _vector_ptr(fl, base, off, ety, len(group))
+        v = b.load(p, typ=vt, align=(bit_width(t.element_type) // 8) * len(group))
+        out.extend([b.extract_element(v, const(I32, i)) for i in range(len(group))] if len(group) > 1 else [v])
+    return out
+
+
+def _linear(memdesc_type, t) -> bool:
+    """Whether the vector path applies: a placing encoding, byte-sized elements, no booleans."""
+    return hasattr(memdesc_type.encoding, "offset_bases") and bit_width(t.element_type) >= 8
 
 
 @lowers("ttg.barrier")
@@ -20,21 +126,39 @@ def _alloc(fl: FunctionLowering, op) -> None:
     fl.set(op.results[0], base)
     if op.src is not None:
         shape = op.src.type.get_shape()
-        write_tensor(fl, base, fl.get(op.src), op.src.type, lambda c: linear_index(fl, c, shape))
+        if _linear(op.results[0].type, op.src.type):
+            write_linear(fl, base, fl.get(op.src), op.src.type, op.results[0].type, shape)
+        else:
+            write_tensor(fl, base, fl.get(op.src), op.src.type, element_index(fl, op.results[0].type, shape))
         fl.target.barrier(fl.builder)
 
 
 @lowers("ttg.local_store")
 def _store(fl: FunctionLowering, op) -> None:
     shape = op.src.type.get_shape()
-    write_tensor(fl, fl.get(op.dst), fl.get(op.src), op.src.type, lambda c: linear_index(fl, c, shape))
+    if _linear(op.dst.type, op.src.type):
+        write_linear(fl, fl.get(op.dst), fl.get(op.src), op.src.type, op.dst.type, shape)
+    else:
+        write_tensor(fl, fl.get(op.dst), fl.get(op.src), op.src.type, element_index(fl, op.dst.type, shape))
 
 
 @lowers("ttg.local_load")
 def _load(fl: FunctionLowering, op) -> None:
     t = op.results[0].type
     shape = t.get_shape()
-    fl.set(op.results[0], read_tensor(fl, fl.get(op.src), t, lambda c: linear_index(fl, c, shape)))
+    if _linear(op.src.type, t):
+        fl.set(op.results[0], read_linear(fl, fl.get(op.src), t, op.src.type, shape))
+    else:
+        fl.set(op.results[0], read_tensor(fl, fl.get(op.src), t, element_index(fl, op.src.type, shape)))
+
+
+@lowers("ttg.memdesc_index")
+def _index(fl: FunctionLowering, op) -> None:
+    t = op.results[0].type
+    slot_bytes = prod(t.shape) * max(bit_width(t.element_type) // 8, 1)
+    b = fl.builder
+    off = b.mul(fl.get(op.index), const(I32, slot_bytes))
+    fl.set(op.results[0], b.gep(fl.get(op.src), [off], source_etype=ir.IntType(8)))
 
 
 @lowers("ttg.local_dealloc")

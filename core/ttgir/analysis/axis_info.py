@@ -261,8 +261,9 @@ class AxisInfoAnalysis:
         if name in ("arith.remsi", "arith.remui"):
             a, b = ops
             c = b.constant
+            # x % n keeps runs of x that never cross a multiple of n: n's divisibility bounds them
             return _zip(rank, lambda d: (
-                gcd(a.contiguity[d], c) if c else 1,
+                gcd(a.contiguity[d], c if c else b.divisibility[d]),
                 gcd(a.divisibility[d], b.divisibility[d]),
                 gcd(a.constancy[d], b.constancy[d])), _fold(a, b, lambda x, y: x % y if y else None))
         if name == "arith.shli":

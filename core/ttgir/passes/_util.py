@@ -81,3 +81,10 @@ def func_ops(module) -> list[Operation]:
 
 def block_of(op: Operation) -> Block:
     return op.parent_block()
+
+
+def broadcastable(enc: Attribute) -> bool:
+    """Layouts that stay meaningful when a dimension shrinks to 1 and grows back (``tt.broadcast``'s
+    operand and result share them): blocked and vendor register layouts, not slices or operands."""
+    from ..encodings import DistributedEncoding, DotOperandEncodingAttr, SliceEncodingAttr
+    return isinstance(enc, DistributedEncoding) and not isinstance(enc, (SliceEncodingAttr, DotOperandEncodingAttr))

@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 
 from ..dialect import SHARED
 from ..encodings import DistributedEncoding
-from ..layouts import bit_width, linear_layout
+from ..layouts import bit_width, convert_scratch_bytes, linear_layout
 from ..types import MemDescType
 from ._util import encoding, func_ops
 
@@ -49,7 +49,7 @@ def _convert_scratch(op: Operation) -> int:
         return _bytes(src)
     if la == lb or (la.warp == lb.warp and la.lane == lb.lane):
         return 0  # same thread owns the same elements: registers are only renamed
-    return _bytes(src)  # one full round trip through shared memory
+    return convert_scratch_bytes(src, dst)  # one full round trip through shared memory, rows padded
 
 
 def _reduce_scratch(op: Operation) -> int:
@@ -89,6 +89,7 @@ class Buffer:
     start: int
     end: int
     offset: int = 0
+    align: int = ALIGNMENT
 
     def overlaps_in_time(self, o: "Buffer") -> bool:
         return self.start <= o.end and o.start <= self.end
@@ -109,8 +110,8 @@ class Allocation:
         return None
 
 
-def _align(n: int) -> int:
-    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+def _align(n: int, to: int = ALIGNMENT) -> int:
+    return (n + to - 1) // to * to
 
 
 def _liveness(func: Operation, totals: dict[str, int]) -> list[Buffer]:
@@ -135,7 +136,9 @@ def _liveness(func: Operation, totals: dict[str, int]) -> list[Buffer]:
                         top = anc
                     anc = anc.parent_op()
                 end = max(end, last[top] if top is not user else pos[user])
-            bufs.append(Buffer("explicit", op, op.results[0].type.size_in_bytes(), i, end))
+            # an encoding read by other hardware (a swizzled tensor-core layout) may ask for more
+            align = max(ALIGNMENT, getattr(op.results[0].type.encoding, "alignment", ALIGNMENT))
+            bufs.append(Buffer("explicit", op, op.results[0].type.size_in_bytes(), i, end, align=align))
         elif op.name == "tt.call":
             size = totals.get(op.callee.string_value(), 0)
             if size:
@@ -152,7 +155,7 @@ def _place(bufs: list[Buffer]) -> int:
         for o in sorted((o for o in placed if o.overlaps_in_time(b)), key=lambda o: o.offset):
             if offset + b.size <= o.offset:
                 break
-            offset = max(offset, _align(o.offset + o.size))
+            offset = max(offset, _align(o.offset + o.size, b.align))
         b.offset = offset
         placed.append(b)
     return max((b.offset + b.size for b in placed), default=0)

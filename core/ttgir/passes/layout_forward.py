@@ -13,7 +13,10 @@ everything computed from ``y``:
   and the init value (which must be cheap to rematerialise), so loop-carried accumulators follow
   the loads that feed them instead of converting every iteration;
 * another ``ttg.convert_layout`` ends the slice (it now converts from ``A``; the fixed point of the
-  pass folds it when ``A`` is what it wants).
+  pass folds it when ``A`` is what it wants); one that feeds the slice and nothing else is retargeted
+  to ``A``;
+* an ``scf.for`` iter arg the slice needs, whose next value is converted from ``A`` (a second dot's
+  accumulator), is carried in ``A`` too.
 
 Any other use (a store's pointer, a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite, so a
 rewrite never adds a conversion: each one removes ``y``'s.
@@ -25,7 +28,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
-from ._util import encoding, set_type, with_encoding
+from ._util import broadcastable, encoding, set_type, with_encoding
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
 MAX_CHEAP_OPS = 8
@@ -40,7 +43,9 @@ def _cheap(v: SSAValue, enc: Attribute, rules, budget: list, depth: int = 0) -> 
     if not isinstance(op, Operation) or depth > 16:
         return False
     if isinstance(op, ConvertLayoutOp):
-        return encoding(op.src.type) == enc
+        # converted from ``enc`` already, or a conversion used only here: it is retargeted to
+        # ``enc`` instead (still one conversion)
+        return encoding(op.src.type) == enc or len(list(v.uses)) == 1
     if op.name in CHEAP:
         return True
     elementwise, operand_layout = rules
@@ -91,7 +96,7 @@ class _Slice:
                 return False
             return self.assign(op.results[0], enc.parent)
         if name == "tt.broadcast":
-            return isinstance(enc, BlockedEncodingAttr) and self.assign(op.results[0], enc)
+            return broadcastable(enc) and self.assign(op.results[0], enc)
         if name == "scf.yield":
             loop = op.parent_op()
             if loop is None or loop.name != "scf.for":
@@ -104,25 +109,44 @@ class _Slice:
         return False
 
     def grow(self) -> bool:
-        while self.work:
-            v = self.work.pop()
-            enc = self.new[v]
-            for use in list(v.uses):
-                if not self.visit(use.operation, use.index, v, enc):
+        while True:
+            while self.work:
+                v = self.work.pop()
+                enc = self.new[v]
+                for use in list(v.uses):
+                    if not self.visit(use.operation, use.index, v, enc):
+                        return False
+                # an iter arg's value comes back through the yield: it must arrive in the same layout
+                if not isinstance(v.owner, Operation) and v.owner.parent_op() is not None \
+                        and v.owner.parent_op().name == "scf.for" and v.index > 0:
+                    yield_op = v.owner.last_op
+                    self.needs.append((yield_op, v.index - 1, enc))
+            for op, i, enc in self.needs:
+                o = op.operands[i]
+                if o in self.new:
+                    if self.new[o] != enc:
+                        return False
+                elif self._carried(o, enc):
+                    break  # the slice grew through a loop-carried value: look at its uses too
+                elif not _cheap(o, enc, self.rules, [MAX_CHEAP_OPS]):
                     return False
-            # an iter arg's value comes back through the yield: it must arrive in the same layout
-            if not isinstance(v.owner, Operation) and v.owner.parent_op() is not None \
-                    and v.owner.parent_op().name == "scf.for" and v.index > 0:
-                yield_op = v.owner.last_op
-                self.needs.append((yield_op, v.index - 1, enc))
-        for op, i, enc in self.needs:
-            o = op.operands[i]
-            if o in self.new:
-                if self.new[o] != enc:
-                    return False
-            elif not _cheap(o, enc, self.rules, [MAX_CHEAP_OPS]):
-                return False
-        return True
+            else:
+                return True
+
+    def _carried(self, v: SSAValue, enc: Attribute) -> bool:
+        """An ``scf.for`` iter arg whose next value is converted from ``enc`` (another dot's
+        accumulator, say) joins the slice: it is carried in ``enc`` and its conversion goes away."""
+        if isinstance(v.owner, Operation) or v.index == 0:
+            return False
+        loop = v.owner.parent_op()
+        if loop is None or loop.name != "scf.for":
+            return False
+        k = v.index - 1
+        y = v.owner.last_op.operands[k]
+        if not (isinstance(y.owner, ConvertLayoutOp) and encoding(y.owner.src.type) == enc):
+            return False
+        self.needs.append((loop, 3 + k, enc))
+        return self.assign(v, enc) and self.assign(loop.results[k], enc)
 
 
 def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bool:
@@ -130,8 +154,10 @@ def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bo
     ``elementwise(op)`` and ``operand_layout(op, i, enc)`` are the backward rules' predicates."""
     src, dst = cvt.src, cvt.result
     a = encoding(src.type)
-    if not isinstance(a, BlockedEncodingAttr) or not isinstance(encoding(dst.type), (BlockedEncodingAttr,
-                                                                                      SliceEncodingAttr)):
+    # a slice of a vendor layout (a dot accumulator's row statistics) is carried forward too; slices
+    # of blocked layouts stay where the generic pipeline put them
+    vendor_slice = isinstance(a, SliceEncodingAttr) and not isinstance(a.parent, BlockedEncodingAttr)
+    if not (broadcastable(a) or vendor_slice) or not isinstance(encoding(dst.type), (BlockedEncodingAttr, SliceEncodingAttr)):
         return False
     s = _Slice((elementwise, operand_layout))
     s.assign(dst, a)

@@ -3,7 +3,8 @@
 Runs after ``allocate-shared-memory``.  Each op's accesses are byte ranges of shared memory, read
 or written: ``local_alloc`` with a value and ``local_store``/``async_copy_global_to_local`` write
 their buffer, ``local_load`` reads it, an op with a scratch buffer reads and writes it, a call reads
-and writes its callee's whole (virtual) range.  Walking a function in order, the accesses since the
+and writes its callee's whole (virtual) range, and any other op with buffer operands (a vendor's
+tensor-core op) reads them.  A ``memdesc_index`` slot stands for its whole buffer.  Walking a function in order, the accesses since the
 last barrier are kept; an access overlapping one of them with at least one write (RAW, WAR, WAW)
 needs a barrier first — unless the backend's filter ``(op_a, op_b) -> bool`` says it is not needed.
 ``scf.for`` bodies are walked to a fixed point (the back edge carries the body's pending accesses),
@@ -23,6 +24,8 @@ from ..types import MemDescType
 from .allocate_shared_memory import OFFSET_ATTR, _call_order, scratch_size
 
 MembarFilter = Callable[[Operation, Operation], bool]
+#: ops that only name (a part of) a buffer, accessing nothing
+_VIEWS = {"ttg.memdesc_index", "ttg.local_dealloc"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,9 @@ def _offset(op: Operation) -> int | None:
 
 def _buffer_range(v: SSAValue, whole: int) -> tuple[int, int]:
     owner = v.owner
+    while isinstance(owner, Operation) and owner.name == "ttg.memdesc_index":  # a slot: its whole buffer
+        v = owner.operands[0]
+        owner = v.owner
     if isinstance(owner, Operation) and owner.name == "ttg.local_alloc" and _offset(owner) is not None:
         return _offset(owner), _offset(owner) + owner.results[0].type.size_in_bytes()
     return 0, whole  # a buffer passed through block arguments: assume any
@@ -81,6 +87,10 @@ class Membar:
         if _offset(op) is not None and (size := scratch_size(op)):
             lo = _offset(op)
             return [Access(lo, lo + size, True, op), Access(lo, lo + size, False, op)]
+        if name not in _VIEWS:
+            # any other op taking buffers (a vendor's tensor-core op reading its operands) reads them
+            return [Access(*_buffer_range(v, self.whole), False, op) for v in op.operands
+                    if isinstance(v.type, MemDescType)]
         return []
 
     def _block(self, block: Block, pending: frozenset[Access]) -> frozenset[Access]:

@@ -12,8 +12,9 @@ Rules, applied to a fixed point:
 4. loop-carried values: an ``scf.for`` iter arg used only through conversions to ``L`` and by
    elementwise updates feeding its own yield is carried in ``L`` instead;
 5. forward propagation (:mod:`.layout_forward`): when the converted value cannot be recomputed
-   (a load), its layout is carried forward through elementwise ops, reductions, expand_dims /
-   broadcast and ``scf.for`` iter args instead, as long as that adds no conversion.
+   (a load, a dot), its layout is carried forward through elementwise ops, reductions, expand_dims /
+   broadcast and ``scf.for`` iter args instead, as long as that adds no conversion;
+6. a conversion feeding only a narrowing cast moves after it (fewer bytes through shared memory).
 
 Loads, dots and reductions are anchors: their layouts are never changed here.
 """
@@ -26,7 +27,7 @@ from xdsl.traits import Pure
 from ...ttir.passes.dce import DCE
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
-from ._util import convert_before, encoding, set_type, with_encoding
+from ._util import broadcastable, convert_before, encoding, set_type, with_encoding
 from .layout_forward import forward_fold
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
@@ -50,7 +51,7 @@ def _operand_layout(op: Operation, i: int, enc: Attribute) -> Attribute | None:
     if op.name == "tt.expand_dims":
         return SliceEncodingAttr(op.axis.value.data, enc)
     if op.name == "tt.broadcast":
-        return enc if isinstance(enc, BlockedEncodingAttr) else None
+        return enc if broadcastable(enc) else None
     return enc
 
 
@@ -130,6 +131,33 @@ def _fold_one(cvt: ConvertLayoutOp, remat: _Remat) -> bool:
     return forward_fold(cvt, remat, _elementwise, _operand_layout)
 
 
+_NARROWING = {"arith.truncf", "arith.trunci", "tt.fp_to_fp"}
+
+
+def _sink_past_narrowing(cvt: ConvertLayoutOp) -> bool:
+    """Rule 6: ``cast(convert(x))`` with a narrowing cast becomes ``convert(cast(x))``: the same one
+    conversion, moving fewer bytes (an fp32 accumulator stored as fp16 converts as fp16)."""
+    from ..layouts import bit_width
+    uses = list(cvt.result.uses)
+    if len(uses) != 1:
+        return False
+    cast = uses[0].operation
+    if cast.name not in _NARROWING or len(cast.results) != 1 or len(cast.operands) != 1:
+        return False
+    if bit_width(cast.results[0].type) >= bit_width(cvt.src.type):
+        return False
+    new_cast = cast.clone()
+    new_cast.operands[0] = cvt.src
+    cvt.parent_block().insert_op_after(new_cast, cvt)
+    set_type(new_cast.results[0], with_encoding(cast.results[0].type, encoding(cvt.src.type)))
+    back = ConvertLayoutOp(new_cast.results[0], cast.results[0].type)
+    new_cast.parent_block().insert_op_after(back, new_cast)
+    cast.results[0].replace_all_uses_with(back.result)
+    cast.detach(), cast.erase()
+    cvt.detach(), cvt.erase()
+    return True
+
+
 def _carry_in(loop: Operation, remat: _Remat) -> bool:
     """Rule 4 for one ``scf.for``; True if an iter arg changed layout."""
     body = loop.body.block
@@ -182,7 +210,7 @@ class RemoveLayoutConversions:
                 if op.parent is None:
                     continue  # erased earlier in this sweep
                 if isinstance(op, ConvertLayoutOp):
-                    changed |= _fold_one(op, remat)
+                    changed |= _fold_one(op, remat) or _sink_past_narrowing(op)
                 elif op.name == "scf.for":
                     changed |= _carry_in(op, remat)
             DCE().run(module)

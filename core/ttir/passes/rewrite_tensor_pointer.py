@@ -7,7 +7,7 @@ through it becomes, per dimension ``d`` of the block:
     off_d  = extsi(offset_d) + extsi(make_range(0, size_d))          (i64, 1-D)
     ptrs   = splat(base) + sum_d broadcast(expand_dims(off_d)) * stride_d
     mask   = and over boundary-checked d of (off_d >= 0) & (off_d < shape_d)
-    other  = 0 or NaN from the ``padding`` option (no ``other`` without padding)
+    other  = 0 or NaN from the ``padding`` option (without padding, masked-off lanes read 0)
 
 Offsets are computed in i64 (as Triton does: block pointers address whole tensors).
 

@@ -4,6 +4,7 @@ None of this needs a GPU.  The assembler and libdevice are located by :mod:`.too
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -55,6 +56,18 @@ def _target_machine(arch: str, opt_level: int, ptx_version: int):
 
 def calls_libdevice(module) -> bool:
     return any(f.is_declaration and f.name.startswith("__nv_") for f in module.functions)
+
+
+def libdevice_symbols(path: str | None = None) -> frozenset | None:
+    """Names of the functions libdevice defines (None when libdevice is not installed)."""
+    path = path or toolchain.find_libdevice()
+    return None if path is None else _libdevice_symbols(path)
+
+
+@functools.lru_cache(maxsize=4)
+def _libdevice_symbols(path: str) -> frozenset:
+    with open(path, "rb") as f:
+        return frozenset(fn.name for fn in llvm.parse_bitcode(f.read()).functions if not fn.is_declaration)
 
 
 _REFLECT_FLAGS = """target triple = "{triple}"

@@ -8,19 +8,38 @@ from __future__ import annotations
 from .options import capability
 
 
+_ASYNC_COPY = "ttg.async_copy_global_to_local"
+
+
 def membar_filter(op_a, op_b) -> bool:
-    """No NVIDIA-specific exemption yet (asynchronous copies are not generated): barrier whenever
-    the shared-memory accesses conflict."""
-    return False
+    """Two asynchronous copies need no barrier between them: each thread's ``cp.async`` writes land
+    only at its ``cp.async.wait_group``, and the barrier that follows that wait orders them for
+    every reader (the seed's backend membar rule)."""
+    return op_a.name == _ASYNC_COPY and op_b.name == _ASYNC_COPY
+
+
+def tensor_core_passes(target, options) -> list:
+    """accelerate-matmul, remove-layout-conversions, pipeline (``num_stages``), async dot waits."""
+    from tritium.ttgir.passes.pipeline import Pipeline
+    from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
+    from tritium.ttir.passes.cse import CSE
+    from tritium.ttir.passes.dce import DCE
+    from .accelerate_matmul import AccelerateMatmul
+    from .async_dot import AsyncDotWaits
+    return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
+            Pipeline(options.num_stages), AsyncDotWaits(), CSE(), DCE()]
 
 
 def make_ttgir(target, options):
     def stage(module, metadata):
+        from tritium.passes import PassManager
         from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
         # importing the lowering registers its scratch sizes with the allocation pass
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
         from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
+        from . import dialect  # noqa: F401  (the ttng ops)
         module = _make(module, target, options)
+        PassManager("ttgir-nvidia", tensor_core_passes(target, options)).run(module)
         module = finalize_ttgir(module, target, options, membar_filter)
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
@@ -38,10 +57,16 @@ def make_llir(target, options):
     return stage
 
 
+def machine_arch(target) -> str:
+    """The architecture code is generated for: Hopper gets its arch-specific variant (``sm_90a``:
+    wgmma, setmaxnreg), which runs on every sm_90 device, as Triton does."""
+    return "90a" if capability(target) == 90 else str(target.arch)
+
+
 def make_ptx(target, options):
     def stage(llir, metadata):
         from .binary import llir_to_ptx
-        return llir_to_ptx(llir, target.arch, enable_fp_fusion=options.enable_fp_fusion,
+        return llir_to_ptx(llir, machine_arch(target), enable_fp_fusion=options.enable_fp_fusion,
                            ptx_version=options.ptx_version)
     return stage
 
@@ -49,7 +74,7 @@ def make_ptx(target, options):
 def make_cubin(target, options):
     def stage(ptx, metadata):
         from .binary import ptx_to_cubin
-        return ptx_to_cubin(ptx, target.arch, metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
+        return ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
                             maxnreg=options.maxnreg, metadata=metadata)
     return stage
 

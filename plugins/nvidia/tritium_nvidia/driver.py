@@ -2,7 +2,10 @@
 no torch needed; torch tensors are accepted when the user passes them).
 
 Every device is used through its *primary* context, the one torch, CuPy and the runtime API use,
-so pointers they hand out are valid in our kernels and ours in theirs."""
+so pointers they hand out are valid in our kernels and ours in theirs.  A kernel's module is
+loaded once per device (a CUmodule belongs to one context); a launch runs on the device of its
+pointer arguments, on that device's current stream, with that device's context pushed for the
+call when another one is current (docs/hooks.md, "Devices and streams")."""
 from __future__ import annotations
 
 import sys
@@ -13,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from tritium.hooks import GPUTarget
-from tritium.runtime.driver import Driver
+from tritium.runtime.driver import Driver, LaunchDeviceError, one_device
 
 from . import launcher as _launcher
 from . import memory
@@ -38,12 +41,12 @@ class KernelHandle:
 
 class CudaDriver(Driver):
     backend = "nvidia"
+    torch_device_type = "cuda"  # driver.active.get_active_torch_device() -> torch.device("cuda", n)
 
     def __init__(self):
         self._lock = threading.Lock()
         self._active: bool | None = None
         self._init_error: str | None = None
-        self._contexts: dict[int, Any] = {}
         self._props: dict[int, dict] = {}
         self._cu = None
 
@@ -95,15 +98,15 @@ class CudaDriver(Driver):
     def activate(self, device: int = 0):
         """Make ``device``'s primary context current on this thread (retaining it once)."""
         self._require()
-        ctx = self._contexts.get(device)
-        if ctx is None:
-            dev = self.check(self.cu.cuDeviceGet(device), "cuDeviceGet")
-            ctx = self.check(self.cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-            self._contexts[device] = ctx
-        current = self.check(self.cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
-        if current is None or int(current) != int(ctx):
+        ctx = memory.primary_context(device)
+        if memory.current_context() != int(ctx):
             self.check(self.cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         return ctx
+
+    def on_device(self, device: int):
+        """``with driver.on_device(d):`` -- ``d`` current for the body, then what was before."""
+        self._require()
+        return memory.on_device(device)
 
     # ---------------------------------------------------------------------- Driver interface
     def is_active(self) -> bool:
@@ -111,6 +114,9 @@ class CudaDriver(Driver):
 
     def inactive_reason(self) -> str | None:
         return None if self._init() else self._init_error
+
+    def device_count(self) -> int:
+        return int(self.check(self.cu.cuDeviceGetCount(), "cuDeviceGetCount")) if self._init() else 0
 
     def get_current_device(self) -> int:
         if not self._init():
@@ -127,8 +133,8 @@ class CudaDriver(Driver):
         return GPUTarget("cuda", 10 * major + minor, props["warp_size"])
 
     def get_current_stream(self, device: int | None = None) -> int:
-        """torch's current stream when torch is imported and has initialised CUDA, else 0 (the
-        legacy default stream)."""
+        """torch's current stream of ``device`` when torch is imported and has initialised CUDA,
+        else 0 (the legacy default stream of the device's context)."""
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
             if device is None:
@@ -138,13 +144,43 @@ class CudaDriver(Driver):
         return 0
 
     def current_device_and_stream(self) -> tuple[int, int]:
-        """The per-launch query: torch's own current device and raw stream when torch has
-        initialised CUDA (two cheap calls), else the context's device and the default stream."""
+        device = self.get_current_device()
+        return device, self.get_current_stream(device)
+
+    def stream_and_current_device(self, device: int) -> tuple[int, int]:
+        """On every launch: ``device``'s current stream and the thread's current device.  Once
+        torch has initialised CUDA this becomes two calls into torch (see ``_torch_queries``)."""
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
-            dev = torch._C._cuda_getDevice()
-            return dev, torch._C._cuda_getCurrentRawStream(dev)
-        return self.get_current_device(), 0
+            fast = self.stream_and_current_device = _torch_queries(torch)
+            return fast(device)
+        err, current = self.cu.cuCtxGetDevice()
+        # no current context: -1, so that the launch pushes the device's context
+        return 0, int(current) if err == self.cu.CUresult.CUDA_SUCCESS else -1
+
+    # --------------------------------------------------------------------- choosing a device
+    def select_device(self, pointers) -> int | None:
+        """The device of the pointer arguments ``(name, value)``: torch / CuPy / DLPack /
+        ``__cuda_array_interface__`` objects say where they live, raw addresses are looked up
+        (``cuPointerGetAttributes``); null, pinned-host and managed memory fit any device."""
+        found: dict[str, int] = {}
+        for name, value in pointers:
+            try:
+                device = memory.locate(value)
+            except memory.Unplaceable as e:
+                raise LaunchDeviceError(f"pointer argument {name!r} is {e}; pass CUDA device memory") from None
+            if device != memory.ANYWHERE:
+                found[name] = device
+        return one_device(found, lambda d: f"cuda:{d}")
+
+    def launch_on(self, device: int, launcher, grid, stream, args) -> None:
+        """Launch with ``device``'s primary context pushed (popped after): the current device
+        stays what it was."""
+        with memory.on_device(device):
+            launcher(grid, stream, args)
+
+    def device_target(self, device: int) -> GPUTarget:
+        return self.get_current_target(device)
 
     def get_device_properties(self, device: int) -> dict:
         props = self._props.get(device)
@@ -185,8 +221,14 @@ class CudaDriver(Driver):
         return props
 
     def load_binary(self, name: str, binary: bytes, metadata: dict, device: int) -> KernelHandle:
+        """Load into ``device``'s primary context (pushed for the call, so the current device
+        does not change)."""
+        self._require()
+        with memory.on_device(device):
+            return self._load(name, binary, metadata, device)
+
+    def _load(self, name: str, binary: bytes, metadata: dict, device: int) -> KernelHandle:
         cu = self.cu
-        self.activate(device)
         module = self.check(cu.cuModuleLoadData(binary), "cuModuleLoadData", name)
         function = self.check(cu.cuModuleGetFunction(module, name.encode()), "cuModuleGetFunction", name)
         FA = cu.CUfunction_attribute
@@ -210,7 +252,8 @@ class CudaDriver(Driver):
         return KernelHandle(name, device, module, function, n_regs, n_spills, max_threads, shared)
 
     def unload(self, handle: KernelHandle) -> None:
-        self.check(self.cu.cuModuleUnload(handle.module), "cuModuleUnload", handle.name)
+        with memory.on_device(handle.device):
+            self.check(self.cu.cuModuleUnload(handle.module), "cuModuleUnload", handle.name)
 
     def make_launcher(self, handle: KernelHandle, metadata: dict, signature: dict[int, str],
                       impl: str | None = None):
@@ -228,10 +271,26 @@ class CudaDriver(Driver):
         if num_ctas != 1 or cooperative:
             return self._launcher_ex(handle, signature, block, dynamic_shared, num_ctas, cooperative)
 
-        def on_error(err, grid, stream, relaunch):
-            self._launch_failed(handle, err, grid)
-        return _launcher.build_launcher(handle.function, handle.name, signature, num_warps, tpw,
-                                        dynamic_shared, on_error, impl)
+        def on_error(err, grid, stream, retry):
+            err = self._retry_in_context(handle, err, retry)
+            if err:
+                self._launch_failed(handle, err, grid)
+        launch = _launcher.build_launcher(handle.function, handle.name, signature, num_warps, tpw,
+                                          dynamic_shared, on_error, impl)
+        launch.device = handle.device
+        return launch
+
+    def _retry_in_context(self, handle: KernelHandle, err, retry) -> int:
+        """A launcher called directly on a thread where the kernel's context is not current
+        (none at all, or another device's) fails; run it again with the context pushed.
+        Returns the error left (0: launched)."""
+        cu = self.cu
+        if int(err) not in (int(cu.CUresult.CUDA_ERROR_INVALID_CONTEXT), int(cu.CUresult.CUDA_ERROR_INVALID_HANDLE)):
+            return int(err)
+        if memory.current_context() == int(memory.primary_context(handle.device)):
+            return int(err)
+        with memory.on_device(handle.device):
+            return int(retry())
 
     def _static_shared(self, handle: KernelHandle) -> int:
         FA = self.cu.CUfunction_attribute
@@ -243,9 +302,6 @@ class CudaDriver(Driver):
             return  # an empty grid launches nothing (CUDA rejects it; Triton skips it)
         if any(g < 0 for g in grid):
             raise ValueError(f"launch grid {grid} of kernel {handle.name!r} has a negative size")
-        if err == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
-            raise RuntimeError(self._error_text(err, "cuLaunchKernel", handle.name) +
-                               f"; call set_current_device({handle.device}) on this thread first")
         raise RuntimeError(self._error_text(err, f"cuLaunchKernel(grid={grid})", handle.name))
 
     def _launcher_ex(self, handle, signature, block, dynamic_shared, num_ctas, cooperative):
@@ -286,7 +342,10 @@ class CudaDriver(Driver):
             cfg.numAttrs = len(attrs)
             err, = cu.cuLaunchKernelEx(cfg, handle.function, buf.address, 0)
             if err != cu.CUresult.CUDA_SUCCESS:
-                self._launch_failed(handle, err, (gx, gy, gz))
+                err = self._retry_in_context(
+                    handle, err, lambda: cu.cuLaunchKernelEx(cfg, handle.function, buf.address, 0)[0])
+                if err:
+                    self._launch_failed(handle, err, (gx, gy, gz))
         launch.params = buf
         launch.impl = "ex"
         return launch
@@ -297,9 +356,14 @@ class CudaDriver(Driver):
     def device_of(self, arg) -> int | None:
         return memory.device_of(arg)
 
-    def synchronize(self) -> None:
-        if self._init():
-            self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
+    def synchronize(self, device: int | None = None) -> None:
+        """Wait for ``device``, or for every device this process has used through us."""
+        if not self._init():
+            return
+        devices = [device] if device is not None else sorted(memory._CONTEXTS) or [self.get_current_device()]
+        for d in devices:
+            with memory.on_device(d):
+                self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
 
     # ------------------------------------------------------------------------ memory helpers
     @staticmethod
@@ -315,14 +379,14 @@ class CudaDriver(Driver):
         name = memory.dtype_name(dtype)
         if torch is not None:
             return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, name), device=f"cuda:{device}")
-        self.activate(device)
+        self._require()
         return memory.DeviceArray(shape, name, device)
 
     def from_numpy(self, array, device: int = 0):
         torch = self._torch()
         if torch is not None:
             return torch.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
-        self.activate(device)
+        self._require()
         return memory.DeviceArray(array.shape, array.dtype, device).copy_from_host(array)
 
     def to_numpy(self, arg):
@@ -335,3 +399,13 @@ class CudaDriver(Driver):
         if hasattr(arg, "copy_to_host"):  # Numba
             return arg.copy_to_host()
         raise TypeError(f"cannot copy a {type(arg).__name__} to the host")
+
+
+def _torch_queries(torch):
+    """``device -> (torch's current raw stream of device, torch's current device)``: two calls
+    into torch's C extension, the cheapest form of the per-launch question."""
+    raw_stream, current = torch._C._cuda_getCurrentRawStream, torch._C._cuda_getDevice
+
+    def stream_and_current_device(device):
+        return raw_stream(device), current()
+    return stream_and_current_device

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+import sys
 import threading
 
 from .memory import pointer_getter
@@ -105,7 +106,9 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
     for j, (idx, ty) in enumerate(arg_types):
         a = f"a{idx}"
         if ty.startswith("*"):
-            lines.append(f"    s{j}.value = (getters.get(type({a})) or resolve({a}))({a})")
+            # torch CUDA tensors inline (the common case); everything else through its reader
+            lines.append(f"    s{j}.value = {a}.data_ptr() if type({a}) is Tensor and {a}.is_cuda "
+                         f"else (getters.get(type({a})) or resolve({a}))({a})")
         elif ty in _CONVERT:
             lines.append(f"    s{j}.value = {_CONVERT[ty]}({a})")
         else:
@@ -124,10 +127,15 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+class _NoTensor:  # torch was not imported when the launcher was built
+    pass
+
+
 def build_launcher(function, name: str, signature: dict, num_warps: int, threads_per_warp: int,
                    shared: int, on_error, impl: str | None = None, extra_null_params: int = 0):
     """Generate the launcher for one loaded kernel (see the module docstring).  ``on_error(err,
-    grid, stream, relaunch)`` handles a failed launch (raises, or retries with ``relaunch``)."""
+    grid, stream, retry)`` handles a failed launch: it raises, or calls ``retry()`` (the same
+    call again, returning its error code) after fixing what was wrong."""
     from cuda.bindings import driver as cu
 
     impl = impl or os.environ.get("TRITIUM_CUDA_LAUNCH") or DEFAULT_IMPL
@@ -138,18 +146,29 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     types = [t for _, t in arg_types]
     buf = ParamBuffer(types, extra_null_params)
     namespace = {f"s{j}": s for j, s in enumerate(buf.slots)}
+    torch = sys.modules.get("torch")
     namespace.update(
         getters=_POINTER_GETTERS, resolve=_resolve_pointer, fp16_bits=fp16_bits, bf16_bits=bf16_bits,
         BLOCK=num_warps * threads_per_warp, SHARED=int(shared), PARAMS=buf.address,
-        SUCCESS=cu.CUresult.CUDA_SUCCESS, get_ident=threading.get_ident, owner=[None])
+        SUCCESS=cu.CUresult.CUDA_SUCCESS, get_ident=threading.get_ident, owner=[None],
+        Tensor=getattr(torch, "Tensor", _NoTensor))
+    block = num_warps * threads_per_warp
     if impl == "ctypes":
-        namespace.update(cu_launch=_libcuda_launch(), FUNC=int(function))
+        raw = _libcuda_launch()
+        namespace.update(cu_launch=raw, FUNC=int(function))
+
+        def call(gx, gy, gz, stream):
+            return raw(int(function), gx, gy, gz, block, 1, 1, int(shared), stream or None, buf.address, None)
     else:
         namespace.update(cu_launch=cu.cuLaunchKernel, FUNC=function, CUstream=cu.CUstream,
                          last_stream=[0, cu.CUstream(0)])
 
+        def call(gx, gy, gz, stream):
+            return cu.cuLaunchKernel(function, gx, gy, gz, block, 1, 1, int(shared), cu.CUstream(int(stream or 0)),
+                                     buf.address, 0)[0]
+
     def fail(err, gx, gy, gz, stream):
-        on_error(err, (gx, gy, gz), stream, launch)
+        on_error(err, (gx, gy, gz), stream, lambda: call(gx, gy, gz, stream))
 
     per_thread = threading.local()
 
@@ -170,6 +189,7 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     launch.params = buf  # keep the slots alive as long as the launcher
     launch.impl = impl
     launch.source = src
+    launch.function = function
     return launch
 
 

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from tritium.runtime.dlpack import CUDA_DEVICES as _CUDA_DLPACK_DEVICES
+from tritium.runtime.dlpack import KDLCUDA as _KDLCUDA
 from tritium.runtime.dlpack import pointer as _dlpack_pointer
 
 
@@ -57,32 +58,133 @@ def pointer_getter(obj):
                     "address or None")
 
 
-def device_of(obj) -> int | None:
-    """CUDA device index ``obj`` lives on, or ``None`` if it is not CUDA memory we recognise."""
+ANYWHERE = -1  #: memory every device can reach (pinned host, managed) or a null pointer
+
+
+class Unplaceable(ValueError):
+    """An argument that claims to be device memory but that no CUDA device can be found for."""
+
+
+def _torch_device(t) -> int:
+    if not t.is_cuda:
+        raise Unplaceable(f"a torch tensor on {t.device}, not on a CUDA device")
+    return t.device.index
+
+
+def locate(obj) -> int:
+    """The CUDA device ``obj``'s memory lives on, or :data:`ANYWHERE`.  Raises :class:`Unplaceable`
+    (saying what ``obj`` is) for host memory CUDA does not know and for unknown pointers, and
+    ``TypeError`` for objects that are not memory at all."""
+    if obj is None:
+        return ANYWHERE
     if _is_torch_tensor(obj):
-        return obj.device.index if obj.is_cuda else None
+        return _torch_device(obj)
+    if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
+        return pointer_device(int(obj))
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         dev = getattr(obj, "device", None)
-        dev_id = getattr(dev, "id", None)
-        if isinstance(dev_id, int):
-            return dev_id
-        return _pointer_device(cai["data"][0])
+        dev = getattr(dev, "id", dev)             # CuPy: a Device with .id; DeviceArray: an int
+        if isinstance(dev, int) and not isinstance(dev, bool):
+            return dev
+        return pointer_device(cai["data"][0] or 0)
     if hasattr(obj, "__dlpack_device__"):
-        try:
-            kind, index = obj.__dlpack_device__()
-        except Exception:
-            return None
-        return int(index) if int(kind) in _CUDA_DLPACK_DEVICES else None
-    return None
+        kind, index = obj.__dlpack_device__()
+        kind = int(kind)
+        if kind == _KDLCUDA:
+            return int(index)
+        if kind in _CUDA_DLPACK_DEVICES:           # pinned host or managed memory
+            return ANYWHERE
+        raise Unplaceable(f"a DLPack tensor on device type {kind}, not CUDA memory")
+    if hasattr(obj, "data_ptr"):
+        return pointer_device(obj.data_ptr())
+    raise TypeError(f"cannot pass a {type(obj).__name__} as a pointer argument")
 
 
-def _pointer_device(ptr: int) -> int | None:
+def device_of(obj) -> int | None:
+    """CUDA device index ``obj`` lives on, or ``None`` if it is not CUDA memory we recognise
+    (memory every device reaches counts as the current device's)."""
+    try:
+        device = locate(obj)
+    except (Unplaceable, TypeError):
+        return None
+    if device == ANYWHERE:
+        return None if obj is None or (isinstance(obj, int) and not obj) else 0
+    return device
+
+
+_POINTER_ATTRIBUTES = None
+
+
+def pointer_device(ptr: int) -> int:
+    """The device a raw address belongs to, from the driver's pointer attributes (one
+    ``cuPointerGetAttributes`` call); :data:`ANYWHERE` for null, pinned host and managed memory."""
+    global _POINTER_ATTRIBUTES
     if not ptr:
-        return 0
+        return ANYWHERE
     from cuda.bindings import driver as cu
-    err, ordinal = cu.cuPointerGetAttribute(cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
-    return int(ordinal) if err == cu.CUresult.CUDA_SUCCESS else None
+    if _POINTER_ATTRIBUTES is None:
+        A = cu.CUpointer_attribute
+        _POINTER_ATTRIBUTES = [A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                               A.CU_POINTER_ATTRIBUTE_IS_MANAGED]
+    # Unlike cuPointerGetAttribute, this does not fail for an unknown address: the memory type
+    # reads 0 instead.
+    err, values = cu.cuPointerGetAttributes(3, _POINTER_ATTRIBUTES, ptr)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise Unplaceable(f"address 0x{ptr:x}, whose attributes the driver does not give ({err!r})")
+    mem_type, ordinal, managed = (int(v) for v in values)
+    if mem_type == 0:
+        raise Unplaceable(f"address 0x{ptr:x}, which is not memory CUDA knows (freed, host memory "
+                          "not registered with CUDA, or not a pointer)")
+    if managed or mem_type == int(cu.CUmemorytype.CU_MEMORYTYPE_HOST):
+        return ANYWHERE
+    return ordinal
+
+
+_CONTEXTS: dict = {}
+
+
+def primary_context(device: int):
+    """``device``'s primary context (the one torch, CuPy and the runtime API use), retained once."""
+    ctx = _CONTEXTS.get(device)
+    if ctx is None:
+        from cuda.bindings import driver as cu
+        dev = _check(cu.cuDeviceGet(device), "cuDeviceGet")
+        ctx = _CONTEXTS[device] = _check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    return ctx
+
+
+def current_context() -> int:
+    """The calling thread's current context as an int (0: none)."""
+    from cuda.bindings import driver as cu
+    ctx = _check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    return int(ctx) if ctx is not None else 0
+
+
+class on_device:
+    """``with on_device(d):`` runs the body with ``d``'s primary context current on this thread,
+    then restores what was current (nothing is pushed when it already is)."""
+
+    __slots__ = ("device", "pushed")
+
+    def __init__(self, device: int):
+        self.device = device
+        self.pushed = False
+
+    def __enter__(self):
+        ctx = primary_context(self.device)
+        if current_context() != int(ctx):
+            from cuda.bindings import driver as cu
+            _check(cu.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+            self.pushed = True
+        return ctx
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            from cuda.bindings import driver as cu
+            self.pushed = False
+            _check(cu.cuCtxPopCurrent(), "cuCtxPopCurrent")
+        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -121,7 +223,8 @@ class DeviceArray:
         self.dtype = np.dtype(dtype_name(dtype))
         self.device = device
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-        self._ptr = int(_check(cu.cuMemAlloc(max(self.nbytes, 1)), "cuMemAlloc"))
+        with on_device(device):
+            self._ptr = int(_check(cu.cuMemAlloc(max(self.nbytes, 1)), "cuMemAlloc"))
         self._free = cu.cuMemFree
 
     def data_ptr(self) -> int:
@@ -137,13 +240,15 @@ class DeviceArray:
         host = np.ascontiguousarray(array, dtype=self.dtype)
         if host.nbytes != self.nbytes:
             raise ValueError(f"size mismatch: {host.nbytes} host bytes for {self.nbytes} device bytes")
-        _check((cu.cuMemcpyHtoD(self._ptr, host.ctypes.data, self.nbytes)[0], None), "cuMemcpyHtoD")
+        with on_device(self.device):
+            _check((cu.cuMemcpyHtoD(self._ptr, host.ctypes.data, self.nbytes)[0], None), "cuMemcpyHtoD")
         return self
 
     def copy_to_host(self) -> np.ndarray:
         from cuda.bindings import driver as cu
         host = np.empty(self.shape, self.dtype)
-        _check((cu.cuMemcpyDtoH(host.ctypes.data, self._ptr, self.nbytes)[0], None), "cuMemcpyDtoH")
+        with on_device(self.device):
+            _check((cu.cuMemcpyDtoH(host.ctypes.data, self._ptr, self.nbytes)[0], None), "cuMemcpyDtoH")
         return host
 
     def __len__(self):
@@ -155,7 +260,8 @@ class DeviceArray:
     def __del__(self):
         if getattr(self, "_ptr", 0):
             try:
-                self._free(self._ptr)
+                with on_device(self.device):
+                    self._free(self._ptr)
             except Exception:
                 pass
             self._ptr = 0

@@ -77,6 +77,13 @@ def tritium_add_stages(target, stages, options):
 
 
 @hookimpl
+def tritium_layout_encodings():
+    from . import dialect  # noqa: F401  (registers the ttng ops, so NVIDIA TTGIR text parses)
+    from .encodings import ENCODINGS
+    return ENCODINGS
+
+
+@hookimpl
 def tritium_membar_filter(target):
     if not _is_ours(target):
         return None

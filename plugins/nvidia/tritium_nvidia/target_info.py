@@ -7,7 +7,7 @@ import llvmlite.ir as ir
 
 from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, intrinsic
 
-from .binary import DATA_LAYOUT, TRIPLE
+from .binary import DATA_LAYOUT, TRIPLE, libdevice_symbols
 from .options import WARP_SIZE
 
 F32, F64, F16 = ir.FloatType(), ir.DoubleType(), ir.HalfType()
@@ -31,6 +31,7 @@ def _asm(b: ir.IRBuilder, ret: ir.Type, text: str, constraints: str, args: list,
 class NVIDIATargetInfo(TargetInfo):
     triple = TRIPLE
     data_layout = DATA_LAYOUT
+    backend_name = "nvidia"
 
     def __init__(self, capability: int = 90):
         self.capability = capability
@@ -79,7 +80,7 @@ class NVIDIATargetInfo(TargetInfo):
             g = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), 0), "global_smem", addrspace=3)
             g.type = ir.PointerType(addrspace=3)  # opaque pointers throughout
             g.linkage = "external"
-            g.align = 16
+            g.align = 1024  # the tensor cores' swizzled buffers need 1024-byte aligned offsets
         return g
 
     @staticmethod
@@ -191,6 +192,11 @@ class NVIDIATargetInfo(TargetInfo):
                                      [fn, ir.MetaDataString(fn.module, "maxntidx"),
                                       ir.Constant(I32, num_warps * WARP_SIZE)])
 
+    # --- plugin-owned lowerings ------------------------------------------------------------------
+    def op_lowering(self, op):
+        from .lowering_tc import op_lowering
+        return op_lowering(op)
+
     # --- debugging ----------------------------------------------------------------------------
     def _cstring(self, module, text: str) -> ir.GlobalVariable:
         data = bytearray(text.encode()) + b"\0"
@@ -226,6 +232,11 @@ class NVIDIATargetInfo(TargetInfo):
                     self._cstring(module, func), ir.Constant(I64, 1)])
 
     # --- math ---------------------------------------------------------------------------------
+    def map_extern(self, symbol):
+        # libdevice's own functions only: anything else would fail at link time with no location
+        known = libdevice_symbols()
+        return symbol if known is None or symbol in known else None
+
     def math(self, b, name, args, ty):
         f32 = isinstance(ty, ir.FloatType)
         if name in ("math.exp", "math.exp2") and f32:

@@ -1,0 +1,242 @@
+"""Tensor-core benchmarks: matmul and flash attention under Tritium and Triton in one process.
+
+    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192]
+
+``--check`` only runs the correctness sweep (every config x dtype x shape, ragged shapes included,
+num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherwise the table:
+fp16/bf16 matmul at each size (the tutorial's grouped kernel over the same config list for both
+compilers, best config each: what the autotuner would pick), fp8 e4m3 matmul 4096^3 (B given
+K-contiguous, as fp8 tensor cores need), flash-attention forward (causal and not, head dim 64 and
+128), with TFLOP/s, Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time
+of a 128x256x64 fp16 matmul with 8 warps for both.  Printed last.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_nvidia import bench, load_kernels  # noqa: E402
+
+failures: list[str] = []
+CONFIGS = [  # (BM, BN, BK, GROUP_M, num_warps, num_stages): Triton's tutorial list for Hopper
+    (128, 256, 64, 8, 8, 3), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4), (128, 64, 32, 8, 4, 4),
+    (64, 128, 32, 8, 4, 4), (128, 128, 64, 8, 4, 3), (128, 256, 64, 8, 8, 4),
+]
+CHECK_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 1), (128, 128, 32, 8, 4, 2), (64, 64, 32, 8, 4, 4),
+                 (64, 128, 64, 8, 4, 3), (32, 32, 32, 4, 4, 3), (16, 32, 16, 4, 2, 2), (64, 32, 16, 8, 4, 1)]
+
+
+def rel_err(out, ref) -> float:
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def run_matmul(k, a, b, c, cfg):
+    bm, bn, bk, g, w, s = cfg
+    m, kk = a.shape
+    n = b.shape[1]
+    grid = (triton_cdiv(m, bm) * triton_cdiv(n, bn),)
+    k.matmul_kernel[grid](a, b, c, m, n, kk, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                          c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=g,
+                          num_warps=w, num_stages=s)
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def check_sweep(k) -> None:
+    shapes = [(512, 512, 512), (200, 130, 300), (256, 192, 160), (1000, 1000, 1000)]
+    dtypes = [torch.float16, torch.bfloat16]
+    n = 0
+    for cfg in CHECK_CONFIGS:
+        for dt in dtypes:
+            for (m, nn, kk) in shapes:
+                a = torch.randn(m, kk, device="cuda", dtype=dt)
+                b = torch.randn(kk, nn, device="cuda", dtype=dt)
+                c = torch.full((m, nn), float("nan"), device="cuda", dtype=dt)
+                ref = a.double() @ b.double()
+                try:
+                    run_matmul(k, a, b, c, cfg)
+                    torch.cuda.synchronize()
+                except Exception as e:  # report and go on: one broken config must not hide the rest
+                    failures.append(f"matmul {cfg} {dt} {m}x{nn}x{kk}: {type(e).__name__}: {str(e)[:300]}")
+                    continue
+                err = rel_err(c, ref)
+                n += 1
+                if not err < 1e-2:
+                    failures.append(f"matmul {cfg} {dt} {m}x{nn}x{kk}: relative error {err:.3e}")
+    print(f"check sweep: {n} runs, {len(failures)} failures")
+
+
+def attn_run(k, q, kk, v, o, causal, bm, bn, w, s):
+    z, h, n_ctx, d = q.shape
+    grid = (triton_cdiv(n_ctx, bm), z * h)
+    k.attn_fwd[grid](q, kk, v, 1.0 / d ** 0.5, o, *q.stride(), *kk.stride(), *v.stride(), *o.stride(), h, n_ctx,
+                     HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=w, num_stages=s)
+
+
+def attn_ref(q, k, v, causal):
+    d = q.shape[-1]
+    s = (q.double() @ k.double().transpose(-1, -2)) / d ** 0.5
+    if causal:
+        n = q.shape[2]
+        s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool, device=q.device), 1), float("-inf"))
+    return torch.softmax(s, -1) @ v.double()
+
+
+MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+          "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
+          "stride_cn": "i32"}
+MM_CONSTS = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
+
+
+def cold_compile(framework: str, k) -> float:
+    """Seconds from source to cubin for the 128x256x64 fp16 tile with 8 warps, empty caches."""
+    times = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as d:
+            if framework == "tritium":
+                import tritium
+                os.environ["TRITIUM_CACHE_DIR"] = d
+                t = time.perf_counter()
+                tritium.compile(k.matmul_kernel, target="cuda:90", signature=MM_SIG, constexprs=MM_CONSTS,
+                                num_warps=8, num_stages=3)
+            else:
+                import triton
+                from triton.backends.compiler import GPUTarget
+                from triton.compiler import ASTSource
+                os.environ["TRITON_CACHE_DIR"] = d
+                t = time.perf_counter()
+                sig = dict(MM_SIG, **{c: "constexpr" for c in MM_CONSTS})
+                triton.compile(ASTSource(k.matmul_kernel, sig, MM_CONSTS), target=GPUTarget("cuda", 90, 32),
+                               options={"num_warps": 8, "num_stages": 3})
+            times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true", help="correctness sweep only")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sizes", default="1024,4096,8192")
+    ap.add_argument("--no-attention", action="store_true")
+    args = ap.parse_args()
+    import tritium
+    import tritium.language as ttl
+    impls = {"tritium": load_kernels("mm_tritium", tritium, ttl, "matmul_kernels.py")}
+    try:
+        import triton
+        import triton.language as tl
+        impls["triton"] = load_kernels("mm_triton", triton, tl, "matmul_kernels.py")
+    except ImportError:
+        print("Triton is not installed: Tritium only")
+    torch.manual_seed(0)
+    check_sweep(impls["tritium"])
+    if args.check:
+        for f in failures:
+            print("FAIL", f)
+        return 1 if failures else 0
+    reps = 10 if args.quick else 30
+    rows = []
+    for dt in (torch.float16, torch.bfloat16):
+        for size in [int(s) for s in args.sizes.split(",")]:
+            a = torch.randn(size, size, device="cuda", dtype=dt)
+            b = torch.randn(size, size, device="cuda", dtype=dt)
+            ref = a.float() @ b.float()
+            flops = 2 * size ** 3
+            best = {}
+            for name, k in impls.items():
+                for cfg in CONFIGS:
+                    c = torch.full((size, size), float("nan"), device="cuda", dtype=dt)
+                    try:
+                        run_matmul(k, a, b, c, cfg)
+                        torch.cuda.synchronize()
+                    except Exception as e:
+                        failures.append(f"{name} matmul {cfg}: {type(e).__name__}: {str(e)[:200]}")
+                        continue
+                    if not rel_err(c, ref.double()) < 1e-2:
+                        failures.append(f"{name} matmul {cfg} {dt} {size}: wrong result")
+                        continue
+                    t = bench(lambda: run_matmul(k, a, b, c, cfg), reps)
+                    if name not in best or t < best[name][0]:
+                        best[name] = (t, cfg)
+            t_cublas = bench(lambda: torch.matmul(a, b), reps)
+            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", flops, best, t_cublas))
+    # fp8 e4m3, B K-contiguous
+    if hasattr(torch, "float8_e4m3fn"):
+        size = 4096
+        a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).T  # (K, N) view, K contiguous
+        ref = a.float() @ b.float()
+        best = {}
+        for name, k in impls.items():
+            for cfg in [(128, 256, 128, 8, 8, 3), (128, 128, 128, 8, 4, 4), (64, 128, 128, 8, 4, 4)]:
+                c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
+                try:
+                    run_matmul(k, a, b, c, cfg)
+                    torch.cuda.synchronize()
+                except Exception as e:
+                    failures.append(f"{name} fp8 matmul {cfg}: {type(e).__name__}: {str(e)[:200]}")
+                    continue
+                if not rel_err(c, ref.double()) < 2e-2:
+                    failures.append(f"{name} fp8 matmul {cfg}: wrong result")
+                    continue
+                t = bench(lambda: run_matmul(k, a, b, c, cfg), reps)
+                if name not in best or t < best[name][0]:
+                    best[name] = (t, cfg)
+        rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, best, None))
+    if not args.no_attention:
+        for causal in (False, True):
+            for d in (64, 128):
+                for n_ctx in (1024, 4096, 16384):
+                    z, h = max(1, 16384 // n_ctx) * 2, 16
+                    q, kk, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+                    flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
+                    ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], causal) if n_ctx <= 4096 else None
+                    best = {}
+                    for name, k in impls.items():
+                        for bm, bn, w, s in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)):
+                            if d == 128 and bn == 128:
+                                continue
+                            o = torch.full_like(q, float("nan"))
+                            try:
+                                attn_run(k, q, kk, v, o, causal, bm, bn, w, s)
+                                torch.cuda.synchronize()
+                            except Exception as e:
+                                failures.append(f"{name} attention {bm}x{bn}: {type(e).__name__}: {str(e)[:200]}")
+                                continue
+                            if ref is not None and not rel_err(o[:1, :2], ref) < 1e-2:
+                                failures.append(f"{name} attention d={d} causal={causal} {bm}x{bn}: wrong result")
+                                continue
+                            t = bench(lambda: attn_run(k, q, kk, v, o, causal, bm, bn, w, s), reps)
+                            if name not in best or t < best[name][0]:
+                                best[name] = (t, (bm, bn, w, s))
+                    rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, best, None))
+    compile_t = {name: cold_compile(name, k) for name, k in impls.items()}
+
+    print()
+    print(f"{'kernel':<22} {'size':<12} {'tritium TF/s':>12} {'triton TF/s':>12} {'ratio':>7} {'cuBLAS TF/s':>12}"
+          f" {'vs cuBLAS':>9}  configs (tritium | triton)")
+    for kernel, size, flops, best, t_cublas in rows:
+        tf = {n: flops / (t * 1e-3) / 1e12 for n, (t, _) in best.items()}
+        ratio = tf["tritium"] / tf["triton"] if "tritium" in tf and "triton" in tf else float("nan")
+        cb = flops / (t_cublas * 1e-3) / 1e12 if t_cublas else float("nan")
+        print(f"{kernel:<22} {size:<12} {tf.get('tritium', float('nan')):>12.1f} {tf.get('triton', float('nan')):>12.1f}"
+              f" {ratio:>7.3f} {cb:>12.1f} {tf.get('tritium', float('nan')) / cb:>9.3f}  "
+              f"{best.get('tritium', (0, '-'))[1]} | {best.get('triton', (0, '-'))[1]}")
+    print(f"cold compile 128x256x64 fp16 matmul, 8 warps: " +
+          ", ".join(f"{n} {t:.2f} s" for n, t in compile_t.items()))
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

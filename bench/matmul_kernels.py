@@ -1,0 +1,79 @@
+# Kernels shared by the Tritium and Triton sides of bench/bench_matmul.py: the module is executed
+# twice, with ``triton``/``tl`` bound to each framework (see bench_nvidia.load_kernels).
+# They are the tutorials' kernels, written exactly as for Triton.
+
+
+@triton.jit  # noqa: F821
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,  # noqa: F821
+                  GROUP_SIZE_M: tl.constexpr):  # noqa: F821
+    pid = tl.program_id(axis=0)  # noqa: F821
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)  # noqa: F821
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)  # noqa: F821
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M  # noqa: F821
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N  # noqa: F821
+    offs_k = tl.arange(0, BLOCK_SIZE_K)  # noqa: F821
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)  # noqa: F821
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):  # noqa: F821
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)  # noqa: F821
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)  # noqa: F821
+        accumulator = tl.dot(a, b, accumulator)  # noqa: F821
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = accumulator.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)  # noqa: F821
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)  # noqa: F821
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)  # noqa: F821
+
+
+@triton.jit  # noqa: F821
+def attn_fwd(Q, K, V, sm_scale, Out, stride_qz, stride_qh, stride_qm, stride_qk, stride_kz, stride_kh, stride_kn,
+             stride_kk, stride_vz, stride_vh, stride_vk, stride_vn, stride_oz, stride_oh, stride_om, stride_on, H,
+             N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+             CAUSAL: tl.constexpr):  # noqa: F821
+    # Flash-attention forward in the tutorial's style: online softmax over K/V blocks.
+    start_m = tl.program_id(0)  # noqa: F821
+    off_hz = tl.program_id(1)  # noqa: F821
+    off_z = off_hz // H
+    off_h = off_hz % H
+    q_off = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh  # noqa: F821
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    offs_n = tl.arange(0, BLOCK_N)  # noqa: F821
+    offs_d = tl.arange(0, HEAD_DIM)  # noqa: F821
+    q = tl.load(Q + q_off + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qk)  # noqa: F821
+    k_ptrs = K + q_off + offs_n[None, :] * stride_kn + offs_d[:, None] * stride_kk
+    v_ptrs = V + q_off + offs_n[:, None] * stride_vk + offs_d[None, :] * stride_vn
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")  # noqa: F821
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0  # noqa: F821
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # noqa: F821
+    qk_scale = sm_scale * 1.44269504
+    hi = (start_m + 1) * BLOCK_M if CAUSAL else N_CTX
+    for start_n in range(0, hi, BLOCK_N):
+        k = tl.load(k_ptrs + start_n * stride_kn)  # noqa: F821
+        qk = tl.dot(q, k)  # noqa: F821
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= (start_n + offs_n[None, :]), qk * qk_scale, -1.0e6)  # noqa: F821
+        else:
+            qk = qk * qk_scale
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))  # noqa: F821
+        qk = qk - m_ij[:, None]
+        p = tl.math.exp2(qk)  # noqa: F821
+        l_ij = tl.sum(p, 1)  # noqa: F821
+        alpha = tl.math.exp2(m_i - m_ij)  # noqa: F821
+        l_i = l_i * alpha + l_ij
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptrs + start_n * stride_vk)  # noqa: F821
+        acc = tl.dot(p.to(tl.float16), v, acc)  # noqa: F821
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(Out + q_off + offs_m[:, None] * stride_om + offs_d[None, :] * stride_on, acc.to(Out.type.element_ty))  # noqa: F821

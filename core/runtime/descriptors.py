@@ -1,0 +1,102 @@
+"""Host tensor descriptors as kernel arguments.
+
+A launch whose arguments include :class:`~tritium.tools.tensor_descriptor.TensorDescriptor`
+objects runs a companion of the kernel whose descriptor parameter ``d`` of rank ``r`` is spelled
+``d__base, d__shape0..r-1, d__stride0..r-1`` plus constexprs for the block shape and padding, and
+whose body starts with ``d = tl.make_tensor_descriptor(...)`` (at the ``def`` line).  The
+companion is an ordinary ``JITFunction``: it specialises, caches and launches like any kernel, on
+every backend, and the shapes and strides specialise as integers do (a stride of 1 becomes a
+constant, which keeps the last dimension's accesses vectorised)."""
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+
+from ..tools.tensor_descriptor import TensorDescriptor
+
+_HELPER = "__tritium_make_tensor_descriptor__"
+
+
+def has_descriptor(values) -> bool:
+    return any(type(v) is TensorDescriptor for v in values)
+
+
+def _names(name: str, rank: int) -> list[str]:
+    return ([f"{name}__base"] + [f"{name}__shape{i}" for i in range(rank)] + [f"{name}__stride{i}" for i in range(rank)]
+            + [f"{name}__block", f"{name}__padding"])
+
+
+def _companion(fn, layout: tuple):
+    """The companion JITFunction of ``fn`` for ``layout`` (per parameter: rank, or None)."""
+    from .jit import _Param
+    cache = fn.__dict__.setdefault("_descriptor_companions", {})
+    if layout in cache:
+        return cache[layout]
+    comp = copy.copy(fn)
+    for attr in ("_specializers", "_descriptor_companions"):
+        comp.__dict__.pop(attr, None)
+    params, names, prologue = [], [], []
+    for p, rank in zip(fn.params, layout):
+        if rank is None:
+            params.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
+                                            annotation=p.annotation))
+            names.append(p.name)
+            continue
+        expanded = _names(p.name, rank)
+        for n in expanded:
+            ann = "constexpr" if n.endswith(("__block", "__padding")) else inspect.Parameter.empty
+            params.append(inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ann))
+        names.extend(expanded)
+        b = expanded
+        prologue.append(f"{p.name} = {_HELPER}({b[0]}, [{', '.join(b[1:1 + rank])}], "
+                        f"[{', '.join(b[1 + rank:1 + 2 * rank])}], {b[-2]}, {b[-1]})")
+    comp.signature = inspect.Signature(params)
+    comp.arg_names = names
+    comp._index = {n: i for i, n in enumerate(names)}
+    comp.params = [_Param(i, q) for i, q in enumerate(params)]
+    by_name = {p.name: p for p in fn.params}
+    for q in comp.params:
+        q.do_not_specialize = by_name[q.name].do_not_specialize if q.name in by_name else False
+    comp.constexpr_indices = {q.num for q in comp.params if q.is_constexpr}
+    tree = copy.deepcopy(fn.parse())
+    line = tree.lineno
+    stmts = [ast.parse(s).body[0] for s in prologue]
+    for s in stmts:
+        for node in ast.walk(s):
+            if hasattr(node, "lineno"):
+                node.lineno, node.col_offset = line, tree.col_offset
+                node.end_lineno, node.end_col_offset = line, tree.col_offset
+    tree.body = stmts + tree.body
+    comp._ast = tree
+    comp.src = fn.src + f"\n# tensor-descriptor arguments: {layout}\n"
+    comp._cache_key = None
+    comp.kernel_cache = {}
+    comp._backend_by_kind = {}
+    comp._fast = None
+    base_scope = fn.global_scope
+
+    def global_scope():
+        from ..language.tensor_descriptor import make_tensor_descriptor
+        scope = base_scope()
+        scope[_HELPER] = make_tensor_descriptor
+        return scope
+    comp.global_scope = global_scope
+    cache[layout] = comp
+    return comp
+
+
+def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
+    """Launch ``fn`` with ``bound`` arguments some of which are host tensor descriptors."""
+    layout = tuple(len(v.shape) if type(v) is TensorDescriptor else None for v in bound)
+    comp = _companion(fn, layout)
+    args = []
+    for v in bound:
+        if type(v) is TensorDescriptor:
+            args.extend([v.base, *v.shape, *v.strides, tuple(v.block_shape), v.padding])
+        else:
+            args.append(v)
+    if callable(grid):
+        user_grid, originals = grid, {n: v for n, v in zip(fn.arg_names, bound)}
+        grid = lambda meta: user_grid({**meta, **originals})  # noqa: E731
+    return comp.run(*args, grid=grid, warmup=warmup, **launch_kwargs)

@@ -1,0 +1,1 @@
+"""``tritium.tools``: host-side helpers with ``triton.tools``' names."""

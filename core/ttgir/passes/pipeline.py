@@ -1,0 +1,326 @@
+"""``pipeline``: software-pipeline the global loads that feed shared-memory buffers in ``scf.for``.
+
+A loop iteration that does ``%t = tt.load %ptrs, %mask`` then ``%s = ttg.local_alloc %t`` (what
+accelerate-matmul makes of a dot operand) waits for memory every iteration.  With ``S`` stages
+(``num_stages``, or ``tl.range(..., num_stages=S)`` on the loop) the pass instead keeps ``S - 1``
+iterations' copies in flight:
+
+* before the loop, one ``S``-slot buffer per load (``ttg.local_alloc`` of ``S x`` the tile) and a
+  prologue issuing iterations ``0 .. S-2`` as ``ttg.async_copy_global_to_local`` into slots
+  ``0 .. S-2``, each predicated on its iteration existing, one ``ttg.async_commit_group`` each;
+* in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), the consumers read slot
+  ``i % S`` (``ttg.memdesc_index``), and at the end of the body iteration ``i + S - 1`` is issued into
+  slot ``(i + S - 1) % S`` — the slot read one iteration earlier (membar puts the barrier that
+  keeps the refill behind every warp's read of it);
+* after the loop, ``ttg.async_wait {num = 0}``.
+
+The address computation of iteration ``j`` is the loop body's *address slice* (the pure ops the
+pointers and mask depend on) re-evaluated with the induction variable ``lb + j*step`` and the
+loop-carried values that slice reads (``ptrs += BLOCK_K * stride``) advanced ``j`` times; the loop
+carries those advanced values as extra iteration arguments.  Masked-off and out-of-range lanes are
+zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  Loops
+whose loads do not fit this shape are left as they are.
+"""
+from __future__ import annotations
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Pure
+
+from ...ttir import arith
+from ...ttir.memory_ops import LoadOp
+from ..ops import (AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, LocalAllocOp,
+                   MemDescIndexOp)
+from ..types import MemDescType
+
+STAGES_ATTR = "tt.num_stages"
+
+
+def _pure(op: Operation) -> bool:
+    return op.has_trait(Pure) and not op.regions
+
+
+def _is_zero(v: SSAValue | None) -> bool:
+    if v is None:
+        return True
+    op = v.owner
+    if isinstance(op, Operation) and op.name in ("tt.splat", "arith.truncf", "arith.extf", "arith.sitofp",
+                                                 "arith.bitcast", "ttg.convert_layout", "tt.fp_to_fp"):
+        return _is_zero(op.operands[0])
+    if isinstance(op, arith.ConstantOp):
+        val = op.value
+        if isinstance(val, DenseIntOrFPElementsAttr):
+            return all(x == 0 for x in val.get_values())
+        return getattr(val, "value", None) is not None and val.value.data == 0
+    return False
+
+
+class _Loop:
+    """What the pass needs to know of one candidate loop."""
+
+    def __init__(self, loop: scf.ForOp, stages: int):
+        self.loop, self.stages = loop, stages
+        self.body = loop.body.block
+        self.iv = self.body.args[0]
+        self.yield_op = self.body.last_op
+        self.loads: list[tuple[LoadOp, LocalAllocOp]] = []
+        self.slice: list[Operation] = []        # address slice, in body order
+        self.carried: list[int] = []            # iter-arg indices the slice reads
+        self.update: list[Operation] = []       # ops computing those iter args' next values
+
+    def in_body(self, v: SSAValue) -> bool:
+        owner = v.owner
+        return (isinstance(owner, Operation) and owner.parent_block() is self.body) or \
+            (isinstance(owner, Block) and owner is self.body)
+
+    def backward(self, roots: list[SSAValue]) -> tuple[list[Operation], set[int]] | None:
+        """Pure body ops ``roots`` depend on, and the iter args they read (None: not sliceable)."""
+        ops: set[Operation] = set()
+        args: set[int] = set()
+        work = list(roots)
+        while work:
+            v = work.pop()
+            if not self.in_body(v):
+                continue
+            if isinstance(v.owner, Block):
+                if v is not self.iv:
+                    args.add(v.index - 1)
+                continue
+            op = v.owner
+            if op in ops:
+                continue
+            if not _pure(op):
+                return None
+            ops.add(op)
+            work.extend(op.operands)
+        order = [op for op in self.body.ops if op in ops]
+        return order, args
+
+    def analyse(self) -> str | None:
+        """Fill in the loads and slices; a reason string when the loop cannot be pipelined."""
+        for op in self.body.ops:
+            if isinstance(op, LocalAllocOp) and op.src is not None and isinstance(op.src.owner, LoadOp):
+                load = op.src.owner
+                if load.parent_block() is not self.body or len(list(op.src.uses)) != 1:
+                    continue
+                if not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
+                    continue
+                self.loads.append((load, op))
+        if not self.loads:
+            return "no load feeds a shared-memory buffer"
+        roots = [v for load, _ in self.loads for v in (load.ptr, load.mask) if v is not None]
+        got = self.backward(roots)
+        if got is None:
+            return "the load addresses depend on memory or region ops"
+        self.slice, carried = got
+        update_roots = [self.yield_op.operands[i] for i in sorted(carried)]
+        got = self.backward(update_roots)
+        if got is None:
+            return "a carried address is updated through memory or region ops"
+        self.update, more = got
+        if not more <= carried:
+            return "a carried address depends on other loop-carried values"
+        self.carried = sorted(carried)
+        return None
+
+
+def _clone(ops: list[Operation], env: dict[SSAValue, SSAValue], at: InsertPoint) -> None:
+    """Clone ``ops`` at ``at`` with operands renamed by ``env`` (updated with the clones' results)."""
+    for op in ops:
+        if all(r in env for r in op.results) and op.results:
+            continue
+        new = op.clone(value_mapper=env)
+        Rewriter.insert_op(new, at)
+        for old, nw in zip(op.results, new.results):
+            env[old] = nw
+
+
+def _const(value: int, t, at: InsertPoint) -> SSAValue:
+    c = arith.ConstantOp(IntegerAttr(value, t))
+    Rewriter.insert_op(c, at)
+    return c.result
+
+
+def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
+    op = cls(a, b)
+    Rewriter.insert_op(op, at)
+    return op.result
+
+
+class Pipeline:
+    name = "pipeline"
+
+    def __init__(self, num_stages: int = 3):
+        self.num_stages = num_stages
+        self.skipped: dict[Operation, str] = {}
+
+    def run(self, module: ModuleOp) -> None:
+        loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+        for loop in reversed(loops):  # inner loops first
+            attr = loop.attributes.get(STAGES_ATTR)
+            stages = attr.value.data if isinstance(attr, IntegerAttr) else self.num_stages
+            if stages < 2:
+                continue
+            info = _Loop(loop, stages)
+            reason = info.analyse()
+            if reason:
+                self.skipped[loop] = reason
+                continue
+            self._pipeline(info)
+
+    def _pipeline(self, info: _Loop) -> None:
+        loop, s = info.loop, info.stages
+        before = InsertPoint.before(loop)
+        i32 = IntegerType(32)
+        # one S-slot buffer per load
+        bufs = []
+        for _, alloc in info.loads:
+            t = alloc.result.type
+            buf = LocalAllocOp(MemDescType((s,) + t.shape, t.element_type, t.encoding, mutable=True))
+            Rewriter.insert_op(buf, before)
+            bufs.append(buf.result)
+
+        def issue(env: dict, iv_key: SSAValue, iv_val: SSAValue, slot: SSAValue, at: InsertPoint) -> None:
+            """Copies of one iteration (``env`` maps the body's values), predicated on it existing."""
+            env[iv_key] = iv_val
+            _clone(info.slice, env, at)
+            live = arith.CmpIOp(iv_val, loop.ub, "slt")
+            Rewriter.insert_op(live, at)
+            for (load, _), buf in zip(info.loads, bufs):
+                ptrs = env.get(load.ptr, load.ptr)
+                mask_t = TensorType(IntegerType(1), load.ptr.type.get_shape(), load.ptr.type.encoding)
+                splat = _splat(live.result, mask_t)
+                Rewriter.insert_op(splat, at)
+                pred = splat.results[0]
+                if load.mask is not None:
+                    pred = _binop(arith.AndIOp, env.get(load.mask, load.mask), pred, at)
+                view = MemDescIndexOp(buf, slot)
+                Rewriter.insert_op(view, at)
+                copy = AsyncCopyGlobalToLocalOp(ptrs, view.result, pred, None, *_cache_evict(load))
+                Rewriter.insert_op(copy, at)
+            Rewriter.insert_op(AsyncCommitGroupOp(), at)
+
+        def advance(env: dict, at: InsertPoint) -> list[SSAValue]:
+            _clone(info.update, env, at)
+            return [env.get(info.yield_op.operands[i], info.yield_op.operands[i]) for i in info.carried]
+
+        # prologue: iterations 0 .. S-2
+        carried = [loop.iter_args[i] for i in info.carried]
+        iv_val = loop.lb
+        for j in range(s - 1):
+            env = {info.body.args[1 + i]: v for i, v in zip(info.carried, carried)}
+            issue(env, info.iv, iv_val, _const(j, i32, before), before)
+            carried = advance(env, before)
+            iv_val = _binop(arith.AddIOp, iv_val, loop.step, before)
+        ahead_iv_offset = iv_val  # lb + (S-1)*step: only its distance from lb matters below
+        dist = _binop(arith.SubIOp, ahead_iv_offset, loop.lb, before)
+
+        # the new loop carries the advanced addresses and the slot being read
+        old_body = info.body
+        n_old = len(loop.iter_args)
+        new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in carried] + [i32])
+        new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + carried + [_const(0, i32, before)],
+                        Region(new_body))
+        new.attributes.update(loop.attributes)
+        new.location = loop.location
+        Rewriter.insert_op(new, before)
+        for a, b in zip(old_body.args, new_body.args):
+            a.replace_all_uses_with(b)
+        for op in list(old_body.ops):
+            op.detach()
+            new_body.add_op(op)
+        ahead = list(new_body.args[1 + n_old:1 + n_old + len(carried)])
+        slot = new_body.args[-1]
+        iv = new_body.args[0]
+
+        # consumers read slot i % S once the oldest group has landed
+        first = new_body.first_op
+        at_top = InsertPoint.before(first)
+        Rewriter.insert_op(AsyncWaitOp((), s - 2), at_top)
+        for (load, alloc), buf in zip(info.loads, bufs):
+            view = MemDescIndexOp(buf, slot)
+            Rewriter.insert_op(view, at_top)
+            alloc.result.replace_all_uses_with(view.result)
+            alloc.detach()
+            alloc.erase()
+            load.detach()
+            load.erase()
+
+        # refill: iteration i + S - 1 into slot (i + S - 1) % S, at the end of the body
+        y = new_body.last_op
+        at_end = InsertPoint.before(y)
+        env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
+        iv_ahead = _binop(arith.AddIOp, iv, dist, at_end)
+        s_m1 = _const(s - 1, i32, at_end)
+        wslot = _binop(arith.AddIOp, slot, s_m1, at_end)
+        wrap = arith.CmpIOp(wslot, _const(s, i32, at_end), "sge")
+        Rewriter.insert_op(wrap, at_end)
+        wslot_wrapped = _binop(arith.SubIOp, wslot, _const(s, i32, at_end), at_end)
+        sel = arith.SelectOp(wrap.result, wslot_wrapped, wslot)
+        Rewriter.insert_op(sel, at_end)
+        issue(env, iv, iv_ahead, sel.result, at_end)
+        next_ahead = advance(env, at_end)
+        nslot = _binop(arith.AddIOp, slot, _const(1, i32, at_end), at_end)
+        nwrap = arith.CmpIOp(nslot, _const(s, i32, at_end), "sge")
+        Rewriter.insert_op(nwrap, at_end)
+        nsel = arith.SelectOp(nwrap.result, _const(0, i32, at_end), nslot)
+        Rewriter.insert_op(nsel, at_end)
+        Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + [nsel.result])))
+
+        for old, nw in zip(loop.results, new.results[:n_old]):
+            old.replace_all_uses_with(nw)
+        Rewriter.insert_op(AsyncWaitOp((), 0), InsertPoint.after(new))
+        Rewriter.erase_op(loop, safe_erase=False)
+        _drop_dead_carried(new, info.carried)
+
+
+def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:
+    """The original address iter args now only advance themselves (the copies use the ones carried
+    ahead): drop them, and the arithmetic that advanced them."""
+    from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
+    body = loop.body.block
+    y = body.last_op
+    changed = False
+    for i in indices:
+        arg, res = body.args[1 + i], loop.results[i]
+        if list(res.uses):
+            continue
+        chain: list[Operation] = []
+        work, seen = [arg], set()
+        ok = True
+        while work and ok:
+            v = work.pop()
+            for use in list(v.uses):
+                user = use.operation
+                if user is y:
+                    ok = use.index == i
+                elif _pure(user) and user not in seen:
+                    seen.add(user)
+                    chain.append(user)
+                    work.extend(user.results)
+                elif user not in seen:
+                    ok = False
+        if not ok:
+            continue
+        y.operands[i] = arg
+        for op in sorted(chain, key=lambda o: body.get_operation_index(o), reverse=True):
+            op.detach()
+            op.erase()
+        changed = True
+    if changed:
+        drop_invariant_iter_args(loop)
+
+
+def _splat(v: SSAValue, t) -> Operation:
+    from ...ttir.ops import SplatOp
+    return SplatOp(v, t)
+
+
+def _cache_evict(load: LoadOp) -> tuple[str, str]:
+    from ...ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY
+    return CACHE_MODIFIER.keyword(load.cache), EVICTION_POLICY.keyword(load.evict)
+
+
+__all__ = ["Pipeline", "STAGES_ATTR"]

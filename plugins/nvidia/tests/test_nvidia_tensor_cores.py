@@ -1,0 +1,169 @@
+"""CPU-only: the tensor-core path.  The nvidia_mma / nvmma_shared layouts against the PTX ISA's
+fragment tables (brute force over every lane, warp and register), their text form, and what the
+tutorial matmul compiles to: wgmma + cp.async on cuda:90, mma.sync + cp.async on cuda:80, FMA with a
+reason where no tensor-core instruction fits; compile time and code size for big tiles."""
+import re
+import time
+
+import numpy as np
+import pytest
+
+import tritium
+from tritium.ttgir.dialect import ensure_plugin_encodings
+from tritium_nvidia.encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
+
+from conformance.cases import dot_tiles
+
+ensure_plugin_encodings()
+
+
+@pytest.mark.parametrize("version,warps,instr,shape", [
+    (2, (2, 2), (16, 8), (64, 32)), (2, (4, 1), (16, 8), (64, 64)), (2, (1, 4), (16, 8), (16, 64)),
+    (3, (4, 1), (16, 64, 16), (64, 64)), (3, (8, 1), (16, 256, 16), (128, 256)), (3, (4, 2), (16, 64, 16), (128, 128)),
+])
+def test_accumulator_layout_is_a_bijection_with_the_ptx_fragment(version, warps, instr, shape):
+    enc = NvidiaMmaEncodingAttr(version, warps, instr)
+    ll = enc.linear_layout(shape)
+    tab = ll.table()
+    cells = {tuple(c) for c in tab.reshape(-1, 2)}
+    assert len(cells) == shape[0] * shape[1] == tab.shape[0] * tab.shape[1] * tab.shape[2]
+    # the mma / wgmma D fragment: lane l, register pair (i, j) of 8-column block -> row l/4 + 8i,
+    # column 2*(l%4) + j, every warp on its own 16-row slab
+    for lane in range(32):
+        for i in (0, 1):
+            for j in (0, 1):
+                r, c = tab[0, lane, i * 2 + j]
+                assert (r, c) == (lane // 4 + 8 * i, 2 * (lane % 4) + j)
+    wm = warps[0]
+    for w in range(wm):
+        assert tab[w, 0, 0][0] == 16 * w
+
+
+@pytest.mark.parametrize("kw,instr_k", [(2, 16), (1, 8), (4, 32)])
+def test_mma_v2_operand_layouts_match_the_ptx_fragments(kw, instr_k):
+    enc = NvidiaMmaEncodingAttr(2, (2, 2), (16, 8))
+    a = enc.dot_operand_linear_layout(0, kw, (32, instr_k)).table()
+    b = enc.dot_operand_linear_layout(1, kw, (instr_k, 16)).table()
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        for r in range(4):
+            for e in range(kw):
+                # A: row g + 8*(r&1), column kw*t + 4*kw*(r>>1) + e
+                assert tuple(a[0, lane, r * kw + e]) == (g + 8 * (r & 1), kw * t + 4 * kw * (r >> 1) + e)
+        for r in range(2):
+            for e in range(kw):
+                assert tuple(b[0, lane, r * kw + e]) == (kw * t + 4 * kw * r + e, g)
+    # warps are numbered M first: warp 2 (the second along N) holds warp 0's A, warp 1 warp 0's B
+    assert (a[2] == a[0]).all() and (b[1] == b[0]).all()
+    assert not (a[1] == a[0]).all() and not (b[2] == b[0]).all()
+
+
+@pytest.mark.parametrize("swizzle,transposed,bits,shape", [
+    (128, False, 16, (128, 64)), (128, True, 16, (64, 128)), (64, False, 16, (64, 32)), (32, False, 8, (64, 32)),
+    (128, False, 16, (64, 256)), (128, False, 8, (128, 128)), (128, False, 32, (64, 32)),
+])
+def test_nvmma_shared_is_a_bijection_keeping_16_byte_chunks(swizzle, transposed, bits, shape):
+    enc = NVMMASharedEncodingAttr(swizzle, transposed, bits)
+    eb = bits // 8
+    offs = {}
+    for x in range(shape[0]):
+        for y in range(shape[1]):
+            o = enc.byte_offset((x, y), shape)
+            assert o % eb == 0 and o not in offs
+            offs[o] = (x, y)
+            # linear over GF(2): the offset is the xor of its coordinate bits' offsets
+            bases = enc.offset_bases(shape)
+            lin = 0
+            for d, c in enumerate((x, y)):
+                for bit, v in enumerate(bases[d]):
+                    if c >> bit & 1:
+                        lin ^= v
+            assert lin == o
+    assert sorted(offs) == list(range(0, shape[0] * shape[1] * eb, eb))
+    fast = 0 if transposed else 1
+    per_chunk = 16 // eb
+    for x in range(shape[0]):
+        for y in range(0, shape[1], per_chunk if fast == 1 else 1):
+            c0 = (x, y)
+            if fast == 1:
+                run = [enc.byte_offset((x, y + i), shape) for i in range(min(per_chunk, shape[1] - y))]
+            else:
+                if x % per_chunk:
+                    continue
+                run = [enc.byte_offset((x + i, y), shape) for i in range(min(per_chunk, shape[0] - x))]
+            assert run == list(range(run[0], run[0] + eb * len(run), eb)), c0
+
+
+def test_encodings_print_and_parse_like_triton():
+    from xdsl.parser import Parser
+    from tritium.ttir.dialect import make_context
+
+    def parse_attribute(text):
+        return Parser(make_context(), text).parse_attribute()
+
+    for text in ("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 256, 16]}>",
+                 "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>",
+                 "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"):
+        assert str(parse_attribute(text)) == text
+
+
+D = {"tt.divisibility": 16}
+SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+
+
+def _compile(target, bm, bn, bk, warps=4, stages=3, sig=SIG, precision="ieee"):
+    acc = tritium.language.int32 if sig["c_ptr"] == "*i32" else tritium.language.float32
+    return tritium.compile(dot_tiles.tiled_matmul_kernel, target=target, signature=sig,
+                           constexprs={"BM": bm, "BN": bn, "BK": bk, "B_KMAJOR": False, "PRECISION": precision,
+                                       "ACC": acc},
+                           attrs={"a_ptr": D, "b_ptr": D, "c_ptr": D, "M": D, "N": D, "K": D},
+                           num_warps=warps, num_stages=stages)
+
+
+def test_sm90_matmul_uses_wgmma_fed_by_pipelined_cp_async(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _compile("cuda:90", 128, 128, 64, stages=3)
+    ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
+    assert ".target sm_90a" in ptx
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group 1" in ptx
+    assert "wgmma.wait_group.sync.aligned 1" in ptx  # one dot left in flight across iterations
+    assert "#ttg.nvidia_mma<{versionMajor = 3" in ttgir and "ttg.async_copy_global_to_local" in ttgir
+    assert re.search(r"ttg.local_alloc .*3x128x64xf16", ttgir)  # num_stages slots
+    assert k.metadata["shared"] >= 3 * (128 * 64 + 64 * 128) * 2
+
+
+def test_sm80_matmul_uses_mma_sync_fed_by_cp_async(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    ptx = _compile("cuda:80", 64, 64, 32, stages=4).asm["ptx"]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group 2" in ptx
+    assert "wgmma" not in ptx
+
+
+def test_tf32_int8_fp8_take_their_instructions(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    tf32 = _compile("cuda:80", 64, 64, 32, sig=dict(SIG, a_ptr="*fp32", b_ptr="*fp32"), precision="tf32").asm["ptx"]
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in tf32
+    tf32x3 = _compile("cuda:80", 64, 64, 32, sig=dict(SIG, a_ptr="*fp32", b_ptr="*fp32"), precision="tf32x3")
+    assert "cvt.rna.tf32.f32" in tf32x3.asm["ptx"]
+    ieee = _compile("cuda:90", 64, 64, 32, sig=dict(SIG, a_ptr="*fp32", b_ptr="*fp32"), precision="ieee")
+    assert "mma" not in ieee.asm["ptx"] and "keeps fp32 exact on FMA" in ieee.asm["ttgir"]
+    i8 = _compile("cuda:80", 64, 64, 64, sig=dict(SIG, a_ptr="*i8", b_ptr="*i8", c_ptr="*i32"))
+    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in i8.asm["ptx"]
+    fp8 = _compile("cuda:90", 64, 64, 64, sig=dict(SIG, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv"))
+    assert re.search(r"mma\S*e4m3", fp8.asm["ptx"])
+
+
+def test_big_tiles_compile_fast_and_small(monkeypatch, tmp_path):
+    """A 128x256x64 dot with 8 warps: the tensor-core IR does not grow with the tile as FMA does."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    t = time.perf_counter()
+    k = _compile("cuda:90", 128, 256, 64, warps=8)
+    elapsed = time.perf_counter() - t
+    assert k.asm["cubin"][:4] == b"\x7fELF"
+    small = _compile("cuda:90", 64, 64, 32)
+    # 32x the multiply-adds of the small tile (FMA code grows by that); one wgmma per 64xNx16 here
+    assert len(k.asm["llir"]) < 10 * len(small.asm["llir"]), (len(k.asm["llir"]), len(small.asm["llir"]))
+    assert k.asm["ptx"].count("wgmma.mma_async") == 4
+    assert elapsed < 60  # loose: the benchmark prints the real figure beside Triton's

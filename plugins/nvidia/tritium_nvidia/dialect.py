@@ -1,0 +1,86 @@
+"""The NVIDIA-only ops of TTGIR (dialect ``ttng``), in Triton's syntax::
+
+    %d = ttng.warp_group_dot %a, %b, %c {inputPrecision = 0 : i32, isAsync = true} :
+             !ttg.memdesc<128x64xf16, #shared, #smem> * !ttg.memdesc<64x256xf16, #shared1, #smem>
+             , tensor<128x256xf32, #mma> -> tensor<128x256xf32, #mma>
+    %r = ttng.warp_group_dot_wait %d {pendings = 1 : i32} : tensor<128x256xf32, #mma> -> tensor<...>
+    ttng.fence_async_shared
+
+``warp_group_dot`` is ``wgmma.mma_async``: B in shared memory, A in shared memory or in registers
+(a ``dot_op`` layout of the accumulator's encoding); with ``isAsync`` its
+result may still be in flight until a ``warp_group_dot_wait`` with fewer ``pendings`` returns it.
+``fence_async_shared`` orders ordinary shared-memory writes before the tensor cores read them.
+Importing this module registers the dialect, so TTGIR text holding these ops parses."""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i32
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def,
+                       result_def, traits_def, var_operand_def, var_result_def)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.exceptions import VerifyException
+
+from tritium.ttgir.types import MemDescType
+from tritium.ttir.attrs import INPUT_PRECISION
+from tritium.ttir.dialect import register_dialect
+
+
+@irdl_op_definition
+class WarpGroupDotOp(IRDLOperation):
+    name = "ttng.warp_group_dot"
+    a = operand_def()                       # a buffer, or registers in a dot_op layout
+    b = operand_def(MemDescType)
+    c = operand_def(TensorType)
+    inputPrecision = prop_def(IntegerAttr)
+    isAsync = prop_def(IntegerAttr)
+    d = result_def(TensorType)
+    traits = traits_def(MemoryReadEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `,` type($c) `->` type($d)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, input_precision: str = "ieee", is_async: bool = True):
+        super().__init__(operands=[a, b, c], result_types=[SSAValue.get(c).type],
+                         properties={"inputPrecision": INPUT_PRECISION.attr(input_precision),
+                                     "isAsync": IntegerAttr(int(is_async), i32)})
+
+    @property
+    def input_precision(self) -> str:
+        return INPUT_PRECISION.keyword(self.inputPrecision)
+
+    def verify_(self) -> None:
+        (m, k), (k2, n) = self.a.type.get_shape(), self.b.type.shape
+        if k != k2 or tuple(self.d.type.get_shape()) != (m, n):
+            raise VerifyException(f"ttng.warp_group_dot shapes do not agree: {m}x{k} * {k2}x{n} -> "
+                                  f"{list(self.d.type.get_shape())}")
+
+
+@irdl_op_definition
+class WarpGroupDotWaitOp(IRDLOperation):
+    """Wait until at most ``pendings`` warp-group dots are in flight; returns its operands (the
+    accumulators), now safe to read."""
+
+    name = "ttng.warp_group_dot_wait"
+    inputs = var_operand_def(Attribute)
+    pendings = prop_def(IntegerAttr)
+    outputs = var_result_def(Attribute)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$inputs attr-dict `:` type($inputs) `->` type($outputs)"
+
+    def __init__(self, inputs: list[SSAValue], pendings: int):
+        super().__init__(operands=[inputs], result_types=[[SSAValue.get(v).type for v in inputs]],
+                         properties={"pendings": IntegerAttr(pendings, i32)})
+
+
+@irdl_op_definition
+class FenceAsyncSharedOp(IRDLOperation):
+    name = "ttng.fence_async_shared"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp], [])
+register_dialect(TritonNvidiaGPU)

@@ -1,0 +1,322 @@
+"""NVIDIA lowerings of the tensor-core and asynchronous-copy ops (reached through
+``NVIDIATargetInfo.op_lowering``):
+
+* ``tt.dot`` with an ``nvidia_mma`` v2 result: one ``mma.sync.aligned.m16n8kK`` per 16x8 output tile
+  and K step, operands packed from the ``dot_op`` registers (tf32x3: three products of the high and
+  low tf32 halves);
+* ``ttng.warp_group_dot``: ``wgmma.fence``, one ``wgmma.mma_async.m64nNkK`` per warpgroup tile and K
+  step with shared-memory matrix descriptors, ``wgmma.commit_group``; ``ttng.warp_group_dot_wait``:
+  ``wgmma.wait_group`` tied to the accumulator registers, so nothing reads them earlier;
+* ``ttg.async_copy_global_to_local``: ``cp.async`` (16 bytes ``.cg``, 4/8 bytes ``.ca``) per vector of
+  consecutive elements, zero-filled where masked off; ``ttg.async_commit_group`` / ``ttg.async_wait``:
+  ``cp.async.commit_group`` / ``cp.async.wait_group``; ``ttng.fence_async_shared``:
+  ``fence.proxy.async.shared::cta``.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+from xdsl.dialects.builtin import TensorType
+
+from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
+from tritium.conversion.ttgir_to_llvm.memory import access_vector
+from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
+from tritium.ttir.memory_ops import pointee_value_type
+from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
+
+from .encodings import NvidiaMmaEncodingAttr
+
+F32 = ir.FloatType()
+_SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
+
+
+def _asm(b: ir.IRBuilder, ret: ir.Type, text: str, constraints: str, args: list, side_effect: bool = True):
+    return b.asm(ir.FunctionType(ret, [a.type for a in args]), text, constraints, args, side_effect)
+
+
+def _ptx_kind(t) -> str:
+    from .accelerate_matmul import _kind
+    k = _kind(t)
+    return {"f32": "tf32", "i8": "s8"}.get(k, k)
+
+
+def _smem_i32(b: ir.IRBuilder, ptr) -> ir.Value:
+    return b.ptrtoint(ptr, I32)
+
+
+# --- mma.sync (version 2) ---------------------------------------------------------------------
+def _pack(b: ir.IRBuilder, vals: list[ir.Value]) -> ir.Value:
+    """``vals`` (1, 2 or 4 elements, 32 bits together) as one i32 register."""
+    if len(vals) == 1:
+        v = vals[0]
+        return v if v.type == I32 else b.bitcast(v, I32)
+    vt = ir.VectorType(vals[0].type, len(vals))
+    acc = ir.Constant(vt, ir.Undefined)
+    for i, v in enumerate(vals):
+        acc = b.insert_element(acc, v, const(I32, i))
+    return b.bitcast(acc, I32)
+
+
+def _tf32_split(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(high, low) tf32 parts of fp32 register ``x`` (as i32): x ~ high + low to 2^-22."""
+    f = b.bitcast(x, F32)
+    hi = _asm(b, I32, "cvt.rna.tf32.f32 $0, $1;", "=r,f", [f], side_effect=False)
+    rest = b.fsub(f, b.bitcast(hi, F32))
+    lo = _asm(b, I32, "cvt.rna.tf32.f32 $0, $1;", "=r,f", [rest], side_effect=False)
+    return hi, lo
+
+
+def lower_mma_v2(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
+    enc: NvidiaMmaEncodingAttr = c_t.encoding
+    wm, wn = enc.warps_per_cta
+    m, n = c_t.get_shape()
+    k = a_t.get_shape()[-1]
+    kind = _ptx_kind(a_t)
+    kw = a_t.encoding.k_width
+    instr_k = 8 * kw
+    acc_kind = "s32" if kind == "s8" else "f32"
+    la, lb, lc = fl.layout(a_t), fl.layout(b_t), fl.layout(c_t)
+    a_regs, b_regs = fl.get(op.a), fl.get(op.b)
+    acc = list(fl.get(op.c))
+    split = op.input_precision == "tf32x3"
+    a_cache: dict = {}
+    b_cache: dict = {}
+
+    def a_frag(m0, k0):
+        key = (m0, k0)
+        if key not in a_cache:
+            regs = []
+            for r in range(4):
+                row, col = m0 + 8 * (r & 1), k0 + 4 * kw * (r >> 1)
+                regs.append(_pack(b, [a_regs[la.reg_index[(row, col + e)]] for e in range(kw)]))
+            a_cache[key] = regs
+        return a_cache[key]
+
+    def b_frag(k0, n0):
+        key = (k0, n0)
+        if key not in b_cache:
+            regs = []
+            for r in range(2):
+                regs.append(_pack(b, [b_regs[lb.reg_index[(k0 + 4 * kw * r + e, n0)]] for e in range(kw)]))
+            b_cache[key] = regs
+        return b_cache[key]
+
+    text = (f"mma.sync.aligned.m16n8k{instr_k}.row.col.{acc_kind}.{kind}.{kind}.{acc_kind} "
+            "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};")
+    out_c = "=r" if acc_kind == "s32" else "=f"
+    in_c = "r" if acc_kind == "s32" else "f"
+    cons = ",".join([out_c] * 4 + ["r"] * 6 + [in_c] * 4)
+    acc_ty = acc[0].type
+    ret = ir.LiteralStructType([acc_ty] * 4)
+
+    def mma(d_idx, af, bf):
+        r = _asm(b, ret, text, cons, af + bf + [acc[i] for i in d_idx], side_effect=False)
+        for j, i in enumerate(d_idx):
+            acc[i] = b.extract_value(r, j)
+
+    for m0 in range(0, m, 16 * wm):
+        for n0 in range(0, n, 8 * wn):
+            d_idx = [lc.reg_index[(m0 + 8 * i, n0 + j)] for i in (0, 1) for j in (0, 1)]
+            for k0 in range(0, k, instr_k):
+                af, bf = a_frag(m0, k0), b_frag(k0, n0)
+                if not split:
+                    mma(d_idx, af, bf)
+                    continue
+                a_hi, a_lo = zip(*[_tf32_split(b, x) for x in af])
+                b_hi, b_lo = zip(*[_tf32_split(b, x) for x in bf])
+                mma(d_idx, list(a_lo), list(b_hi))
+                mma(d_idx, list(a_hi), list(b_lo))
+                mma(d_idx, list(a_hi), list(b_hi))
+    fl.set(op.results[0], acc)
+
+
+# --- wgmma (version 3) ------------------------------------------------------------------------
+def _bits_sum(b: ir.IRBuilder, x: ir.Value, nbits: int, value_of_bit) -> ir.Value:
+    """``sum(bit_i(x) * value_of_bit(i))`` for the low ``nbits`` bits of i32 ``x``."""
+    acc = const(I32, 0)
+    for i in range(nbits):
+        v = value_of_bit(i)
+        if v:
+            bit = b.and_(b.lshr(x, const(I32, i)), const(I32, 1))
+            acc = b.add(acc, b.mul(bit, const(I32, v)))
+    return acc
+
+
+def _descriptor_base(enc, shape) -> int:
+    lbo, sbo = enc.descriptor_strides(shape)
+    return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | _SWIZZLE_MODE[enc.swizzle_bytes] << 62
+
+
+def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
+    enc: NvidiaMmaEncodingAttr = c_t.encoding
+    wm, wn = enc.warps_per_cta
+    m, n = c_t.get_shape()
+    k = a_t.get_shape()[-1]
+    inst_n, inst_k = enc.instr_n, enc.instr_shape[2]
+    kind = _ptx_kind(a_t)
+    acc_kind = "s32" if kind == "s8" else "f32"
+    ea, eb = getattr(a_t, "encoding", None), b_t.encoding
+    lc = fl.layout(c_t)
+    acc = list(fl.get(op.c))
+    a_in_regs = isinstance(a_t, TensorType)
+    if a_in_regs:
+        la, a_regs = fl.layout(a_t), fl.get(op.a)
+
+        def a_frag(m0, k0):
+            return [_pack(b, [a_regs[la.reg_index[(m0 + 8 * (r & 1), k0 + 8 * (r >> 1) + e)]] for e in range(2)])
+                    for r in range(4)]
+
+    def log2(x):
+        return x.bit_length() - 1
+
+    warp = fl.warp
+    m_wg = b.udiv(b.urem(warp, const(I32, wm)), const(I32, 4))
+    n_w = b.udiv(warp, const(I32, wm))
+    if not a_in_regs:
+        a_addr = b.add(_smem_i32(b, fl.get(op.a)),
+                       _bits_sum(b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape)))
+        a_desc0 = const(I64, _descriptor_base(ea, a_t.shape))
+    b_addr = b.add(_smem_i32(b, fl.get(op.b)),
+                   _bits_sum(b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape)))
+    b_desc0 = const(I64, _descriptor_base(eb, b_t.shape))
+
+    def desc(base_desc, addr, off):
+        field = b.lshr(b.add(addr, const(I32, off)), const(I32, 4))
+        field = b.and_(field, const(I32, 0x3FFF))
+        return b.or_(base_desc, b.zext(field, I64))
+
+    n_acc = inst_n // 2
+    trans_b = int(not eb.transposed)      # B stored N-contiguous
+    if kind in ("f16", "bf16"):
+        tail = f"p, 1, 1, {trans_b}" if a_in_regs else f"p, 1, 1, {int(ea.transposed)}, {trans_b}"
+    elif kind == "s8":
+        tail = "p"
+    else:
+        tail = "p, 1, 1"
+    regs = ", ".join(f"${i}" for i in range(n_acc))
+    first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
+    n_a = 4 if a_in_regs else 1
+    a_text = "{" + ", ".join(f"${first_in + i}" for i in range(4)) + "}" if a_in_regs else f"${first_in}"
+    text = ("{\n.reg .pred p;\n"
+            f"setp.ne.b32 p, ${first_in + n_a + 1}, 0;\n"
+            f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
+            f"{{{regs}}}, {a_text}, ${first_in + n_a}, {tail};\n}}")
+    out_c = "=r" if acc_kind == "s32" else "=f"
+    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + (["r"] * 4 if a_in_regs else ["l"]) + ["l", "r"])
+    ret = ir.LiteralStructType([acc[0].type] * n_acc)
+
+    _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
+    for mr in range(0, m, 16 * wm):
+        for nr in range(0, n, inst_n * wn):
+            d_idx = [lc.reg_index[(mr + 8 * i, nr + 8 * j8 + j)]
+                     for j8 in range(inst_n // 8) for i in (0, 1) for j in (0, 1)]
+            for k0 in range(0, k, inst_k):
+                da = a_frag(mr, k0) if a_in_regs else [desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))]
+                db = desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))
+                r = _asm(b, ret, text, cons, [acc[i] for i in d_idx] + da + [db, const(I32, 1)])
+                for j, i in enumerate(d_idx):
+                    acc[i] = b.extract_value(r, j)
+    _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
+    fl.set(op.results[0], acc)
+
+
+def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    pend = op.pendings.value.data
+    for v, res in zip(op.inputs, op.outputs):
+        regs = list(fl.get(v)) if isinstance(v.type, TensorType) else [fl.get(v)]
+        ints = [r.type == I32 for r in regs]
+        cons = ",".join(["=r" if i else "=f" for i in ints] + [str(i) for i in range(len(regs))])
+        r = _asm(b, ir.LiteralStructType([x.type for x in regs]), f"wgmma.wait_group.sync.aligned {pend};",
+                 cons, regs)
+        out = [b.extract_value(r, i) for i in range(len(regs))]
+        fl.set(res, out if isinstance(v.type, TensorType) else out[0])
+
+
+def lower_fence_async_shared(fl: FunctionLowering, op) -> None:
+    _asm(fl.builder, ir.VoidType(), "fence.proxy.async.shared::cta;", "", [])
+
+
+# --- cp.async ----------------------------------------------------------------------------------
+def lower_async_copy(fl: FunctionLowering, op) -> None:
+    from tritium.conversion.ttgir_to_llvm.memory import _mem_type
+    b = fl.builder
+    src_t, dst_t = op.src.type, op.result.type
+    ety = fl.ty(src_t.element_type.pointee_type) if hasattr(src_t.element_type, "pointee_type") else None
+    ety = _mem_type(ety)
+    ebytes = max(bits_of(ety) // 8, 1)
+    ptrs = fl.get(op.src)
+    mask = fl.get(op.mask) if op.mask is not None else None
+    vec = access_vector(fl, op.src, op.mask, bits_of(ety))
+    shape = dst_t.shape
+    enc = dst_t.encoding
+    if not hasattr(enc, "offset_bases"):
+        raise NotImplementedError(f"cp.async into a {enc} buffer")
+    info = fl.layout(src_t)
+    place = LinearSharedAccess(fl, pointee_value_type(src_t), enc, shape)
+    vec = min(vec, place.vec)  # consecutive in global memory and in the buffer
+    base = _smem_i32(b, fl.get(op.result))
+    owner = fl.dedup_pred(src_t)
+    nbytes = vec * ebytes
+    for r0 in range(0, len(ptrs), vec):
+        if r0 & info.free["register"]:
+            continue
+        r_off = place.byte_offset(info.reg_offsets[r0])
+        dst = b.add(base, b.xor(place.thread_offset, const(I32, r_off)))
+        pred = mask[r0] if mask is not None else None
+        if nbytes >= 4:
+            size = const(I32, nbytes) if pred is None else b.select(pred, const(I32, nbytes), const(I32, 0))
+            cache = "cg" if nbytes == 16 else "ca"
+            guard = ""
+            args = [dst, ptrs[r0], size]
+            cons = "r,l,r"
+            if owner is not None:
+                guard = "@$3 "
+                args.append(owner)
+                cons += ",b"
+            _asm(b, ir.VoidType(), f"{guard}cp.async.{cache}.shared.global [ $0 + 0 ], [ $1 + 0 ], {nbytes}, $2;",
+                 cons, args)
+        else:  # narrower than cp.async's 4 bytes: an ordinary load and shared store
+            word = ir.IntType(nbytes * 8)
+            w = fl.target.global_load(b, ptrs[r0], nbytes * 8, 1, pred, [const(word, 0)] if pred is not None
+                                      else None, "none", "evict_normal", False)[0]
+            p = b.inttoptr(dst, ir.PointerType(addrspace=fl.target.shared_address_space))
+            if owner is None:
+                b.store(w, p)
+            else:
+                with b.if_then(owner):
+                    b.store(w, p)
+    fl.set(op.token, const(I32, 0))
+
+
+def lower_commit(fl: FunctionLowering, op) -> None:
+    _asm(fl.builder, ir.VoidType(), "cp.async.commit_group;", "", [])
+    fl.set(op.results[0], const(I32, 0))
+
+
+def lower_async_wait(fl: FunctionLowering, op) -> None:
+    _asm(fl.builder, ir.VoidType(), f"cp.async.wait_group {op.num.value.data};", "", [])
+    fl.set(op.results[0], const(I32, 0))
+
+
+LOWERINGS = {
+    "ttng.warp_group_dot": lower_warp_group_dot,
+    "ttng.warp_group_dot_wait": lower_warp_group_dot_wait,
+    "ttng.fence_async_shared": lower_fence_async_shared,
+    "ttg.async_copy_global_to_local": lower_async_copy,
+    "ttg.async_commit_group": lower_commit,
+    "ttg.async_wait": lower_async_wait,
+}
+
+
+def op_lowering(op):
+    if op.name == "tt.dot":
+        enc = getattr(op.results[0].type, "encoding", None)
+        return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
+    return LOWERINGS.get(op.name)
+
+
+__all__ = ["op_lowering", "I1"]
