@@ -10,6 +10,7 @@ import tritium as triton
 import tritium.language as tl
 from conformance.cases import tutorials_basic as tb
 from tritium.examples import matmul
+from tritium.language.extra import libdevice
 from tritium_amd.elf import check_hsaco
 from tritium_amd.elf import EM_AMDGPU, read_hsaco
 
@@ -201,3 +202,42 @@ def test_volatile_loads_bypass_the_caches():
     loads = [line for line in k.asm["amdgcn"].splitlines() if "global_load" in line]
     assert loads and all("sc0 sc1" in line for line in loads)   # system-coherent on gfx942
     check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+@pytest.mark.parametrize("target, instr", [("hip:gfx942", "v_mfma_f32_32x32x8_f16"),
+                                           ("hip:gfx1100", "v_wmma_f32_16x16x16_f16")])
+def test_fp8_dot_upcasts_to_fp16_matrix_instructions(target, instr):
+    k = compile_kernel(fp8_dot, target, {"a_ptr": "*fp8e5", "b_ptr": "*fp8e4nv", "c_ptr": "*fp32"},
+                       {"M": 64, "N": 64, "K": 64}, num_warps=4)
+    (line,) = k.metadata["dot_lowering"]
+    assert "fp8 operands upcast to fp16" in line
+    assert "tt.fp_to_fp" in k.asm["ttgir"]
+    assert mnemonics(k.asm["amdgcn"], "v_mfma") | mnemonics(k.asm["amdgcn"], "v_wmma") == {instr}
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+def test_too_much_lds_is_out_of_resources():
+    from tritium_amd.compiler import OutOfResources
+    sig = dict(MM_SIG, c_ptr="*fp32")
+    with pytest.raises(OutOfResources, match="Required: .*Hardware limit: 65536 on gfx942"):
+        compile_kernel(matmul.matmul_kernel.fn, "hip:gfx942", sig,
+                       dict(MM_CONSTS, BLOCK_SIZE_M=256, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128), num_warps=8)
+
+
+@triton.jit
+def extern_call(x_ptr):
+    offs = tl.arange(0, 64)
+    tl.store(x_ptr + offs, libdevice.tanh(tl.load(x_ptr + offs)))
+
+
+def test_device_library_calls_are_refused_at_the_kernel_line():
+    with pytest.raises(triton.CompilationError, match="amd backend has no implementation of the extern function"):
+        compile_kernel(extern_call, "hip:gfx942", {"x_ptr": "*fp32"}, {})

@@ -20,5 +20,7 @@ def test_conformance_compiles(target, tmp_path):
     results = json.loads(out.read_text())["results"]
     statuses = {r["status"] for r in results}
     assert statuses <= {"compiled", "passed", "excluded"}, statuses
-    assert sum(r["status"] == "compiled" for r in results) > 980
-    assert sum(r["status"] == "excluded" for r in results) < 15
+    assert sum(r["status"] == "compiled" for r in results) > 1000
+    # the exclusions (docs/amd.md): fp64 transcendental math and device-library calls (no ocml),
+    # PTX inline assembly, two tiles needing more than 64 KiB of LDS
+    assert sum(r["status"] == "excluded" for r in results) < 125

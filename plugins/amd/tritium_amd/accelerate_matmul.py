@@ -9,11 +9,11 @@ returned (the ``ttgir`` stage records it as ``metadata["dot_lowering"]``)."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, ModuleOp,
-                                   TensorType)
+                                   TensorType, f16)
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.ops import ConvertLayoutOp
-from tritium.ttir.ops import DotOp
+from tritium.ttir.ops import DotOp, FpToFpOp
 
 from .encodings import AMDMatrixEncoding, AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
 from .instructions import _MFMA, _WMMA, Instr, choose, warps_per_cta
@@ -58,6 +58,19 @@ def _with(t: TensorType, enc) -> TensorType:
     return TensorType(t.element_type, t.get_shape(), enc)
 
 
+def _with_element(t: TensorType, element) -> TensorType:
+    return TensorType(element, t.get_shape(), t.encoding)
+
+
+def _is_fp8(t) -> bool:
+    return type(t.element_type).__name__.startswith("Float8")
+
+
+def _insert(block, before, new_op):
+    block.insert_op_before(new_op, before)
+    return new_op
+
+
 def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
     if len(c_t.get_shape()) != 2:
@@ -65,16 +78,24 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     if not isinstance(c_t.encoding, BlockedEncodingAttr):
         return f"fma: accumulator layout {c_t.encoding.name} is not blocked"
     (m, n), k = c_t.get_shape(), a_t.get_shape()[1]
+    a, b = op.a, op.b
+    upcast = _is_fp8(a_t) and _is_fp8(b_t)
+    if upcast:
+        # every fp8 value (e4m3, e5m2, e4m3 bias 11) is exact in fp16, and so are the MFMA/WMMA
+        # products in fp32: the fp16 instruction computes the fp8 dot exactly as an fp8 one would
+        a_t, b_t = _with_element(a_t, f16), _with_element(b_t, f16)
     ins, reason = choose(arch, type_name(a_t), type_name(b_t), type_name(c_t), m, n, k, nonkdim)
     if ins is None:
         return f"fma: {reason}"
+    block = op.parent_block()
+    if upcast:
+        a, b = (_insert(block, op, FpToFpOp(v, t)).result for v, t in ((op.a, a_t), (op.b, b_t)))
     wm, wn = warps_per_cta(num_warps, m, n, ins)
     enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n]) if ins.kind == "mfma"
            else AMDWmmaEncodingAttr(1, [wm, wn]))
-    block = op.parent_block()
     operands = []
-    for i, (v, t) in enumerate(((op.a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),
-                                (op.b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),
+    for i, (v, t) in enumerate(((a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),
+                                (b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),
                                 (op.c, _with(c_t, enc)))):
         cvt = ConvertLayoutOp(v, t)
         block.insert_op_before(cvt, op)
@@ -85,7 +106,8 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     block.insert_op_before(back, op)
     op.d.replace_all_uses_with(back.result)
     block.erase_op(op)
-    return f"{ins.kind}: {ins.intrinsic} ({ins.m}x{ins.n}x{ins.k}, warpsPerCTA [{wm}, {wn}])"
+    via = ", fp8 operands upcast to fp16" if upcast else ""
+    return f"{ins.kind}: {ins.intrinsic} ({ins.m}x{ins.n}x{ins.k}, warpsPerCTA [{wm}, {wn}]{via})"
 
 
 def accelerate_matmul(module: ModuleOp, arch: Arch, options) -> list[str]:

@@ -8,7 +8,14 @@ object from the same optimised IR, linked by ``ld.lld``.  Every stage records wh
 and the binary checks need in ``metadata``."""
 from __future__ import annotations
 
+from tritium.frontend.errors import CompilationError
+
 from .options import arch_of
+
+
+class OutOfResources(CompilationError):
+    """The kernel needs more of a per-workgroup resource than the target has (Triton's name, which
+    the autotuner recognises to skip a configuration)."""
 
 
 def membar_filter(op_a, op_b) -> bool:
@@ -42,6 +49,12 @@ def make_llir(target, options):
         from .device_runtime import add_device_runtime
         from .target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
+        limit = arch_of(target).lds_bytes
+        if shared > limit:
+            # LLVM's AMDGPU backend aborts the process on this; say it first, clearly
+            raise OutOfResources(f"out of resource: shared memory (LDS), Required: {shared}, Hardware limit: "
+                                 f"{limit} on {target.arch}. Reducing block sizes or `num_stages` may help.",
+                                 fn_name=metadata.get("name"))
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu)
         text, meta = lower_to_llvm(module, info, options)
         text = add_device_runtime(text)

@@ -13,6 +13,7 @@ import llvmlite.ir as ir
 from tritium.conversion.target_info import I16, I32, I64, TargetInfo, intrinsic
 
 from .binary import TRIPLE, data_layout
+from .math_lib import FP64_UNSUPPORTED as _FP64_MATH
 from .options import ARCHS
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
@@ -27,6 +28,18 @@ _RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "x
 _RMW_FLOAT = {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin", "exch": "xchg", "xchg": "xchg"}
 
 
+def _is_f64(t) -> bool:
+    from xdsl.dialects.builtin import Float64Type, TensorType
+    return isinstance(t.element_type if isinstance(t, TensorType) else t, Float64Type)
+
+
+def _refuse(message: str):
+    def lower(fl, op):
+        from tritium.frontend.errors import error_at_op
+        raise error_at_op(op, message)
+    return lower
+
+
 class AMDTargetInfo(TargetInfo):
     """One ``gfx`` target.  ``shared_bytes`` is the allocation pass's LDS figure for the module:
     the LDS array is given exactly that static size, so the code object's
@@ -34,6 +47,7 @@ class AMDTargetInfo(TargetInfo):
 
     triple = TRIPLE
     shared_address_space = 3
+    backend_name = "amd"
 
     def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0):
         if arch not in ARCHS:
@@ -241,12 +255,24 @@ class AMDTargetInfo(TargetInfo):
 
     # --- plugin-owned lowerings ----------------------------------------------------------------
     def op_lowering(self, op):
+        if op.name == "tt.elementwise_inline_asm":
+            return _refuse("inline assembly cannot be assembled for AMD GPUs here: llvmlite's LLVM has "
+                           "no AMDGPU assembly parser, so the code object cannot be emitted")
+        if op.name in _FP64_MATH and op.results and _is_f64(op.results[0].type):
+            fn = op.name.split(".", 1)[1]
+            return _refuse(f"{fn} on fp64 needs ROCm's device math library (ocml), which the AMD backend "
+                           f"does not link; LLVM's AMDGPU target has no fp64 {fn} of its own")
         if op.name == "tt.dot":
             from .accelerate_matmul import instr_of
             ins = instr_of(op)
             if ins is not None:
                 from .dot_matrix import lower_matrix_dot
                 return lambda fl, o: lower_matrix_dot(fl, o, ins)
+        return None
+
+    def map_extern(self, symbol):
+        # no device library (ocml) is linked: a call would be an undefined symbol in the code
+        # object, which the runtime cannot load; the core reports it at the kernel's line
         return None
 
     # --- math ---------------------------------------------------------------------------------
