@@ -91,32 +91,22 @@ def attn_ref(q, k, v, causal):
     return torch.softmax(s, -1) @ v.double()
 
 
-MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-          "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
-          "stride_cn": "i32"}
-MM_CONSTS = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
-
-
 def cold_compile(framework: str, k) -> float:
-    """Seconds from source to cubin for the 128x256x64 fp16 tile with 8 warps, empty caches."""
+    """Seconds from source to a finished first launch of the 128x256x64 fp16 tile with 8 warps, as a
+    user meets it: a fresh copy of the kernel (no in-memory cache) and an empty on-disk cache, so
+    the JIT specializes on the arguments (divisibility, unit strides) exactly as in the table."""
+    mod = sys.modules[k.__name__]
+    a = torch.randn(512, 512, device="cuda", dtype=torch.float16)
+    c = torch.empty(512, 512, device="cuda", dtype=torch.float16)
     times = []
-    for _ in range(3):
+    for i in range(3):
         with tempfile.TemporaryDirectory() as d:
-            if framework == "tritium":
-                import tritium
-                os.environ["TRITIUM_CACHE_DIR"] = d
-                t = time.perf_counter()
-                tritium.compile(k.matmul_kernel, target="cuda:90", signature=MM_SIG, constexprs=MM_CONSTS,
-                                num_warps=8, num_stages=3)
-            else:
-                import triton
-                from triton.backends.compiler import GPUTarget
-                from triton.compiler import ASTSource
-                os.environ["TRITON_CACHE_DIR"] = d
-                t = time.perf_counter()
-                sig = dict(MM_SIG, **{c: "constexpr" for c in MM_CONSTS})
-                triton.compile(ASTSource(k.matmul_kernel, sig, MM_CONSTS), target=GPUTarget("cuda", 90, 32),
-                               options={"num_warps": 8, "num_stages": 3})
+            os.environ["TRITIUM_CACHE_DIR" if framework == "tritium" else "TRITON_CACHE_DIR"] = d
+            fresh = load_kernels(f"{k.__name__}_cold{i}", mod.triton, mod.tl, "matmul_kernels.py")
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            run_matmul(fresh, a, a, c, (128, 256, 64, 8, 8, 3))
+            torch.cuda.synchronize()
             times.append(time.perf_counter() - t)
     return statistics.median(times)
 
