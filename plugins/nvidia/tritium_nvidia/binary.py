@@ -136,7 +136,7 @@ def llir_to_ptx(llvm_ir_text: str, arch: int | str, opt_level: int = 3, enable_f
     module.verify()
     tm = _target_machine(arch, opt_level, ptx_version)
     with _emit_lock:
-        llvm.set_option("tritium", f"-nvptx-fma-level={2 if enable_fp_fusion else 0}")
+        llvm.set_option("tritium", f"-nvptx-fma-level={1 if enable_fp_fusion else 0}")
         if opt_level > 0:
             _optimize(module, tm, opt_level)
         ptx = tm.emit_assembly(module)
