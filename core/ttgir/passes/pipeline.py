@@ -11,7 +11,8 @@ iterations' copies in flight:
 * in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), the consumers read slot
   ``i % S`` (``ttg.memdesc_index``), and at the end of the body iteration ``i + S - 1`` is issued into
   slot ``(i + S - 1) % S`` — the slot read one iteration earlier (membar puts the barrier that
-  keeps the refill behind every warp's read of it);
+  keeps the refill behind every warp's read of it); with a shared-memory budget that holds one
+  more slot, the refill goes before the first consumer instead (see :class:`Pipeline`);
 * after the loop, ``ttg.async_wait {num = 0}``.
 
 The address computation of iteration ``j`` is the loop body's *address slice* (the pure ops the
@@ -150,10 +151,17 @@ def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
 
 
 class Pipeline:
+    """``Pipeline(num_stages, shared_budget=None)``.  With a ``shared_budget`` (bytes) the loop gets
+    one slot more than its stages when they fit in it, and refills at the top of the body, before
+    the consumers: the slot refilled in iteration ``i`` was last read in iteration ``i - 2``, so
+    consumers that still read asynchronously after their iteration (a warp-group dot left in
+    flight) are done with it, and the refill needs no barrier of its own."""
+
     name = "pipeline"
 
-    def __init__(self, num_stages: int = 3):
+    def __init__(self, num_stages: int = 3, shared_budget: int | None = None):
         self.num_stages = num_stages
+        self.shared_budget = shared_budget
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -174,11 +182,14 @@ class Pipeline:
         loop, s = info.loop, info.stages
         before = InsertPoint.before(loop)
         i32 = IntegerType(32)
-        # one S-slot buffer per load
+        slot_bytes = sum(alloc.result.type.size_in_bytes() for _, alloc in info.loads)
+        early = self.shared_budget is not None and (s + 1) * slot_bytes <= self.shared_budget
+        nslots = s + 1 if early else s
+        # one buffer of nslots slots per load
         bufs = []
         for _, alloc in info.loads:
             t = alloc.result.type
-            buf = LocalAllocOp(MemDescType((s,) + t.shape, t.element_type, t.encoding, mutable=True))
+            buf = LocalAllocOp(MemDescType((nslots,) + t.shape, t.element_type, t.encoding, mutable=True))
             Rewriter.insert_op(buf, before)
             bufs.append(buf.result)
 
@@ -235,35 +246,43 @@ class Pipeline:
         slot = new_body.args[-1]
         iv = new_body.args[0]
 
-        # consumers read slot i % S once the oldest group has landed
+        # consumers read slot i % nslots once the oldest group has landed
         first = new_body.first_op
         at_top = InsertPoint.before(first)
         Rewriter.insert_op(AsyncWaitOp((), s - 2), at_top)
+        views = []
         for (load, alloc), buf in zip(info.loads, bufs):
             view = MemDescIndexOp(buf, slot)
             Rewriter.insert_op(view, at_top)
+            views.append(view)
             alloc.result.replace_all_uses_with(view.result)
             alloc.detach()
             alloc.erase()
             load.detach()
             load.erase()
 
-        # refill: iteration i + S - 1 into slot (i + S - 1) % S, at the end of the body
+        # refill: iteration i + S - 1 into slot (i + S - 1) % nslots, before the first consumer of a
+        # slot (one spare slot) or at the end of the body (the slot read one iteration earlier)
         y = new_body.last_op
-        at_end = InsertPoint.before(y)
+        if early:
+            users = {u.operation for v in views for u in v.result.uses}
+            consumer = next(op for op in new_body.ops if op in users)
+            at = InsertPoint.before(consumer)
+        else:
+            at = InsertPoint.before(y)
         env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
-        iv_ahead = _binop(arith.AddIOp, iv, dist, at_end)
-        s_m1 = _const(s - 1, i32, at_end)
-        wslot = _binop(arith.AddIOp, slot, s_m1, at_end)
-        wrap = arith.CmpIOp(wslot, _const(s, i32, at_end), "sge")
-        Rewriter.insert_op(wrap, at_end)
-        wslot_wrapped = _binop(arith.SubIOp, wslot, _const(s, i32, at_end), at_end)
+        iv_ahead = _binop(arith.AddIOp, iv, dist, at)
+        wslot = _binop(arith.AddIOp, slot, _const(s - 1, i32, at), at)
+        wrap = arith.CmpIOp(wslot, _const(nslots, i32, at), "sge")
+        Rewriter.insert_op(wrap, at)
+        wslot_wrapped = _binop(arith.SubIOp, wslot, _const(nslots, i32, at), at)
         sel = arith.SelectOp(wrap.result, wslot_wrapped, wslot)
-        Rewriter.insert_op(sel, at_end)
-        issue(env, iv, iv_ahead, sel.result, at_end)
-        next_ahead = advance(env, at_end)
+        Rewriter.insert_op(sel, at)
+        issue(env, iv, iv_ahead, sel.result, at)
+        next_ahead = advance(env, at)
+        at_end = InsertPoint.before(y)
         nslot = _binop(arith.AddIOp, slot, _const(1, i32, at_end), at_end)
-        nwrap = arith.CmpIOp(nslot, _const(s, i32, at_end), "sge")
+        nwrap = arith.CmpIOp(nslot, _const(nslots, i32, at_end), "sge")
         Rewriter.insert_op(nwrap, at_end)
         nsel = arith.SelectOp(nwrap.result, _const(0, i32, at_end), nslot)
         Rewriter.insert_op(nsel, at_end)
