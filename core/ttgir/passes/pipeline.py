@@ -8,11 +8,10 @@ iterations' copies in flight:
 * before the loop, one ``S``-slot buffer per load (``ttg.local_alloc`` of ``S x`` the tile) and a
   prologue issuing iterations ``0 .. S-2`` as ``ttg.async_copy_global_to_local`` into slots
   ``0 .. S-2``, each predicated on its iteration existing, one ``ttg.async_commit_group`` each;
-* in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), the consumers read slot
-  ``i % S`` (``ttg.memdesc_index``), and at the end of the body iteration ``i + S - 1`` is issued into
-  slot ``(i + S - 1) % S`` — the slot read one iteration earlier (membar puts the barrier that
-  keeps the refill behind every warp's read of it); with a shared-memory budget that holds one
-  more slot, the refill goes before the first consumer instead (see :class:`Pipeline`);
+* in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), then, before the first
+  consumer, iteration ``i + S - 1`` is issued into slot ``(i + S - 1) % S`` — the slot read one
+  iteration earlier — and the consumers read slot ``i % S`` (``ttg.memdesc_index``); a spare slot
+  for consumers that read asynchronously is described at :class:`Pipeline`;
 * after the loop, ``ttg.async_wait {num = 0}``.
 
 The address computation of iteration ``j`` is the loop body's *address slice* (the pure ops the
@@ -151,17 +150,23 @@ def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
 
 
 class Pipeline:
-    """``Pipeline(num_stages, shared_budget=None)``.  With a ``shared_budget`` (bytes) the loop gets
-    one slot more than its stages when they fit in it, and refills at the top of the body, before
-    the consumers: the slot refilled in iteration ``i`` was last read in iteration ``i - 2``, so
-    consumers that still read asynchronously after their iteration (a warp-group dot left in
-    flight) are done with it, and the refill needs no barrier of its own."""
+    """``Pipeline(num_stages, shared_budget=None, spare_slot=None)``.
+
+    The refill goes before the body's first consumer of a slot, right after the barrier that the
+    landed copies need, so it needs no barrier of its own: it overwrites the slot read in the
+    previous iteration, whose (synchronous) readers have all passed that barrier.  A backend whose
+    consumers may still be reading after their iteration (a warp-group dot left in flight) asks for
+    a spare slot with ``spare_slot(loop) -> bool``; the loop then gets ``num_stages + 1`` slots when
+    they fit in ``shared_budget`` bytes, and the slot refilled in iteration ``i`` was last read in
+    iteration ``i - 2``.  Without a spare slot those consumers must be waited for (see
+    ``slots_ahead``)."""
 
     name = "pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_budget: int | None = None):
+    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None):
         self.num_stages = num_stages
         self.shared_budget = shared_budget
+        self.spare_slot = spare_slot
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -183,8 +188,9 @@ class Pipeline:
         before = InsertPoint.before(loop)
         i32 = IntegerType(32)
         slot_bytes = sum(alloc.result.type.size_in_bytes() for _, alloc in info.loads)
-        early = self.shared_budget is not None and (s + 1) * slot_bytes <= self.shared_budget
-        nslots = s + 1 if early else s
+        spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
+            and (s + 1) * slot_bytes <= self.shared_budget
+        nslots = s + 1 if spare else s
         # one buffer of nslots slots per load
         bufs = []
         for _, alloc in info.loads:
@@ -261,15 +267,10 @@ class Pipeline:
             load.detach()
             load.erase()
 
-        # refill: iteration i + S - 1 into slot (i + S - 1) % nslots, before the first consumer of a
-        # slot (one spare slot) or at the end of the body (the slot read one iteration earlier)
+        # refill: iteration i + S - 1 into slot (i + S - 1) % nslots, before the first consumer
         y = new_body.last_op
-        if early:
-            users = {u.operation for v in views for u in v.result.uses}
-            consumer = next(op for op in new_body.ops if op in users)
-            at = InsertPoint.before(consumer)
-        else:
-            at = InsertPoint.before(y)
+        users = {u.operation for v in views for u in v.result.uses}
+        at = InsertPoint.before(next(op for op in new_body.ops if op in users))
         env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
         iv_ahead = _binop(arith.AddIOp, iv, dist, at)
         wslot = _binop(arith.AddIOp, slot, _const(s - 1, i32, at), at)
@@ -342,4 +343,19 @@ def _cache_evict(load: LoadOp) -> tuple[str, str]:
     return CACHE_MODIFIER.keyword(load.cache), EVICTION_POLICY.keyword(load.evict)
 
 
-__all__ = ["Pipeline", "STAGES_ATTR"]
+__all__ = ["Pipeline", "STAGES_ATTR", "slots_ahead"]
+
+
+def slots_ahead(view: SSAValue) -> int:
+    """For a slot view made by this pass, how many iterations after a slot is read it is refilled
+    (``nslots - num_stages + 1``: 1 without a spare slot, 2 with one); 0 for anything else."""
+    op = view.owner
+    if not isinstance(op, MemDescIndexOp):
+        return 0
+    buf = op.operands[0].owner
+    loop = op.parent_op()
+    wait = next((o for o in op.parent_block().ops if isinstance(o, AsyncWaitOp)), None) if loop else None
+    if not isinstance(buf, LocalAllocOp) or wait is None:
+        return 0
+    stages = wait.num.value.data + 2
+    return buf.result.type.shape[0] - stages + 1

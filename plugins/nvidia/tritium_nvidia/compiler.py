@@ -26,9 +26,10 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.cse import CSE
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
-    from .async_dot import AsyncDotWaits
+    from .async_dot import AsyncDotWaits, wants_spare_slot
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
-            Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET), AsyncDotWaits(), CSE(), DCE()]
+            Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot),
+            AsyncDotWaits(), CSE(), DCE()]
 
 
 #: shared memory the pipeline's buffers may take for their spare slot (sm_80/sm_90 give a block up
