@@ -10,7 +10,8 @@ result gets a final wait."""
 from __future__ import annotations
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
+from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
@@ -42,10 +43,33 @@ def wants_spare_slot(loop) -> bool:
     return False
 
 
+def _prune_fences(module: ModuleOp) -> None:
+    """A ``ttng.fence_async_shared`` before a wgmma orders ordinary ``st.shared`` writes before the
+    tensor cores read them.  Where every buffer operand is a pipeline slot (filled by ``cp.async``,
+    landed by ``cp.async.wait_group`` and a barrier, as Triton's pipelined loops do without a fence)
+    or was written before the loop (and fenced there), the fence inside the loop is dropped: it
+    compiles to a full ``MEMBAR`` every iteration."""
+    for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:
+        loop = fence.parent_op()
+        if not isinstance(loop, scf.ForOp):
+            continue
+        dot = fence.next_op
+        while dot is not None and not isinstance(dot, WarpGroupDotOp):
+            dot = dot.next_op
+        if dot is None:
+            continue
+        bufs = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
+        if all(getattr(v.owner, "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(v.owner)
+               for v in bufs if isinstance(v.owner, Operation)):
+            fence.detach()
+            fence.erase()
+
+
 class AsyncDotWaits:
     name = "nvidia-async-dot-waits"
 
     def run(self, module: ModuleOp) -> None:
+        _prune_fences(module)
         for wait in [op for op in module.walk() if isinstance(op, WarpGroupDotWaitOp)]:
             loop = wait.parent_op()
             if not isinstance(loop, scf.ForOp) or len(wait.inputs) != 1:
