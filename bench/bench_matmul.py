@@ -91,32 +91,22 @@ def attn_ref(q, k, v, causal):
     return torch.softmax(s, -1) @ v.double()
 
 
-MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-          "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
-          "stride_cn": "i32"}
-MM_CONSTS = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
-
-
 def cold_compile(framework: str, k) -> float:
-    """Seconds from source to cubin for the 128x256x64 fp16 tile with 8 warps, empty caches."""
+    """Seconds from source to a finished first launch of the 128x256x64 fp16 tile with 8 warps, as a
+    user meets it: a fresh copy of the kernel (no in-memory cache) and an empty on-disk cache, so
+    the JIT specializes on the arguments (divisibility, unit strides) exactly as in the table."""
+    mod = sys.modules[k.__name__]
+    a = torch.randn(512, 512, device="cuda", dtype=torch.float16)
+    c = torch.empty(512, 512, device="cuda", dtype=torch.float16)
     times = []
-    for _ in range(3):
+    for i in range(3):
         with tempfile.TemporaryDirectory() as d:
-            if framework == "tritium":
-                import tritium
-                os.environ["TRITIUM_CACHE_DIR"] = d
-                t = time.perf_counter()
-                tritium.compile(k.matmul_kernel, target="cuda:90", signature=MM_SIG, constexprs=MM_CONSTS,
-                                num_warps=8, num_stages=3)
-            else:
-                import triton
-                from triton.backends.compiler import GPUTarget
-                from triton.compiler import ASTSource
-                os.environ["TRITON_CACHE_DIR"] = d
-                t = time.perf_counter()
-                sig = dict(MM_SIG, **{c: "constexpr" for c in MM_CONSTS})
-                triton.compile(ASTSource(k.matmul_kernel, sig, MM_CONSTS), target=GPUTarget("cuda", 90, 32),
-                               options={"num_warps": 8, "num_stages": 3})
+            os.environ["TRITIUM_CACHE_DIR" if framework == "tritium" else "TRITON_CACHE_DIR"] = d
+            fresh = load_kernels(f"{k.__name__}_cold{i}", mod.triton, mod.tl, "matmul_kernels.py")
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            run_matmul(fresh, a, a, c, (128, 256, 64, 8, 8, 3))
+            torch.cuda.synchronize()
             times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -145,52 +135,53 @@ def main() -> int:
         return 1 if failures else 0
     reps = 10 if args.quick else 30
     rows = []
+
+    def best_config(label, configs, launch, correct):
+        """Per framework, the fastest config whose output is right (what an autotuner would pick):
+        ``launch(k, cfg)`` runs once into a NaN-poisoned output, ``correct()`` checks it."""
+        best = {}
+        for name, k in impls.items():
+            for cfg in configs:
+                try:
+                    launch(k, cfg)
+                    torch.cuda.synchronize()
+                except Exception as e:  # one failing config must not hide the others
+                    failures.append(f"{name} {label} {cfg}: {type(e).__name__}: {str(e)[:200]}")
+                    continue
+                if not correct():
+                    failures.append(f"{name} {label} {cfg}: wrong result")
+                    continue
+                t = bench(lambda: launch(k, cfg), reps)
+                if name not in best or t < best[name][0]:
+                    best[name] = (t, cfg)
+        return best
+
     for dt in (torch.float16, torch.bfloat16):
         for size in [int(s) for s in args.sizes.split(",")]:
             a = torch.randn(size, size, device="cuda", dtype=dt)
             b = torch.randn(size, size, device="cuda", dtype=dt)
-            ref = a.float() @ b.float()
-            flops = 2 * size ** 3
-            best = {}
-            for name, k in impls.items():
-                for cfg in CONFIGS:
-                    c = torch.full((size, size), float("nan"), device="cuda", dtype=dt)
-                    try:
-                        run_matmul(k, a, b, c, cfg)
-                        torch.cuda.synchronize()
-                    except Exception as e:
-                        failures.append(f"{name} matmul {cfg}: {type(e).__name__}: {str(e)[:200]}")
-                        continue
-                    if not rel_err(c, ref.double()) < 1e-2:
-                        failures.append(f"{name} matmul {cfg} {dt} {size}: wrong result")
-                        continue
-                    t = bench(lambda: run_matmul(k, a, b, c, cfg), reps)
-                    if name not in best or t < best[name][0]:
-                        best[name] = (t, cfg)
-            t_cublas = bench(lambda: torch.matmul(a, b), reps)
-            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", flops, best, t_cublas))
-    # fp8 e4m3, B K-contiguous
-    if hasattr(torch, "float8_e4m3fn"):
+            ref = (a.float() @ b.float()).double()
+            c = torch.empty((size, size), device="cuda", dtype=dt)
+
+            def launch(k, cfg):
+                c.fill_(float("nan"))
+                run_matmul(k, a, b, c, cfg)
+
+            best = best_config(f"matmul {dt} {size}", CONFIGS, launch, lambda: rel_err(c, ref) < 1e-2)
+            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, best, bench(lambda: torch.matmul(a, b), reps)))
+    if hasattr(torch, "float8_e4m3fn"):  # fp8 e4m3, B K-contiguous
         size = 4096
         a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).T  # (K, N) view, K contiguous
-        ref = a.float() @ b.float()
-        best = {}
-        for name, k in impls.items():
-            for cfg in [(128, 256, 128, 8, 8, 3), (128, 128, 128, 8, 4, 4), (64, 128, 128, 8, 4, 4)]:
-                c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
-                try:
-                    run_matmul(k, a, b, c, cfg)
-                    torch.cuda.synchronize()
-                except Exception as e:
-                    failures.append(f"{name} fp8 matmul {cfg}: {type(e).__name__}: {str(e)[:200]}")
-                    continue
-                if not rel_err(c, ref.double()) < 2e-2:
-                    failures.append(f"{name} fp8 matmul {cfg}: wrong result")
-                    continue
-                t = bench(lambda: run_matmul(k, a, b, c, cfg), reps)
-                if name not in best or t < best[name][0]:
-                    best[name] = (t, cfg)
+        ref = (a.float() @ b.float()).double()
+        c = torch.empty((size, size), device="cuda", dtype=torch.float16)
+
+        def launch(k, cfg):
+            c.fill_(float("nan"))
+            run_matmul(k, a, b, c, cfg)
+
+        best = best_config("fp8 matmul", [(128, 256, 128, 8, 8, 3), (128, 128, 128, 8, 4, 4), (64, 128, 128, 8, 4, 4)],
+                           launch, lambda: rel_err(c, ref) < 2e-2)
         rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, best, None))
     if not args.no_attention:
         for causal in (False, True):
@@ -198,26 +189,17 @@ def main() -> int:
                 for n_ctx in (1024, 4096, 16384):
                     z, h = max(1, 16384 // n_ctx) * 2, 16
                     q, kk, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
-                    flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
+                    o = torch.empty_like(q)
                     ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], causal) if n_ctx <= 4096 else None
-                    best = {}
-                    for name, k in impls.items():
-                        for bm, bn, w, s in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)):
-                            if d == 128 and bn == 128:
-                                continue
-                            o = torch.full_like(q, float("nan"))
-                            try:
-                                attn_run(k, q, kk, v, o, causal, bm, bn, w, s)
-                                torch.cuda.synchronize()
-                            except Exception as e:
-                                failures.append(f"{name} attention {bm}x{bn}: {type(e).__name__}: {str(e)[:200]}")
-                                continue
-                            if ref is not None and not rel_err(o[:1, :2], ref) < 1e-2:
-                                failures.append(f"{name} attention d={d} causal={causal} {bm}x{bn}: wrong result")
-                                continue
-                            t = bench(lambda: attn_run(k, q, kk, v, o, causal, bm, bn, w, s), reps)
-                            if name not in best or t < best[name][0]:
-                                best[name] = (t, (bm, bn, w, s))
+
+                    def launch(k, cfg):
+                        o.fill_(float("nan"))
+                        attn_run(k, q, kk, v, o, causal, *cfg)
+
+                    cfgs = [c for c in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)) if not (d == 128 and c[1] == 128)]
+                    best = best_config(f"attention d{d} causal={causal}", cfgs, launch,
+                                       lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 1e-2))
+                    flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
                     rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, best, None))
     compile_t = {name: cold_compile(name, k) for name, k in impls.items()}
 

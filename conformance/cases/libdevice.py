@@ -113,7 +113,7 @@ _LOOSE = {"fast_expf", "fast_logf", "fast_sinf", "fast_cosf", "fast_log2f", "fas
 BIN = {
     "pow": (np.power, (0.1, 4), (-3, 3)), "atan2": (np.arctan2, None, None), "hypot": (np.hypot, None, None),
     "rhypot": (lambda a, b: 1 / np.hypot(a, b), None, None), "fmod": (np.fmod, None, (0.5, 3)),
-    "remainder": (np.remainder, (0, 4), (0.5, 3)), "copysign": (np.copysign, None, None),
+    "remainder": (np.vectorize(math.remainder, otypes=[np.float64]), (0, 4), (0.5, 3)),  # IEEE, not numpy's "copysign": (np.copysign, None, None),
     "fdim": (lambda a, b: np.maximum(a - b, 0), None, None), "fmax": (np.fmax, None, None),
     "fmin": (np.fmin, None, None), "div_rn": (np.divide, None, None), "div_rz": (np.divide, None, None),
     "add_rd": (np.add, None, None), "mul_ru": (np.multiply, None, None), "sub_rn": (np.subtract, None, None),

@@ -8,6 +8,14 @@ import re
 
 import numpy as np
 
+
+def ieee_remainder(x, y):
+    """C / IEEE 754 ``remainder``: ``x - n*y`` with ``n`` the nearest integer to ``x/y`` (ties to even),
+    what libdevice's ``remainderf`` computes (numpy's ``remainder`` is the floored modulo)."""
+    x, y = np.asarray(x), np.asarray(y)
+    out = np.vectorize(math.remainder, otypes=[np.float64])(x.astype(np.float64), y.astype(np.float64))
+    return out.astype(np.result_type(x, y))
+
 from .libdevice import libdevice_function
 from .numerics import rounder, type_info
 from .registry import emit, translates
@@ -74,7 +82,7 @@ UNARY = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "log10"
          "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit}
 BINARY = {"powf": np.power, "pow": np.power, "atan2": np.arctan2, "fmax": np.fmax, "fmin": np.fmin,
           "fmod": np.fmod, "hypot": np.hypot, "copysign": np.copysign, "fdim": lambda a, b: np.maximum(a - b, 0),
-          "div_rn": np.divide, "fdiv_rn": np.divide, "nextafter": np.nextafter, "remainder": np.remainder,
+          "div_rn": np.divide, "fdiv_rn": np.divide, "nextafter": np.nextafter, "remainder": ieee_remainder,
           "ldexp": lambda a, b: np.ldexp(a, b).astype(np.asarray(a).dtype)}
 TERNARY = {"fma": lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.asarray(a).dtype),
            "fma_rn": lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.asarray(a).dtype)}

@@ -24,6 +24,7 @@ from ..types import MemDescType
 from .allocate_shared_memory import OFFSET_ATTR, _call_order, scratch_size
 
 MembarFilter = Callable[[Operation, Operation], bool]
+_ASYNC_COPY = "ttg.async_copy_global_to_local"
 #: ops that only name (a part of) a buffer, accessing nothing
 _VIEWS = {"ttg.memdesc_index", "ttg.local_dealloc"}
 
@@ -109,6 +110,12 @@ class Membar:
                 for r in op.regions:
                     for b in r.blocks:
                         pending = pending | self._block(b, pending)
+            if op.name == "ttg.async_wait":
+                # asynchronous copies' writes land here: from now on they are this wait's (a
+                # filter exempting the copies themselves still sees the landed data as a write)
+                pending = frozenset(Access(a.lo, a.hi, a.write, op) if a.op.name == _ASYNC_COPY else a
+                                    for a in pending)
+                continue
             new = self.accesses(op)
             if any(p.conflicts(a) and not self.filter(p.op, op) for a in new for p in pending):
                 block.insert_op_before(BarrierOp(), op)

@@ -8,10 +8,10 @@ iterations' copies in flight:
 * before the loop, one ``S``-slot buffer per load (``ttg.local_alloc`` of ``S x`` the tile) and a
   prologue issuing iterations ``0 .. S-2`` as ``ttg.async_copy_global_to_local`` into slots
   ``0 .. S-2``, each predicated on its iteration existing, one ``ttg.async_commit_group`` each;
-* in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), the consumers read slot
-  ``i % S`` (``ttg.memdesc_index``), and at the end of the body iteration ``i + S - 1`` is issued into
-  slot ``(i + S - 1) % S`` — the slot read one iteration earlier (membar puts the barrier that
-  keeps the refill behind every warp's read of it);
+* in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), then, before the first
+  consumer, iteration ``i + S - 1`` is issued into slot ``(i + S - 1) % S`` — the slot read one
+  iteration earlier — and the consumers read slot ``i % S`` (``ttg.memdesc_index``); a spare slot
+  for consumers that read asynchronously is described at :class:`Pipeline`;
 * after the loop, ``ttg.async_wait {num = 0}``.
 
 The address computation of iteration ``j`` is the loop body's *address slice* (the pure ops the
@@ -150,10 +150,23 @@ def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
 
 
 class Pipeline:
+    """``Pipeline(num_stages, shared_budget=None, spare_slot=None)``.
+
+    The refill goes before the body's first consumer of a slot, right after the barrier that the
+    landed copies need, so it needs no barrier of its own: it overwrites the slot read in the
+    previous iteration, whose (synchronous) readers have all passed that barrier.  A backend whose
+    consumers may still be reading after their iteration (a warp-group dot left in flight) asks for
+    a spare slot with ``spare_slot(loop) -> bool``; the loop then gets ``num_stages + 1`` slots when
+    they fit in ``shared_budget`` bytes, and the slot refilled in iteration ``i`` was last read in
+    iteration ``i - 2``.  Without a spare slot those consumers must be waited for (see
+    ``slots_ahead``)."""
+
     name = "pipeline"
 
-    def __init__(self, num_stages: int = 3):
+    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None):
         self.num_stages = num_stages
+        self.shared_budget = shared_budget
+        self.spare_slot = spare_slot
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -174,11 +187,15 @@ class Pipeline:
         loop, s = info.loop, info.stages
         before = InsertPoint.before(loop)
         i32 = IntegerType(32)
-        # one S-slot buffer per load
+        slot_bytes = sum(alloc.result.type.size_in_bytes() for _, alloc in info.loads)
+        spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
+            and (s + 1) * slot_bytes <= self.shared_budget
+        nslots = s + 1 if spare else s
+        # one buffer of nslots slots per load
         bufs = []
         for _, alloc in info.loads:
             t = alloc.result.type
-            buf = LocalAllocOp(MemDescType((s,) + t.shape, t.element_type, t.encoding, mutable=True))
+            buf = LocalAllocOp(MemDescType((nslots,) + t.shape, t.element_type, t.encoding, mutable=True))
             Rewriter.insert_op(buf, before)
             bufs.append(buf.result)
 
@@ -235,35 +252,38 @@ class Pipeline:
         slot = new_body.args[-1]
         iv = new_body.args[0]
 
-        # consumers read slot i % S once the oldest group has landed
+        # consumers read slot i % nslots once the oldest group has landed
         first = new_body.first_op
         at_top = InsertPoint.before(first)
         Rewriter.insert_op(AsyncWaitOp((), s - 2), at_top)
+        views = []
         for (load, alloc), buf in zip(info.loads, bufs):
             view = MemDescIndexOp(buf, slot)
             Rewriter.insert_op(view, at_top)
+            views.append(view)
             alloc.result.replace_all_uses_with(view.result)
             alloc.detach()
             alloc.erase()
             load.detach()
             load.erase()
 
-        # refill: iteration i + S - 1 into slot (i + S - 1) % S, at the end of the body
+        # refill: iteration i + S - 1 into slot (i + S - 1) % nslots, before the first consumer
         y = new_body.last_op
-        at_end = InsertPoint.before(y)
+        users = {u.operation for v in views for u in v.result.uses}
+        at = InsertPoint.before(next(op for op in new_body.ops if op in users))
         env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
-        iv_ahead = _binop(arith.AddIOp, iv, dist, at_end)
-        s_m1 = _const(s - 1, i32, at_end)
-        wslot = _binop(arith.AddIOp, slot, s_m1, at_end)
-        wrap = arith.CmpIOp(wslot, _const(s, i32, at_end), "sge")
-        Rewriter.insert_op(wrap, at_end)
-        wslot_wrapped = _binop(arith.SubIOp, wslot, _const(s, i32, at_end), at_end)
+        iv_ahead = _binop(arith.AddIOp, iv, dist, at)
+        wslot = _binop(arith.AddIOp, slot, _const(s - 1, i32, at), at)
+        wrap = arith.CmpIOp(wslot, _const(nslots, i32, at), "sge")
+        Rewriter.insert_op(wrap, at)
+        wslot_wrapped = _binop(arith.SubIOp, wslot, _const(nslots, i32, at), at)
         sel = arith.SelectOp(wrap.result, wslot_wrapped, wslot)
-        Rewriter.insert_op(sel, at_end)
-        issue(env, iv, iv_ahead, sel.result, at_end)
-        next_ahead = advance(env, at_end)
+        Rewriter.insert_op(sel, at)
+        issue(env, iv, iv_ahead, sel.result, at)
+        next_ahead = advance(env, at)
+        at_end = InsertPoint.before(y)
         nslot = _binop(arith.AddIOp, slot, _const(1, i32, at_end), at_end)
-        nwrap = arith.CmpIOp(nslot, _const(s, i32, at_end), "sge")
+        nwrap = arith.CmpIOp(nslot, _const(nslots, i32, at_end), "sge")
         Rewriter.insert_op(nwrap, at_end)
         nsel = arith.SelectOp(nwrap.result, _const(0, i32, at_end), nslot)
         Rewriter.insert_op(nsel, at_end)
@@ -323,4 +343,19 @@ def _cache_evict(load: LoadOp) -> tuple[str, str]:
     return CACHE_MODIFIER.keyword(load.cache), EVICTION_POLICY.keyword(load.evict)
 
 
-__all__ = ["Pipeline", "STAGES_ATTR"]
+__all__ = ["Pipeline", "STAGES_ATTR", "slots_ahead"]
+
+
+def slots_ahead(view: SSAValue) -> int:
+    """For a slot view made by this pass, how many iterations after a slot is read it is refilled
+    (``nslots - num_stages + 1``: 1 without a spare slot, 2 with one); 0 for anything else."""
+    op = view.owner
+    if not isinstance(op, MemDescIndexOp):
+        return 0
+    buf = op.operands[0].owner
+    loop = op.parent_op()
+    wait = next((o for o in op.parent_block().ops if isinstance(o, AsyncWaitOp)), None) if loop else None
+    if not isinstance(buf, LocalAllocOp) or wait is None:
+        return 0
+    stages = wait.num.value.data + 2
+    return buf.result.type.shape[0] - stages + 1

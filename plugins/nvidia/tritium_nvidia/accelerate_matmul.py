@@ -175,6 +175,8 @@ class AccelerateMatmul:
         while isinstance(anchor.parent_op(), scf.ForOp) and not _defined_in(src, anchor.parent_op()):
             anchor = anchor.parent_op()
         anchor.parent_block().insert_op_before(alloc, anchor)
+        if anchor is not op:  # hoisted: its own proxy fence, once, before the loop
+            anchor.parent_block().insert_op_before(FenceAsyncSharedOp(), anchor)
         return alloc.result
 
     def _accumulator(self, op: Operation, mma_t) -> SSAValue:

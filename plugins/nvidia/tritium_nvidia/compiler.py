@@ -12,10 +12,11 @@ _ASYNC_COPY = "ttg.async_copy_global_to_local"
 
 
 def membar_filter(op_a, op_b) -> bool:
-    """Two asynchronous copies need no barrier between them: each thread's ``cp.async`` writes land
-    only at its ``cp.async.wait_group``, and the barrier that follows that wait orders them for
-    every reader (the seed's backend membar rule)."""
-    return op_a.name == _ASYNC_COPY and op_b.name == _ASYNC_COPY
+    """No barrier after an asynchronous copy until its wait: each thread's ``cp.async`` writes land
+    only at its ``cp.async.wait_group`` (membar then attributes them to that wait, whose readers do
+    get a barrier), so nothing between the copy and the wait can race with them (the seed's backend
+    membar rule, which also covers two copies in a row)."""
+    return op_a.name == _ASYNC_COPY
 
 
 def tensor_core_passes(target, options) -> list:
@@ -25,9 +26,15 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.cse import CSE
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
-    from .async_dot import AsyncDotWaits
+    from .async_dot import AsyncDotWaits, wants_spare_slot
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
-            Pipeline(options.num_stages), AsyncDotWaits(), CSE(), DCE()]
+            Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot),
+            AsyncDotWaits(), CSE(), DCE()]
+
+
+#: shared memory the pipeline's buffers may take for their spare slot (sm_80/sm_90 give a block up
+#: to 227 KB; the rest is left for conversions and reductions after the loop, which reuse it)
+PIPELINE_SHARED_BUDGET = 200 * 1024
 
 
 def make_ttgir(target, options):

@@ -196,36 +196,64 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         tail = "p"
     else:
         tail = "p, 1, 1"
+    n_k = k // inst_k
+    n_a = 4 if a_in_regs else 1
+    # one asm per output tile holding its whole K loop: the accumulators are tied once, not per step
     regs = ", ".join(f"${i}" for i in range(n_acc))
     first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
-    n_a = 4 if a_in_regs else 1
-    a_text = "{" + ", ".join(f"${first_in + i}" for i in range(4)) + "}" if a_in_regs else f"${first_in}"
-    text = ("{\n.reg .pred p;\n"
-            f"setp.ne.b32 p, ${first_in + n_a + 1}, 0;\n"
-            f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
-            f"{{{regs}}}, {a_text}, ${first_in + n_a}, {tail};\n}}")
+    # the first step scales the incoming accumulator by ``use_c`` (0: D = A*B, the inputs unread)
+    use_c = f"${first_in + n_k * (n_a + 1)}"
+    lines = ["{", ".reg .pred p, q;", f"setp.ne.b32 p, {use_c}, 0;", f"setp.eq.b32 q, {use_c}, {use_c};"]
+    for s_ in range(n_k):
+        a0 = first_in + s_ * (n_a + 1)
+        a_text = "{" + ", ".join(f"${a0 + i}" for i in range(4)) + "}" if a_in_regs else f"${a0}"
+        lines.append(f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
+                     f"{{{regs}}}, {a_text}, ${a0 + n_a}, {tail.replace('p', 'p' if s_ == 0 else 'q', 1)};")
+    text = "\n".join(lines + ["}"])
     out_c = "=r" if acc_kind == "s32" else "=f"
-    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + (["r"] * 4 if a_in_regs else ["l"]) + ["l", "r"])
+    step_cons = (["r"] * 4 if a_in_regs else ["l"]) + ["l"]
+    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + step_cons * n_k + ["r"])
     ret = ir.LiteralStructType([acc[0].type] * n_acc)
 
+    zero_c = _is_zero_constant(op.c)
     _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
     for mr in range(0, m, 16 * wm):
         for nr in range(0, n, inst_n * wn):
             d_idx = [lc.reg_index[(mr + 8 * i, nr + 8 * j8 + j)]
                      for j8 in range(inst_n // 8) for i in (0, 1) for j in (0, 1)]
+            operands = []
             for k0 in range(0, k, inst_k):
-                da = a_frag(mr, k0) if a_in_regs else [desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))]
-                db = desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))
-                r = _asm(b, ret, text, cons, [acc[i] for i in d_idx] + da + [db, const(I32, 1)])
-                for j, i in enumerate(d_idx):
-                    acc[i] = b.extract_value(r, j)
+                operands += a_frag(mr, k0) if a_in_regs else [
+                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))]
+                operands.append(desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape)))
+            acc_in = [ir.Constant(acc[i].type, ir.Undefined) if zero_c else acc[i] for i in d_idx]
+            r = _asm(b, ret, text, cons, acc_in + operands + [const(I32, 0 if zero_c else 1)])
+            for j, i in enumerate(d_idx):
+                acc[i] = b.extract_value(r, j)
     _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
     fl.set(op.results[0], acc)
+
+
+def _is_zero_constant(v) -> bool:
+    """An accumulator that is a splat of zero (a fresh ``tl.zeros``): wgmma need not read it."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+    owner = v.owner
+    if getattr(owner, "name", None) != "arith.constant":
+        return False
+    val = owner.value
+    return isinstance(val, DenseIntOrFPElementsAttr) and all(x == 0 for x in val.get_values())
 
 
 def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
     b = fl.builder
     pend = op.pendings.value.data
+    if pend:
+        # dots left in flight feed only later wgmmas, which the volatile asm keeps in order (and
+        # ptxas tracks wgmma registers itself): no need to tie every accumulator register here
+        _asm(b, ir.VoidType(), f"wgmma.wait_group.sync.aligned {pend};", "", [])
+        for v, res in zip(op.inputs, op.outputs):
+            fl.set(res, fl.get(v))
+        return
     for v, res in zip(op.inputs, op.outputs):
         regs = list(fl.get(v)) if isinstance(v.type, TensorType) else [fl.get(v)]
         ints = [r.type == I32 for r in regs]

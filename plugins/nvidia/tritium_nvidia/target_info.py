@@ -241,7 +241,7 @@ class NVIDIATargetInfo(TargetInfo):
         f32 = isinstance(ty, ir.FloatType)
         if name in ("math.exp", "math.exp2") and f32:
             x = args[0] if name == "math.exp2" else b.fmul(args[0], ir.Constant(F32, _LOG2E))
-            return _asm(b, F32, "ex2.approx.f32 $0, $1;", "=f,f", [x], side_effect=False)
+            return _asm(b, F32, "ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], side_effect=False)
         if name == "arith.divf":
             # Triton's ``/`` on fp32: div.full.f32 (2 ulp), not the IEEE division subroutine
             return _asm(b, F32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, side_effect=False) if f32 else None
