@@ -163,7 +163,7 @@ class AccelerateMatmul:
         c = op.operands[2].type
         return TensorType(c.element_type, c.get_shape(), enc)
 
-    def _alloc(self, op: Operation, v: SSAValue) -> SSAValue:
+    def _alloc(self, op: Operation, v: SSAValue, fence: bool = False) -> SSAValue:
         src = _source(v)
         enc = shared_encoding_for(src.type, _fast_dim(src))
         if enc is None:  # rows narrower than 32 bytes: plain row-major, unswizzled
@@ -175,7 +175,7 @@ class AccelerateMatmul:
         while isinstance(anchor.parent_op(), scf.ForOp) and not _defined_in(src, anchor.parent_op()):
             anchor = anchor.parent_op()
         anchor.parent_block().insert_op_before(alloc, anchor)
-        if anchor is not op:  # hoisted: its own proxy fence, once, before the loop
+        if fence and anchor is not op:  # hoisted, read by wgmma: its own proxy fence, once, before the loop
             anchor.parent_block().insert_op_before(FenceAsyncSharedOp(), anchor)
         return alloc.result
 
@@ -229,8 +229,8 @@ class AccelerateMatmul:
             op.parent_block().insert_op_before(cvt, op)
             a = cvt.result
         else:
-            a = self._alloc(op, op.operands[0])
-        b = self._alloc(op, op.operands[1])
+            a = self._alloc(op, op.operands[0], fence=True)
+        b = self._alloc(op, op.operands[1], fence=True)
         fence = FenceAsyncSharedOp()
         op.parent_block().insert_op_before(fence, op)
         acc = self._accumulator(op, self._mma_type(op, enc))
