@@ -270,11 +270,12 @@ def lower_fence_async_shared(fl: FunctionLowering, op) -> None:
 
 # --- cp.async ----------------------------------------------------------------------------------
 def lower_async_copy(fl: FunctionLowering, op) -> None:
-    from tritium.conversion.ttgir_to_llvm.memory import _mem_type
     b = fl.builder
     src_t, dst_t = op.src.type, op.result.type
-    ety = fl.ty(src_t.element_type.pointee_type) if hasattr(src_t.element_type, "pointee_type") else None
-    ety = _mem_type(ety)
+    value_t = pointee_value_type(src_t)
+    ety = fl.ty(value_t)
+    if ety == I1 or isinstance(ety, ir.PointerType):
+        raise NotImplementedError(f"cp.async of {value_t.element_type} elements")  # never pipelined
     ebytes = max(bits_of(ety) // 8, 1)
     ptrs = fl.get(op.src)
     mask = fl.get(op.mask) if op.mask is not None else None
@@ -284,7 +285,7 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     if not hasattr(enc, "offset_bases"):
         raise NotImplementedError(f"cp.async into a {enc} buffer")
     info = fl.layout(src_t)
-    place = LinearSharedAccess(fl, pointee_value_type(src_t), enc, shape)
+    place = LinearSharedAccess(fl, value_t, enc, shape)
     vec = min(vec, place.vec)  # consecutive in global memory and in the buffer
     base = _smem_i32(b, fl.get(op.result))
     owner = fl.dedup_pred(src_t)
@@ -347,4 +348,4 @@ def op_lowering(op):
     return LOWERINGS.get(op.name)
 
 
-__all__ = ["op_lowering", "I1"]
+__all__ = ["op_lowering"]
