@@ -36,7 +36,8 @@ def _tuple(a: ArrayAttr) -> tuple[int, ...]:
 
 # --- the `<{key = value, ...}>` syntax shared by all encodings ------------------------------------
 def parse_fields(parser: AttrParser, kinds: dict[str, str]) -> dict[str, object]:
-    """Parse ``<{k = v, ...}>``; ``kinds[k]`` is ``"int"``, ``"ints"`` (``[1, 2]``) or ``"attr"``."""
+    """Parse ``<{k = v, ...}>``; ``kinds[k]`` is ``"int"``, ``"ints"`` (``[1, 2]``), ``"bool"``
+    (``true``/``false``) or ``"attr"``."""
     out: dict[str, object] = {}
     parser.parse_punctuation("<")
     parser.parse_punctuation("{")
@@ -51,6 +52,11 @@ def parse_fields(parser: AttrParser, kinds: dict[str, str]) -> dict[str, object]
             out[key] = parser.parse_integer()
         elif kind == "ints":
             out[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        elif kind == "bool":
+            word = parser.parse_identifier()
+            if word not in ("true", "false"):
+                parser.raise_error(f"{key} must be true or false, got {word!r}")
+            out[key] = word == "true"
         else:
             out[key] = parser.parse_attribute()
 

@@ -172,7 +172,7 @@ class AMDMfmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
-        f = _parse(parser, {"versionMajor": "int", "versionMinor": "int", "warpsPerCTA": "ints",
+        f = parse_fields(parser, {"versionMajor": "int", "versionMinor": "int", "warpsPerCTA": "ints",
                             "instrShape": "ints", "isTransposed": "bool"})
         return (IntAttr(f["versionMajor"]), ints(f["warpsPerCTA"]), ints(f.get("instrShape", (32, 32))),
                 IntAttr(int(f.get("isTransposed", False))))
@@ -225,39 +225,8 @@ class AMDWmmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
-        f = _parse(parser, {"version": "int", "warpsPerCTA": "ints", "isTranspose": "bool"})
+        f = parse_fields(parser, {"version": "int", "warpsPerCTA": "ints", "isTranspose": "bool"})
         return (IntAttr(f["version"]), ints(f["warpsPerCTA"]))
-
-
-def _parse(parser: AttrParser, kinds: dict[str, str]) -> dict:
-    """``parse_fields`` plus ``true``/``false`` fields."""
-    bools = {k for k, v in kinds.items() if v == "bool"}
-    if not bools:
-        return parse_fields(parser, kinds)
-    out: dict = {}
-    parser.parse_punctuation("<")
-    parser.parse_punctuation("{")
-
-    def field():
-        key = parser.parse_identifier()
-        if key not in kinds:
-            parser.raise_error(f"unexpected field {key!r}, expected one of {sorted(kinds)}")
-        parser.parse_punctuation("=")
-        kind = kinds[key]
-        if kind == "bool":
-            word = parser.parse_identifier()
-            if word not in ("true", "false"):
-                parser.raise_error(f"{key} must be true or false, got {word!r}")
-            out[key] = word == "true"
-        elif kind == "int":
-            out[key] = parser.parse_integer()
-        else:
-            out[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
-
-    parser.parse_comma_separated_list(parser.Delimiter.NONE, field)
-    parser.parse_punctuation("}")
-    parser.parse_punctuation(">")
-    return out
 
 
 AMD_ENCODINGS: list[type] = [AMDMfmaEncodingAttr, AMDWmmaEncodingAttr]

@@ -235,27 +235,10 @@ class NVMMASharedEncodingAttr(ParametrizedAttribute, SharedEncoding):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
-        out: dict[str, int] = {}
-        parser.parse_punctuation("<")
-        parser.parse_punctuation("{")
-
-        def field():
-            key = parser.parse_identifier()
-            parser.parse_punctuation("=")
-            if key == "transposed":
-                out[key] = int(parser.parse_boolean())
-            elif key in ("swizzlingByteWidth", "elementBitWidth"):
-                out[key] = parser.parse_integer()
-            elif key in ("CTAsPerCGA", "CTASplitNum", "CTAOrder"):
-                parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
-            else:
-                parser.raise_error(f"unexpected field {key!r} in #ttg.nvmma_shared")
-
-        parser.parse_comma_separated_list(parser.Delimiter.NONE, field)
-        parser.parse_punctuation("}")
-        parser.parse_punctuation(">")
-        return (IntAttr(out["swizzlingByteWidth"]), IntAttr(out.get("transposed", 0)),
-                IntAttr(out["elementBitWidth"]))
+        f = parse_fields(parser, {"swizzlingByteWidth": "int", "transposed": "bool", "elementBitWidth": "int",
+                                  "CTAsPerCGA": "ints", "CTASplitNum": "ints", "CTAOrder": "ints"})
+        return (IntAttr(f["swizzlingByteWidth"]), IntAttr(int(f.get("transposed", False))),
+                IntAttr(f["elementBitWidth"]))
 
 
 ENCODINGS = [NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr]
