@@ -8,3 +8,17 @@ a kernel's outputs against a reference computed independently in numpy.  Entry p
 from .case import Case, CopyOf, Err, Gen, Out, Rand, Scalar
 
 __all__ = ["Case", "CopyOf", "Err", "Gen", "Out", "Rand", "Scalar"]
+
+
+def compile_suite(backend: str, target: str, json_path, jobs: int = 2, timeout: float = 1800) -> list:
+    """Run ``tritium conformance --backend B --target T --compile-only`` in a subprocess (what a
+    plugin's CI test does); assert it exited 0 and return its results (a list of dicts with
+    ``status``)."""
+    import json
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "conformance", "--backend", backend, "--target", target, "--compile-only",
+           "-j", str(jobs), "--json", str(json_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return json.loads(open(json_path).read())["results"]

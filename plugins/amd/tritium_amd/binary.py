@@ -8,31 +8,22 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-import threading
 
 import llvmlite.binding as llvm
+
+from tritium.conversion.llvm_init import initialize_llvm
 
 from . import toolchain
 from .toolchain import ToolchainError
 
 TRIPLE = "amdgcn-amd-amdhsa"
 
-_init_lock = threading.Lock()
-_initialized = False
 _layout: str | None = None
 
 
-def _init_llvm() -> None:
-    global _initialized
-    with _init_lock:
-        if not _initialized:
-            llvm.initialize_all_targets()
-            llvm.initialize_all_asmprinters()
-            _initialized = True
-
 
 def _target_machine(arch: str, opt_level: int = 3):
-    _init_llvm()
+    initialize_llvm()
     target = llvm.Target.from_triple(TRIPLE)
     return target.create_target_machine(cpu=arch, features="", opt=opt_level, codemodel="default")
 

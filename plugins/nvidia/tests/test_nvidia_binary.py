@@ -47,14 +47,14 @@ def test_libdevice_linked_only_when_called():
     ptx = binary.llir_to_ptx(kernels.EXP_LIBDEVICE_LLIR, 90)
     assert "__nv_expf" not in ptx and "ex2.approx" in ptx
     import llvmlite.binding as llvm
-    binary._init_llvm()
+    binary.initialize_llvm()
     m = llvm.parse_assembly(kernels.VECTOR_ADD_LLIR)
     assert binary.link_libdevice(m) is False
 
 
 def test_missing_libdevice_message(monkeypatch, tmp_path):
     import llvmlite.binding as llvm
-    binary._init_llvm()
+    binary.initialize_llvm()
     monkeypatch.setattr(toolchain, "find_libdevice", lambda: None)
     with pytest.raises(toolchain.ToolchainError, match="pip install nvidia-nvvm"):
         binary.link_libdevice(llvm.parse_assembly(kernels.EXP_LIBDEVICE_LLIR))

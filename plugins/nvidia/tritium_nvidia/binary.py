@@ -13,25 +13,17 @@ import threading
 
 import llvmlite.binding as llvm
 
+from tritium.conversion.llvm_init import initialize_llvm
+
 from . import toolchain
 from .toolchain import ToolchainError
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 
-_init_lock = threading.Lock()
-_initialized = False
 # `-nvptx-fma-level` is a process-wide LLVM option; emission holds this lock while it is set.
 _emit_lock = threading.Lock()
 
-
-def _init_llvm() -> None:
-    global _initialized
-    with _init_lock:
-        if not _initialized:
-            llvm.initialize_all_targets()
-            llvm.initialize_all_asmprinters()
-            _initialized = True
 
 
 def normalize_arch(arch: int | str) -> str:
@@ -44,7 +36,7 @@ def normalize_arch(arch: int | str) -> str:
 
 
 def _target_machine(arch: str, opt_level: int, ptx_version: int):
-    _init_llvm()
+    initialize_llvm()
     target = llvm.Target.from_triple(TRIPLE)
     return target.create_target_machine(
         cpu=f"sm_{arch}", features=f"+ptx{ptx_version}", opt=opt_level, codemodel="default")
@@ -126,7 +118,7 @@ def llir_to_ptx(llvm_ir_text: str, arch: int | str, opt_level: int = 3, enable_f
     if ptx_version > toolchain.LLVM_MAX_PTX:
         raise ValueError(f"PTX ISA {ptx_version / 10:.1f} is newer than LLVM can emit "
                          f"({toolchain.LLVM_MAX_PTX / 10:.1f})")
-    _init_llvm()
+    initialize_llvm()
     module = llvm.parse_assembly(llvm_ir_text)
     if not module.triple:
         module.triple = TRIPLE
