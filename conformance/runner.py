@@ -194,8 +194,10 @@ def compare(name: str, out: Out, actual: np.ndarray, expected, start: np.ndarray
         return None
     bad = np.argwhere(~ok)
     first = tuple(int(i) for i in bad[0])
-    unwritten = int(np.sum((actual.view(np.uint8).reshape(*out.shape, -1) ==
-                            start.view(np.uint8).reshape(*out.shape, -1)).all(axis=-1) & ~ok))
+    # byte views need at least one dimension (numpy refuses to re-type a 0-d array's bytes)
+    same = (np.atleast_1d(actual).view(np.uint8).reshape(*out.shape, -1) ==
+            np.atleast_1d(start).view(np.uint8).reshape(*out.shape, -1)).all(axis=-1)
+    unwritten = int(np.sum(same & ~ok))
     note = f"; {unwritten} of them still hold the pre-launch value (unwritten?)" if unwritten else ""
     return (f"{name}: {len(bad)}/{ok.size} elements differ{how}{note}; first at {first}: "
             f"got {shown[first]!r}, expected {exp[first]!r}")
