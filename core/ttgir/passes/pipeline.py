@@ -253,14 +253,11 @@ class Pipeline:
         iv = new_body.args[0]
 
         # consumers read slot i % nslots once the oldest group has landed
-        first = new_body.first_op
-        at_top = InsertPoint.before(first)
-        Rewriter.insert_op(AsyncWaitOp((), s - 2), at_top)
-        views = []
-        for (load, alloc), buf in zip(info.loads, bufs):
-            view = MemDescIndexOp(buf, slot)
-            Rewriter.insert_op(view, at_top)
-            views.append(view)
+        # all views go in before any load is erased: the body's first op may be one of those loads
+        Rewriter.insert_op(AsyncWaitOp((), s - 2), InsertPoint.at_start(new_body))
+        views = [MemDescIndexOp(buf, slot) for buf in bufs]
+        Rewriter.insert_op(views, InsertPoint.after(new_body.first_op))
+        for (load, alloc), view in zip(info.loads, views):
             alloc.result.replace_all_uses_with(view.result)
             alloc.detach()
             alloc.erase()

@@ -142,6 +142,8 @@ class AccelerateMatmul:
     def _v3_ok(self, op: Operation, ka: str, m: int, n: int) -> bool:
         if self.capability != 90 or m % 64 or self.num_warps % 4 or n % 8 or op.input_precision == "tf32x3":
             return False
+        if ka in ("e4m3", "e5m2") and op.maxNumImpreciseAcc.value.data < 32:
+            return False  # a partial sum shorter than one wgmma's K: mma.sync accumulates each step in fp32
         a, b = _source(op.operands[0]), _source(op.operands[1])
         a_fast, b_fast = _fast_dim(a), _fast_dim(b)
         if ka not in ("f16", "bf16") and (a_fast != 1 or b_fast != 0):
@@ -234,7 +236,7 @@ class AccelerateMatmul:
         fence = FenceAsyncSharedOp()
         op.parent_block().insert_op_before(fence, op)
         acc = self._accumulator(op, self._mma_type(op, enc))
-        dot = WarpGroupDotOp(a, b, acc, op.input_precision)
+        dot = WarpGroupDotOp(a, b, acc, op.input_precision, max_num_imprecise_acc=op.maxNumImpreciseAcc.value.data)
         wait = WarpGroupDotWaitOp([dot.d], 0)
         op.parent_block().insert_op_before(dot, op)
         op.parent_block().insert_op_before(wait, op)

@@ -198,38 +198,58 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         tail = "p, 1, 1"
     n_k = k // inst_k
     n_a = 4 if a_in_regs else 1
-    # one asm per output tile holding its whole K loop: the accumulators are tied once, not per step
-    regs = ", ".join(f"${i}" for i in range(n_acc))
-    first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
-    # the first step scales the incoming accumulator by ``use_c`` (0: D = A*B, the inputs unread)
-    use_c = f"${first_in + n_k * (n_a + 1)}"
-    lines = ["{", ".reg .pred p, q;", f"setp.ne.b32 p, {use_c}, 0;", f"setp.eq.b32 q, {use_c}, {use_c};"]
-    for s_ in range(n_k):
-        a0 = first_in + s_ * (n_a + 1)
-        a_text = "{" + ", ".join(f"${a0 + i}" for i in range(4)) + "}" if a_in_regs else f"${a0}"
-        lines.append(f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
-                     f"{{{regs}}}, {a_text}, ${a0 + n_a}, {tail.replace('p', 'p' if s_ == 0 else 'q', 1)};")
-    text = "\n".join(lines + ["}"])
     out_c = "=r" if acc_kind == "s32" else "=f"
-    step_cons = (["r"] * 4 if a_in_regs else ["l"]) + ["l"]
-    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + step_cons * n_k + ["r"])
     ret = ir.LiteralStructType([acc[0].type] * n_acc)
 
+    def wgmma_asm(steps: int) -> tuple[str, str]:
+        """One asm holding ``steps`` K steps of one output tile: the accumulators are tied once."""
+        regs = ", ".join(f"${i}" for i in range(n_acc))
+        first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
+        # the first step scales the incoming accumulator by ``use_c`` (0: D = A*B, the inputs unread)
+        use_c = f"${first_in + steps * (n_a + 1)}"
+        lines = ["{", ".reg .pred p, q;", f"setp.ne.b32 p, {use_c}, 0;", f"setp.eq.b32 q, {use_c}, {use_c};"]
+        for s_ in range(steps):
+            a0 = first_in + s_ * (n_a + 1)
+            a_text = "{" + ", ".join(f"${a0 + i}" for i in range(4)) + "}" if a_in_regs else f"${a0}"
+            lines.append(f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
+                         f"{{{regs}}}, {a_text}, ${a0 + n_a}, {tail.replace('p', 'p' if s_ == 0 else 'q', 1)};")
+        step_cons = (["r"] * 4 if a_in_regs else ["l"]) + ["l"]
+        return "\n".join(lines + ["}"]), ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)]
+                                                   + step_cons * steps + ["r"])
+
+    # fp8 into fp32 with a bounded imprecise accumulation: each chunk of at most
+    # ``maxNumImpreciseAcc`` products starts from zero, and is waited for and added in fp32
+    partial, chunk = op.needs_partial_accumulator(), n_k
+    if partial:
+        chunk = max(1, min(n_k, -(-op.max_num_imprecise_acc // inst_k)))
     zero_c = _is_zero_constant(op.c)
     _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
     for mr in range(0, m, 16 * wm):
         for nr in range(0, n, inst_n * wn):
             d_idx = [lc.reg_index[(mr + 8 * i, nr + 8 * j8 + j)]
                      for j8 in range(inst_n // 8) for i in (0, 1) for j in (0, 1)]
-            operands = []
+            steps = []
             for k0 in range(0, k, inst_k):
-                operands += a_frag(mr, k0) if a_in_regs else [
-                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))]
-                operands.append(desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape)))
-            acc_in = [ir.Constant(acc[i].type, ir.Undefined) if zero_c else acc[i] for i in d_idx]
-            r = _asm(b, ret, text, cons, acc_in + operands + [const(I32, 0 if zero_c else 1)])
-            for j, i in enumerate(d_idx):
-                acc[i] = b.extract_value(r, j)
+                steps.append((a_frag(mr, k0) if a_in_regs else [
+                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))])
+                    + [desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))])
+            undef = [ir.Constant(acc[i].type, ir.Undefined) for i in d_idx]
+            have_c = not zero_c
+            for s0 in range(0, n_k, chunk):
+                text, cons = wgmma_asm(min(chunk, n_k - s0))
+                operands = [x for st in steps[s0:s0 + chunk] for x in st]
+                if not partial:
+                    acc_in = [acc[i] for i in d_idx] if have_c else undef
+                    r = _asm(b, ret, text, cons, acc_in + operands + [const(I32, int(have_c))])
+                    for j, i in enumerate(d_idx):
+                        acc[i] = b.extract_value(r, j)
+                    continue
+                r = _asm(b, ret, text, cons, undef + operands + [const(I32, 0)])
+                _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
+                part = _wait_regs(b, [b.extract_value(r, j) for j in range(n_acc)], 0)
+                for j, i in enumerate(d_idx):
+                    acc[i] = b.fadd(acc[i], part[j]) if have_c else part[j]
+                have_c = True
     _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
     fl.set(op.results[0], acc)
 
@@ -244,6 +264,14 @@ def _is_zero_constant(v) -> bool:
     return isinstance(val, DenseIntOrFPElementsAttr) and all(x == 0 for x in val.get_values())
 
 
+def _wait_regs(b: ir.IRBuilder, regs: list, pend: int) -> list:
+    """``wgmma.wait_group pend`` tied to ``regs``: nothing reads them before it."""
+    ints = [r.type == I32 for r in regs]
+    cons = ",".join(["=r" if i else "=f" for i in ints] + [str(i) for i in range(len(regs))])
+    r = _asm(b, ir.LiteralStructType([x.type for x in regs]), f"wgmma.wait_group.sync.aligned {pend};", cons, regs)
+    return [b.extract_value(r, i) for i in range(len(regs))]
+
+
 def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
     b = fl.builder
     pend = op.pendings.value.data
@@ -256,11 +284,7 @@ def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
         return
     for v, res in zip(op.inputs, op.outputs):
         regs = list(fl.get(v)) if isinstance(v.type, TensorType) else [fl.get(v)]
-        ints = [r.type == I32 for r in regs]
-        cons = ",".join(["=r" if i else "=f" for i in ints] + [str(i) for i in range(len(regs))])
-        r = _asm(b, ir.LiteralStructType([x.type for x in regs]), f"wgmma.wait_group.sync.aligned {pend};",
-                 cons, regs)
-        out = [b.extract_value(r, i) for i in range(len(regs))]
+        out = _wait_regs(b, regs, pend)
         fl.set(res, out if isinstance(v.type, TensorType) else out[0])
 
 
