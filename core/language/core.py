@@ -202,7 +202,11 @@ class static_range:
 
 class range:
     """``for i in tl.range(start, end, step, num_stages=..., loop_unroll_factor=...)``: a loop in
-    the IR (like ``range``) carrying scheduling hints."""
+    the IR (like ``range``) carrying scheduling hints.  ``num_stages`` pipelines this loop with that
+    many stages (GPU backends); ``loop_unroll_factor`` unrolls it in TTIR.  ``flatten`` (fuse a
+    nest into one loop), ``disallow_acc_multi_buffer`` and ``warp_specialize`` are recorded on the
+    loop as Triton does (``tt.flatten``, ...) and otherwise change nothing: no backend here
+    flattens loop nests, multi-buffers accumulators or specialises warps."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
                  disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
@@ -213,6 +217,9 @@ class range:
             self.start, self.end = arg1, arg2
         self.num_stages = num_stages
         self.loop_unroll_factor = loop_unroll_factor
+        self.disallow_acc_multi_buffer = disallow_acc_multi_buffer
+        self.flatten = flatten
+        self.warp_specialize = warp_specialize
 
     def __iter__(self):
         raise RuntimeError("tl.range can only be used in @jit'd functions")

@@ -351,7 +351,8 @@ def lower_commit(fl: FunctionLowering, op) -> None:
 
 
 def lower_async_wait(fl: FunctionLowering, op) -> None:
-    _asm(fl.builder, ir.VoidType(), f"cp.async.wait_group {op.num.value.data};", "", [])
+    # the count in hex, as Triton's PTX writes it
+    _asm(fl.builder, ir.VoidType(), f"cp.async.wait_group {op.num.value.data:#x};", "", [])
     fl.set(op.results[0], const(I32, 0))
 
 
