@@ -164,8 +164,8 @@ CASES = [
            reference=lambda x_ptr, n: x_ptr.reshape(-1, B)[:n].sum(0), rtol=1e-5, atol=1e-5)
       for ns, fl, nomb in ((1, False, False), (2, True, False), (4, False, True), (3, True, True))],
     _imprecise_case("fp16", 64, 64, 256, 64, 64, 64, 0, False, warps=4, stages=5),
-    _imprecise_case("fp8e5", 128, 256, 256, 128, 256, 128, 32, True),
-    _imprecise_case("fp8e5", 128, 256, 256, 128, 256, 128, 128, True),
+    _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 128, 32, True, warps=4),
+    _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 128, 128, True, warps=4),
     _imprecise_case("fp8e4nv", 64, 64, 256, 64, 64, 64, 64, True),
     _imprecise_case("fp8e4nv", 64, 64, 256, 64, 64, 64, 0, True),
     _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 64, 32, False),
