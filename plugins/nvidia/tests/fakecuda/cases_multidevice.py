@@ -49,10 +49,12 @@ class DLPackOn:
 def device0_current():
     drv = plugin.tritium_driver("nvidia")
     assert drv.is_active()
+    assert drv.device_count() == 2, "the driver in use is not the two-device fake"
     FAKE.lib.fake_reset_thread()
     drv.set_current_device(0)
     yield drv
     FAKE.lib.fake_reset_thread()
+    assert not fakecuda.foreign_drivers(), f"a real CUDA driver was loaded beside the fake: {fakecuda.foreign_drivers()}"
 
 
 def launch(*args, **kw):
