@@ -270,3 +270,22 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
 
 
 setattr(extern_elementwise, TRITON_BUILTIN, True)
+
+
+def get_int_dtype(bitwidth: int, signed: bool):
+    """``int{bitwidth}`` or ``uint{bitwidth}`` (Triton's ``triton.language.core.get_int_dtype``)."""
+    from . import dtypes
+    name = f"{'int' if signed else 'uint'}{int(_unwrap_if_constexpr(bitwidth))}"
+    if not hasattr(dtypes, name):
+        raise ValueError(f"no {'signed' if signed else 'unsigned'} integer type of {bitwidth} bits")
+    return getattr(dtypes, name)
+
+
+def __getattr__(name):
+    # Triton's ``triton.language.core`` also holds every builtin (``core.view``, ``core.reshape``,
+    # ...); Tritium's live in ``.functions``.
+    from . import functions
+    try:
+        return getattr(functions, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
