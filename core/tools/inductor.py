@@ -59,7 +59,9 @@ class _TritonAsTritium(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 @contextlib.contextmanager
 def triton_as_tritium() -> Iterator[None]:
     """While inside, ``import triton`` (and ``triton.language``, ``triton.runtime.jit`` ...) gives
-    Tritium's modules; the ``triton`` modules imported before (a real Triton) come back after."""
+    Tritium's modules; the ``triton`` modules imported before (a real Triton) come back after.
+    (Entered by hand, ``alias = triton_as_tritium(); alias.__enter__()``, keep ``alias``: the
+    alias ends when it is collected.)"""
     saved = {k: v for k, v in sys.modules.items() if _is_alias(k)}
     for k in saved:
         del sys.modules[k]
@@ -68,10 +70,11 @@ def triton_as_tritium() -> Iterator[None]:
     try:
         yield
     finally:
-        sys.meta_path.remove(finder)
-        for k in [k for k in sys.modules if _is_alias(k)]:
-            del sys.modules[k]
-        sys.modules.update(saved)
+        if sys.meta_path and finder in sys.meta_path:  # None while the interpreter shuts down
+            sys.meta_path.remove(finder)
+            for k in [k for k in sys.modules if _is_alias(k)]:
+                del sys.modules[k]
+            sys.modules.update(saved)
 
 
 def _load_file_as(name: str, path: str) -> types.ModuleType:
