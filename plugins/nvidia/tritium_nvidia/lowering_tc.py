@@ -244,6 +244,8 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
                     for j, i in enumerate(d_idx):
                         acc[i] = b.extract_value(r, j)
                     continue
+                if have_c or s0:  # registers the fp32 additions touched may be the next chunk's
+                    _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
                 r = _asm(b, ret, text, cons, undef + operands + [const(I32, 0)])
                 _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
                 part = _wait_regs(b, [b.extract_value(r, j) for j in range(n_acc)], 0)
