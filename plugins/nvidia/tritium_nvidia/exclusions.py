@@ -22,10 +22,9 @@ _TARGET: list[tuple[str, str, tuple[str, ...]]] = [
 ]
 
 
-def exclusions(target) -> list[ConformanceExclusion]:
-    from .plugin import _get_driver
+def exclusions(target, get_driver) -> list[ConformanceExclusion]:
     try:
-        present = _get_driver().is_active()
+        present = get_driver().is_active()
     except Exception:  # noqa: BLE001 - no driver means no device
         present = False
     out = [ConformanceExclusion(p, r, t) for p, r, t in _TARGET if str(target) in t]
