@@ -8,6 +8,7 @@ from xdsl.ir import Block, Region
 from ..language import dtypes as tl
 from ..language.core import tensor
 from ..ttir import ops as tt, region_ops as rops
+from ..ttir.mlir_ops import AssumeOp, BarrierOp
 from xdsl.dialects import math as xmath
 from .builder import Builder, ir_type
 from .semantic import _unwrap, binary_operands, broadcast_to_shape, broadcast_values, cast, full, splat, to_tensor
@@ -413,6 +414,19 @@ def device_assert(cond, msg, builder: Builder) -> None:
         return
     cond = cast(to_tensor(cond, builder), tl.int1, builder)
     builder.insert(tt.AssertOp(cond.handle, str(_unwrap(msg) or "")))
+
+
+def assume(cond, builder: Builder) -> None:
+    c = to_tensor(cond, builder)
+    if c.type.is_block():
+        raise TypeError(f"assume expects a scalar boolean condition, got a tensor {c.type}")
+    if not c.type.is_bool():
+        raise TypeError(f"assume expects a boolean condition, got {c.type}")
+    builder.insert(AssumeOp(c.handle))
+
+
+def debug_barrier(builder: Builder) -> None:
+    builder.insert(BarrierOp())
 
 
 def set_hint(x, values, attr: str, builder: Builder) -> tensor:

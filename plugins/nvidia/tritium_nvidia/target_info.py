@@ -33,8 +33,9 @@ class NVIDIATargetInfo(TargetInfo):
     data_layout = DATA_LAYOUT
     backend_name = "nvidia"
 
-    def __init__(self, capability: int = 90):
+    def __init__(self, capability: int = 90, maxnreg: int | None = None):
         self.capability = capability
+        self.maxnreg = maxnreg
 
     @property
     def warp_size(self) -> int:
@@ -193,6 +194,10 @@ class NVIDIATargetInfo(TargetInfo):
         fn.module.add_named_metadata("nvvm.annotations",
                                      [fn, ir.MetaDataString(fn.module, "maxntidx"),
                                       ir.Constant(I32, num_warps * WARP_SIZE)])
+        if self.maxnreg is not None:
+            # ``.maxnreg N`` on the kernel's entry (never on its noinline callees), as Triton sets it
+            fn.module.add_named_metadata("nvvm.annotations",
+                                         [fn, ir.MetaDataString(fn.module, "maxnreg"), ir.Constant(I32, self.maxnreg)])
 
     # --- plugin-owned lowerings ------------------------------------------------------------------
     def op_lowering(self, op):
