@@ -122,7 +122,7 @@ class pointer_type(dtype):
         self.element_ty = element_ty
         self.address_space = address_space
         self.const = const
-        self.name = f"pointer<{element_ty}>"
+        self.name = f"{'const_' if const else ''}pointer<{element_ty}>"
         self.primitive_bitwidth = 64
 
     def is_ptr(self): return True
@@ -139,7 +139,7 @@ class pointer_type(dtype):
         return ("ptr", self.element_ty._key(), self.address_space, self.const)
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return self.name
 
     def __repr__(self) -> str:
         return str(self)
