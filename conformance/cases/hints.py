@@ -1,8 +1,9 @@
 """What a kernel tells the compiler beyond its computation: pointers to constant data
 (``tl.const`` parameters, ``tl.pointer_type(..., const=True)``), facts it may assume
-(``tl.assume``), and the ``maxnreg`` launch option (a register cap: the results must not change).
+(``tl.assume``), the ``maxnreg`` launch option (a register cap: the results must not change), and
+the launch's shape as ``tl.extra.cuda`` reports it (``num_warps``, ``num_threads``).
 
-Categories ``const/``, ``assume/`` and ``maxnreg/``."""
+Categories ``const/``, ``assume/``, ``maxnreg/`` and ``extra_cuda/``."""
 import numpy as np
 
 import tritium as triton
@@ -96,6 +97,14 @@ def many_live_values(x_ptr, y_ptr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, a + b + c + d + e + f)
 
 
+@triton.jit
+def launch_shape(out_ptr):
+    # one slot per thread of the program, each holding the warp count
+    nt: tl.constexpr = tl.extra.cuda.num_threads()
+    offs = tl.arange(0, nt)
+    tl.store(out_ptr + offs, tl.full((nt,), tl.extra.cuda.num_warps(), tl.int32) + offs * 0)
+
+
 def _many_ref(x_ptr):
     x = x_ptr.astype(np.float32)
     a = x * np.float32(1.5)
@@ -139,7 +148,19 @@ def _cases():
         cases.append(Case(id=f"maxnreg/live-values-{cap}", kernel=many_live_values, grid=(2,),
                           constexprs={"BLOCK": BLOCK}, options={"maxnreg": cap}, inputs={"x_ptr": Rand("fp32", (N,), -2, 2)},
                           outputs={"y_ptr": Out("fp32", (N,))}, reference=_many_ref, rtol=1e-5, atol=1e-5))
+    for warps in (1, 4, 8):
+        n = 32 * warps
+        cases.append(Case(id=f"extra_cuda/num-threads-{warps}-warps", kernel=launch_shape, options={"num_warps": warps},
+                          outputs={"out_ptr": Out("int32", (512,), poison="sentinel")},
+                          check=lambda out, inp, n=n, warps=warps: _check_launch_shape(out["out_ptr"], n, warps)))
     return cases
+
+
+def _check_launch_shape(out, n, warps):
+    if not (out[:n] == warps).all():
+        return f"the first {n} slots (num_threads) should hold {warps} (num_warps): got {out[:n][:8]}..."
+    if (out[n:] == warps).any():
+        return f"num_threads is larger than {n}: slot {n + int(np.argmax(out[n:] == warps))} was written"
 
 
 CASES = _cases()

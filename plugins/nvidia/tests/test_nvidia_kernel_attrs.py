@@ -1,6 +1,6 @@
 """CPU-only: what kernel options and hint builtins leave in the NVIDIA stages' text: ``maxnreg=``
 as ``.maxnreg`` on the kernel's entry (not on its noinline callees), ``tl.assume`` as
-``llvm.assume``, ``tl.debug_barrier`` as a CTA barrier."""
+``llvm.assume``, ``tl.debug_barrier`` as a CTA barrier, ``tl.extra.cuda``'s special-register reads."""
 import re
 
 import pytest
@@ -68,3 +68,29 @@ def test_debug_barrier_is_a_cta_barrier_before_the_release():
     ptx = k.asm["ptx"]
     store, bar, atom = ptx.index("st.global"), ptx.index("bar.sync"), ptx.index("atom.global")
     assert store < bar < atom
+
+
+@triton.jit
+def timed_loop(out1_ptr, out2_ptr):
+    start = tl.extra.cuda.globaltimer()
+    off = tl.arange(0, 128)
+    for i in range(100):
+        tl.store(out1_ptr + off, tl.load(out1_ptr + off) + 1)
+    end = tl.extra.cuda.globaltimer()
+    tl.store(out2_ptr, end - start)
+
+
+@triton.jit
+def which_sm(out_ptr):
+    tl.store(out_ptr + tl.program_id(0), tl.extra.cuda.smid())
+    offs = tl.arange(0, tl.extra.cuda.num_threads())
+    tl.store(out_ptr + offs, offs + tl.extra.cuda.num_warps())
+
+
+def test_special_registers_are_read_as_triton_reads_them():
+    k = triton.compile(timed_loop, target="cuda:90", signature={"out1_ptr": "*i64", "out2_ptr": "*i64"})
+    assert k.asm["ptx"].count("%globaltimer") == 2  # impure: each call reads the clock again
+    k = triton.compile(which_sm, target="cuda:90", signature={"out_ptr": "*i32"}, num_warps=2)
+    assert k.asm["ptx"].count("%smid") == 1
+    assert "tensor<64xi32>" in k.asm["ttir"]  # num_threads: 2 warps of 32
+    assert k.asm["cubin"][:4] == b"\x7fELF"
