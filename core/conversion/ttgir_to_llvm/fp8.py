@@ -62,13 +62,11 @@ def f32_to_fp8(b: ir.IRBuilder, x: ir.Value, fmt: FloatFormat, rtz: bool = False
     code = b.select(is_sub, sub, normal)
     code = b.select(b.icmp_unsigned(">", code, const(I32, max_code)), const(I32, max_code), code)
     is_nan = b.icmp_unsigned(">", absb, const(I32, 0x7F800000))
-    if fmt.nan_code is not None and fmt.nan != "neg_zero":
-        code = b.select(is_nan, const(I32, fmt.nan_code), code)
-    elif fmt.nan == "none":
+    if fmt.nan == "none":  # ±max, the NaN's sign kept
         code = b.select(is_nan, const(I32, max_code), code)
     sign_ok = negative if fmt.has_neg_zero else b.and_(negative, b.icmp_unsigned("!=", code, const(I32, 0)))
     code = b.or_(code, b.select(sign_ok, const(I32, fmt.sign_bit), const(I32, 0)))
-    if fmt.nan == "neg_zero":
+    if fmt.nan_code is not None:  # the format's one canonical NaN, unsigned
         code = b.select(is_nan, const(I32, fmt.nan_code), code)
     return b.trunc(code, I8)
 
