@@ -12,7 +12,7 @@ import tritium as triton
 import tritium.language as tl
 
 from .. import dtypes
-from ..case import Case, Gen, Out, Rand, tol
+from ..case import Case, Gen, Out, tol
 
 FORMATS = dtypes.FP8_DTYPES
 N = 1024
