@@ -30,6 +30,16 @@ class ASTSource:
             if t == "constexpr" and n not in self.constexprs and fn.params[fn.arg_names.index(n)].default is _EMPTY:
                 raise TypeError(f"{fn.__name__}: constexpr parameter '{n}' needs a value")
 
+    @property
+    def name(self) -> str:
+        """The compiled kernel's symbol: the function's name, or what its ``@jit(repr=...)`` makes
+        of this specialization (Triton's hook), reduced to identifier characters."""
+        repr_fn = getattr(self.fn, "repr", None)
+        if repr_fn is None:
+            return self.fn.__name__
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(repr_fn(self)))
+        return name if name and not name[0].isdigit() else "_" + name
+
     def key(self) -> str:
         return repr((self.fn.cache_key, sorted(self.signature.items()), sorted((k, repr(v)) for k, v in self.constexprs.items()),
                      sorted((k, sorted(v.items())) for k, v in self.attrs.items())))
@@ -136,8 +146,8 @@ def _ttir_stage(src: ASTSource, target, options):
     def stage(_, metadata):
         from .frontend.generator import ast_to_ttir
         from .ttir.pipeline import optimize_ttir
-        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target)
-        metadata["name"] = src.fn.__name__
+        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target, kernel_name=src.name)
+        metadata["name"] = src.name
         return optimize_ttir(module, options)
     return stage
 
@@ -178,7 +188,7 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
     runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
                                                    if src.signature[n] != "constexpr")}
     cache = CacheManager(key)
-    name = src.fn.__name__
+    name = src.name
     if not always_compile():
         group = cache.get_group()
         if group is not None:

@@ -263,3 +263,13 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
 
 
 setattr(extern_elementwise, TRITON_BUILTIN, True)
+
+
+def get_int_dtype(bitwidth: int, signed: bool) -> dtype:
+    """The integer dtype of ``bitwidth`` bits (1 is ``int1``), signed or not."""
+    bitwidth, signed = _unwrap_if_constexpr(bitwidth), _unwrap_if_constexpr(signed)
+    if bitwidth == 1:
+        return dtype("int1")
+    if bitwidth not in (8, 16, 32, 64):
+        raise ValueError(f"no integer dtype of {bitwidth} bits (expected 1, 8, 16, 32 or 64)")
+    return dtype(f"{'' if signed else 'u'}int{bitwidth}")
