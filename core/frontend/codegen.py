@@ -536,6 +536,9 @@ def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:
 
 
 def sem_getitem(x: tensor, idx, builder: Builder) -> tensor:
+    """``x[None, :, ...]``: each None inserts a dimension of 1 at its position; ':' keeps one.
+    As in Triton, a ':' past the last dimension is no error (``ptr[None, None, :]`` on a scalar
+    pointer is a [1, 1] tensor)."""
     idx = _unwrap(idx)
     items = list(idx) if isinstance(idx, tuple) else [idx]
     items = [_unwrap(i) for i in items]
@@ -549,7 +552,4 @@ def sem_getitem(x: tensor, idx, builder: Builder) -> tensor:
             dim += 1
         else:
             raise ValueError(f"tensors can only be indexed with None and ':', got {it!r}")
-    rank = len(x.type.shape) if x.type.is_block() else 0
-    if dim - sum(1 for i in items if i is None) > rank:
-        raise ValueError(f"too many indices for a rank-{rank} tensor")
     return out
