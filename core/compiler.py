@@ -23,6 +23,9 @@ class ASTSource:
         self.attrs = {_name(fn, k): v for k, v in (attrs or {}).items()}
         for name in self.constexprs:
             self.signature[name] = "constexpr"
+        for p in fn.params:  # a constexpr parameter left out takes its default
+            if p.name not in self.signature and p.is_constexpr and p.default is not _EMPTY:
+                self.signature[p.name] = "constexpr"
         missing = [n for n in fn.arg_names if n not in self.signature]
         if missing:
             raise TypeError(f"{fn.__name__}: no type or constexpr value given for {', '.join(missing)}")
