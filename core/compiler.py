@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from .frontend.errors import CompilationError
+from .runtime.interface import grid3
 from .runtime.specialize import TensorWrapper
 
 TRITIUM_VERSION = "0.1.0"
@@ -104,7 +105,7 @@ class CompiledKernel:
         one) on ``stream`` (default: that device's current stream); the current device is left
         as it was."""
         if type(grid) is not tuple or len(grid) != 3:
-            grid = _grid3(grid)
+            grid = grid3(grid)
         driver = self._driver
         if driver is None:
             driver = self._driver = self.backend.driver()
@@ -132,15 +133,6 @@ class CompiledKernel:
         def run(*args):
             return self.launch(grid, None, [a.base if type(a) is TensorWrapper else a for a in args])
         return run
-
-
-def _grid3(grid) -> tuple[int, int, int]:
-    if isinstance(grid, int):
-        return (grid, 1, 1)
-    g = tuple(int(x) for x in grid)
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid!r}")
-    return g + (1,) * (3 - len(g))
 
 
 # --- compilation ---------------------------------------------------------------------------------

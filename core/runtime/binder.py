@@ -11,7 +11,8 @@ import operator
 import os
 import sys
 
-from .specialize import _FAST, specialize_arg
+from .interface import grid3
+from .specialize import _FAST, constexpr_key, specialize_arg
 
 _ENV_BACKEND = "TRITIUM_BACKEND"
 
@@ -52,7 +53,6 @@ def build_fast_launch(fn):
     """Return ``fast(grid, *args, **kwargs)`` for ``fn`` (a JITFunction), the dict it reads
     (``(backend env value, *key parts) -> Entry``) and the torch tensor type it inlines (None
     when torch was not imported yet; ``JITFunction.run`` rebuilds it once torch is)."""
-    from .jit import _constexpr_key
     names = [p.name for p in fn.params]
     tensor_type = _torch_tensor_type()
 
@@ -116,11 +116,10 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
         return fn.run(grid=grid, warmup=False, **named, **kw)
 
     cache: dict = {}
-    from ..compiler import _grid3
     from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
-             "_t_ck": _constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn._specializers, "_t_run": fn.run, "_t_cache_get": cache.get,
-             "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": _grid3,
+             "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn._specializers, "_t_run": fn.run, "_t_cache_get": cache.get,
+             "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3,
              "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
     return scope["_t_fast"], cache, tensor_type

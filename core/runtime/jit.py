@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import descriptors as _descriptors
 from .interface import KernelInterface
-from .specialize import LAUNCH_OPTIONS, TensorWrapper, specialize_arg
+from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, specialize_arg
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
 _ENV = os.environ
@@ -257,7 +257,7 @@ class JITFunction(KernelInterface):
 
     @functools.cached_property
     def _specializers(self):
-        return [(lambda v, p: ("c", _constexpr_key(v))) if p.is_constexpr
+        return [(lambda v, p: ("c", constexpr_key(v))) if p.is_constexpr
                 else _specialize_unaligned if p.do_not_specialize or p.do_not_specialize_on_alignment
                 else specialize_arg for p in self.params]
 
@@ -293,12 +293,6 @@ class JITFunction(KernelInterface):
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
-
-
-@functools.lru_cache(maxsize=None)
-def _constexpr():
-    from ..language.core import constexpr
-    return constexpr
 
 
 class _Param:
@@ -361,17 +355,6 @@ def _hash_dependency(h, name, v, seen):
 
 def _unwrap(v):
     return v.base if type(v) is TensorWrapper else v
-
-
-def _constexpr_key(v):
-    if type(v) is int:  # the usual constexpr: a block size
-        return ("int", v)
-    v = v.value if type(v) is _constexpr() else v
-    if isinstance(v, (int, float, bool, str, type(None), tuple)):
-        return (type(v).__name__, v)
-    if isinstance(v, JITFunction):
-        return ("fn", v.cache_key)
-    return (type(v).__name__, repr(v))
 
 
 def _short(s: str) -> str:

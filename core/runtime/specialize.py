@@ -171,6 +171,21 @@ _FAST.update({int: _int_key, bool: lambda v, p: ("a", "i1", ""), float: lambda v
               type(None): lambda v, p: ("n",)})
 
 
+def constexpr_key(v) -> tuple:
+    """The key part of a constexpr argument: its type and value (a ``@jit`` function: its
+    source hash; anything else: its repr)."""
+    if type(v) is int:  # the usual constexpr: a block size
+        return ("int", v)
+    from ..language.core import constexpr
+    v = v.value if type(v) is constexpr else v
+    if isinstance(v, (int, float, bool, str, type(None), tuple)):
+        return (type(v).__name__, v)
+    from .interface import KernelInterface
+    if isinstance(v, KernelInterface) and hasattr(type(v), "cache_key"):
+        return ("fn", v.cache_key)
+    return (type(v).__name__, repr(v))
+
+
 def specialize_arg(v, param) -> tuple:
     fast = _FAST.get(type(v))
     if fast is not None:
