@@ -258,6 +258,31 @@ def isinstance_kernel(x_ptr, z_ptr, K, B: tl.constexpr):
     tl.store(z_ptr + offs, x)
 
 
+def _next_pow2_builtin(n, *, _builder=None):
+    # a compile-time helper marked the way libraries mark Triton builtins (they get the builder)
+    assert isinstance(n, tl.constexpr), f"a builtin receives constexprs as they are, got {n!r}"
+    return tl.constexpr(1 << (int(n.value) - 1).bit_length())
+
+
+def _other_or_none_builtin(mask, value, *, _semantic=None):
+    # Triton's later spelling of the builder keyword
+    assert _semantic is not None
+    return tl.constexpr(None) if isinstance(mask, tl.constexpr) and mask.value is None else value
+
+
+_next_pow2_builtin.__triton_builtin__ = True
+_other_or_none_builtin.__triton_builtin__ = True
+
+
+@triton.jit
+def foreign_builtin_kernel(x_ptr, z_ptr, N: tl.constexpr):
+    P: tl.constexpr = _next_pow2_builtin(N)
+    offs = tl.arange(0, P)
+    mask = offs < N
+    x = tl.load(x_ptr + offs, mask=mask, other=_other_or_none_builtin(mask, -1.0))
+    tl.store(z_ptr + offs, x)
+
+
 @triton.jit
 def no_parameters_kernel():
     tl.static_assert(tl.constexpr(None) is None)
@@ -328,6 +353,10 @@ CASES = [
     Case(id="values/isinstance", kernel=isinstance_kernel, constexprs={"B": B},
          inputs={"x_ptr": Rand("int32", (B,), -1000, 1000), "K": Scalar("int32", 2, 9)},
          outputs={"z_ptr": Out("int32", (B,), poison="sentinel")}, reference=lambda x_ptr, K: x_ptr * K),
+    Case(id="values/foreign-builtins", kernel=foreign_builtin_kernel, constexprs={"N": 12},
+         inputs={"x_ptr": Rand("fp32", (16,))}, outputs={"z_ptr": Out("fp32", (16,))},
+         reference=lambda x_ptr: np.where(np.arange(16) < 12, x_ptr, -1.0),
+         doc="functions marked __triton_builtin__ run at compile time with the builder (_builder or _semantic)"),
     Case(id="values/no-parameters", kernel=no_parameters_kernel,
          expect_error=Err("a kernel without parameters reached the compiler", line="tl.static_assert(False"),
          doc="launching a kernel that takes no arguments reaches the compiler (its static_assert)"),

@@ -15,7 +15,7 @@ import operator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
 from ..language import dtypes as tl
-from ..language.core import constexpr, is_builtin, tensor
+from ..language.core import builder_keyword, constexpr, is_builtin, tensor
 from ..ttir import ops as tt
 from . import semantic as sem
 from . import semantic_tensor as semt
@@ -395,7 +395,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs, node)
         if is_builtin(fn):
-            return fn(*args, _builder=self.builder, **kwargs)
+            return fn(*args, **{builder_keyword(fn): self.builder}, **kwargs)
         if fn is constexpr:
             return constexpr(_unwrap(args[0]) if args else None)
         if fn is isinstance:

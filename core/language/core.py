@@ -26,7 +26,27 @@ def builtin(fn):
 
 
 def is_builtin(fn) -> bool:
-    return getattr(fn, TRITON_BUILTIN, False)
+    """Marked by ``@builtin`` or by Triton's own marker (``__triton_builtin__``, which libraries
+    such as PyTorch Inductor set on their compile-time helpers)."""
+    return bool(getattr(fn, TRITON_BUILTIN, False) or getattr(fn, "__triton_builtin__", False))
+
+
+def builder_keyword(fn) -> str:
+    """The keyword a builtin takes the IR builder under: ``_builder``, or ``_semantic`` (Triton's
+    later name) for a foreign builtin that declares only that one."""
+    if getattr(fn, TRITON_BUILTIN, False):
+        return "_builder"
+    return _foreign_builder_keyword(getattr(fn, "__func__", fn))
+
+
+@functools.lru_cache(maxsize=None)
+def _foreign_builder_keyword(fn) -> str:
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return "_builder"
+    return "_semantic" if "_semantic" in params and "_builder" not in params else "_builder"
 
 
 def _sem():
