@@ -69,13 +69,13 @@ def build_fast_launch(fn):
     keys = [key(p) for p in fn.params]
     # Every parameter defaults to a sentinel so that a missing or extra argument, or a launch
     # option, reaches JITFunction.run, which reports it or handles it.
+    call = "".join(n + ", " for n in names)  # a tuple's items, each with its comma: "" for no parameters
     fill = []
     for p in fn.params:
         if p.default is inspect.Parameter.empty:
-            fill.append(f"    if {p.name} is _t_M: return _t_slow(_t_grid, ({''.join(n + ', ' for n in names)}), _t_extra, _t_kw)")
+            fill.append(f"    if {p.name} is _t_M: return _t_slow(_t_grid, ({call}), _t_extra, _t_kw)")
         else:
             fill.append(f"    if {p.name} is _t_M: {p.name} = _t_defaults[{p.num}]")
-    call = "".join(n + ", " for n in names)  # a tuple's items, each with its comma: "" for no parameters
     params = "".join(n + "=_t_M, " for n in names)
     src = f"""
 def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
@@ -118,8 +118,8 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
     cache: dict = {}
     from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
-             "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn._specializers, "_t_run": fn.run, "_t_cache_get": cache.get,
-             "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3,
+             "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn._specializers, "_t_run": fn.run,
+             "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3,
              "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
     return scope["_t_fast"], cache, tensor_type
