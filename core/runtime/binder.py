@@ -118,7 +118,7 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
     cache: dict = {}
     from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
-             "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn._specializers, "_t_run": fn.run,
+             "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn.specializers, "_t_run": fn.run,
              "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3,
              "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder

@@ -34,7 +34,7 @@ def _companion(fn, layout: tuple):
     if layout in cache:
         return cache[layout]
     comp = copy.copy(fn)
-    for attr in ("_specializers", "_descriptor_companions"):
+    for attr in ("specializers", "_descriptor_companions"):
         comp.__dict__.pop(attr, None)
     params, names, prologue = [], [], []
     for p, rank in zip(fn.params, layout):

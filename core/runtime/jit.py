@@ -173,7 +173,7 @@ class JITFunction(KernelInterface):
             if _descriptors.has_descriptor(bound):
                 launch = dict(opts, backend=backend_name, target=target, stream=stream)
                 return _descriptors.run_with_descriptors(self, bound, grid, warmup, launch)
-            key_parts = tuple([spec(v, p) for spec, v, p in zip(self._specializers, bound, self.params)])
+            key_parts = tuple([spec(v, p) for spec, v, p in zip(self.specializers, bound, self.params)])
         except TypeError as e:
             raise self._argument_error(str(e)) from None
         except OverflowError as e:
@@ -256,7 +256,8 @@ class JITFunction(KernelInterface):
         return functools.partial(self._fast[0], grid)
 
     @functools.cached_property
-    def _specializers(self):
+    def specializers(self):
+        """Per parameter, ``f(value, param) -> key part`` (see ``specialize.py``)."""
         return [(lambda v, p: ("c", constexpr_key(v))) if p.is_constexpr
                 else _specialize_unaligned if p.do_not_specialize or p.do_not_specialize_on_alignment
                 else specialize_arg for p in self.params]
