@@ -56,6 +56,11 @@ class KernelArgumentError(CompilationError, TypeError):
     also a ``TypeError``, as Python raises for a bad call."""
 
 
+class KernelArgumentOverflowError(CompilationError, OverflowError):
+    """An integer launch argument no kernel parameter can hold (outside [-2**63, 2**64)).  It is
+    also an ``OverflowError``, as Triton's launcher raises."""
+
+
 def describe(exc: BaseException) -> str:
     """A user-facing description of an exception raised while emitting IR."""
     msg = str(exc)

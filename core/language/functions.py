@@ -281,6 +281,8 @@ def cat(input, other, can_reorder=False, _builder=None):
 def interleave(a, b, _builder=None):
     j = _st().join(a, b, _builder)
     shape = list(j.type.shape)
+    if len(shape) == 1:  # two scalars: the join is already the interleaving
+        return j
     return _st().reshape(j, shape[:-2] + [shape[-2] * 2], False, _builder)
 
 
