@@ -136,7 +136,7 @@ def binary_operands(lhs, rhs, builder: Builder, allow_lhs_ptr=False, allow_rhs_p
                     raise TypeError(f"float scalar {v} cannot be combined with a {ret} tensor implicitly")
                 if v < 0 and ret.is_int_unsigned():
                     raise ValueError(f"Cannot perform a binary operation between an unsigned tensor and a "
-                                     f"negative scalar ({ret} and {v}); cast one of them explicitly")
+                                     f"negative scalar ({ret} with negative scalar {v}); cast one of them explicitly")
                 if not ret.get_int_min_value() <= int(v) <= ret.get_int_max_value():
                     raise ValueError(f"Scalar {v} is out of range for type {ret} "
                                      f"([{ret.get_int_min_value()}, {ret.get_int_max_value()}])")
