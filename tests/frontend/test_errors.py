@@ -87,3 +87,23 @@ def test_dtype_unsupported_by_target():
         tritium.compile(K.fp8_kernel, signature=sig, target="cuda:80", stage="ttir")
     assert "to(tl.float8e4nv)" in str(info.value)
     tritium.compile(K.fp8_kernel, signature=sig, target="cuda:90", stage="ttir")  # supported there
+
+
+@pytest.mark.parametrize("fn, words", [
+    (K.bad_program_id_axis, "program_id axis must be 0, 1, or 2 but got 20"),
+    (K.bad_expand_dims_axis, "invalid axis -3. Expected -2 <= axis < 2"),
+    (K.duplicate_expand_dims_axes, "expand_dims received duplicate axes, normalized axes = [0, 0]"),
+])
+def test_the_language_error_is_the_cause(fn, words):
+    """As in Triton, the error a language function raised is the CompilationError's __cause__
+    (where Triton's own tests read its words); both are TritonErrors' kin."""
+    with pytest.raises(tritium.TritonError) as info:
+        _compile(fn)
+    assert isinstance(info.value, CompilationError)
+    assert words in str(info.value) and words in str(info.value.__cause__)
+    assert isinstance(info.value.__cause__, ValueError) and info.value.__cause__.__traceback__ is None
+
+
+def test_interpreter_errors_are_triton_errors():
+    from tritium.backends.interpreter.errors import InterpreterError
+    assert issubclass(InterpreterError, tritium.TritonError) and issubclass(InterpreterError, RuntimeError)
