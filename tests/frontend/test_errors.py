@@ -107,3 +107,11 @@ def test_the_language_error_is_the_cause(fn, words):
 def test_interpreter_errors_are_triton_errors():
     from tritium.backends.interpreter.errors import InterpreterError
     assert issubclass(InterpreterError, tritium.TritonError) and issubclass(InterpreterError, RuntimeError)
+
+
+def test_num_warps_not_a_power_of_two():
+    """Triton asserts it; ``except AssertionError`` and ``except ValueError`` both catch it here."""
+    x = np.zeros(16, np.int32)
+    for kind in (AssertionError, ValueError):
+        with pytest.raises(kind, match="num_warps must be a power of 2, got 3"):
+            K.small_kernel[(1,)](x, 16, BLOCK=16, num_warps=3)
