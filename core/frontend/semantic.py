@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numbers
 
-from ..language import dtypes as tl
-from ..language.core import constexpr, tensor
 from xdsl.dialects.builtin import IntegerAttr, i32
 
+from ..language import dtypes as tl
+from ..language.core import constexpr, tensor
 from ..ttir import arith, ops as tt
 from .builder import Builder, ir_type
 
