@@ -218,7 +218,8 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
             cur = fn(cur, metadata)
         except CompilationError as e:
             # the message already points at the user's line; the compiler's frames add nothing
-            raise e.with_traceback(None) from None
+            # (the cause, where there is one, is the error a language function raised, in its words)
+            raise e.with_traceback(None) from e.__cause__
         except Exception as e:  # noqa: BLE001 - report which stage broke, without internals
             raise CompilationError(f"internal compiler error in stage '{st}' for {target}: "
                                    f"{type(e).__name__}: {e}", filename=src.fn.file,

@@ -21,7 +21,7 @@ from . import semantic as sem
 from . import semantic_tensor as semt
 from .builder import Builder, ir_type
 from .codegen_control import ControlFlowMixin, contains_return
-from .errors import CompilationError, UnsupportedLanguageConstruct, describe
+from .errors import CompilationError, UnsupportedLanguageConstruct, describe, original
 from .scope import PY_BUILTINS, global_value
 
 
@@ -76,7 +76,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except CompilationError:
             raise
         except Exception as e:  # noqa: BLE001 - every other error becomes a located user error
-            raise self._error(self.last_node, e) from None
+            raise self._error(self.last_node, e) from original(e)
         return self.func_op, self.ret_value
 
     def _error(self, node, exc_or_msg) -> CompilationError:
@@ -101,7 +101,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except CompilationError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise self._error(self.last_node, e) from None
+            raise self._error(self.last_node, e) from original(e)
         # children set their own locations; the ops this node creates after them carry its own
         self.builder.loc = own_loc
         if isinstance(node, ast.expr):
@@ -536,20 +536,18 @@ def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:
 
 
 def sem_getitem(x: tensor, idx, builder: Builder) -> tensor:
-    """``x[None, :, ...]``: each None inserts a dimension of 1 at its position; ':' keeps one.
-    As in Triton, a ':' past the last dimension is no error (``ptr[None, None, :]`` on a scalar
-    pointer is a [1, 1] tensor)."""
+    """``x[None, :, ...]``: each ``None`` inserts a size-1 dimension where it stands, each ``:``
+    keeps the dimension there; as in Triton, a ``:`` past the last dimension is accepted."""
     idx = _unwrap(idx)
     items = list(idx) if isinstance(idx, tuple) else [idx]
     items = [_unwrap(i) for i in items]
     out = x
-    dim = 0
-    for it in items:
+    for dim, it in enumerate(items):
         if it is None:
             out = semt.expand_dims(out, [dim], builder)
-            dim += 1
-        elif isinstance(it, slice) and it == slice(None, None, None):
-            dim += 1
-        else:
-            raise ValueError(f"tensors can only be indexed with None and ':', got {it!r}")
+        elif not (isinstance(it, slice) and it == slice(None, None, None)):
+            shown = ":".join("" if v is None else str(v) for v in (it.start, it.stop, it.step)[:3 if it.step else 2]) \
+                if isinstance(it, slice) else repr(it)
+            raise ValueError(f"unsupported tensor index: {shown} (a tensor can only be indexed with None "
+                             "and ':')")
     return out

@@ -179,8 +179,8 @@ class tensor:
             return self
         if self.type.numel != 1:
             raise ValueError(f"item() needs a tensor of one element, got shape {list(self.type.shape)}")
-        from .. import language
-        return language.max(self, axis=None, _builder=_builder)
+        from ..frontend import semantic_tensor
+        return semantic_tensor.reshape(self, [], False, _builder)
 
     def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
         def method(self, *args, _builder=None, **kwargs):

@@ -63,8 +63,11 @@ class JITFunction(KernelInterface):
     def parse(self) -> ast.FunctionDef:
         if self._ast is None:
             if not self.src:
-                raise ValueError(f"cannot read the source of {self.__name__}: @jit functions must be defined in "
-                                 "a file (not in an interactive session or exec)")
+                raise ValueError(f"cannot read the source of {self.__name__} (from {self.file}): a @jit function is "
+                                 "compiled from its source text, which Python keeps only for functions defined "
+                                 "in a file; for source made at run time, write it to a file and "
+                                 "exec(compile(src, that_file, 'exec')), register it with linecache, or set "
+                                 "`.src` on the JITFunction before its first launch")
             tree = ast.parse(self.src)
             fns = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if not fns:
