@@ -7,6 +7,7 @@ import sys as _sys
 from typing import Any
 
 from .frontend.errors import CompilationError
+from .runtime.interface import grid3
 from .runtime.specialize import TensorWrapper
 
 TRITIUM_VERSION = "0.1.0"
@@ -24,12 +25,25 @@ class ASTSource:
         self.attrs = {_name(fn, k): v for k, v in (attrs or {}).items()}
         for name in self.constexprs:
             self.signature[name] = "constexpr"
+        for p in fn.params:  # a constexpr parameter left out takes its default
+            if p.name not in self.signature and p.is_constexpr and p.default is not _EMPTY:
+                self.signature[p.name] = "constexpr"
         missing = [n for n in fn.arg_names if n not in self.signature]
         if missing:
             raise TypeError(f"{fn.__name__}: no type or constexpr value given for {', '.join(missing)}")
         for n, t in self.signature.items():
             if t == "constexpr" and n not in self.constexprs and fn.params[fn.arg_names.index(n)].default is _EMPTY:
                 raise TypeError(f"{fn.__name__}: constexpr parameter '{n}' needs a value")
+
+    @property
+    def name(self) -> str:
+        """The compiled kernel's symbol: the function's name, or what its ``@jit(repr=...)`` makes
+        of this specialization (Triton's hook), reduced to identifier characters."""
+        repr_fn = getattr(self.fn, "repr", None)
+        if repr_fn is None:
+            return self.fn.__name__
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(repr_fn(self)))
+        return name if name and not name[0].isdigit() else "_" + name
 
     def key(self) -> str:
         return repr((self.fn.cache_key, sorted(self.signature.items()), sorted((k, repr(v)) for k, v in self.constexprs.items()),
@@ -92,7 +106,7 @@ class CompiledKernel:
         one) on ``stream`` (default: that device's current stream); the current device is left
         as it was."""
         if type(grid) is not tuple or len(grid) != 3:
-            grid = _grid3(grid)
+            grid = grid3(grid)
         driver = self._driver
         if driver is None:
             driver = self._driver = self.backend.driver()
@@ -122,23 +136,14 @@ class CompiledKernel:
         return run
 
 
-def _grid3(grid) -> tuple[int, int, int]:
-    if isinstance(grid, int):
-        return (grid, 1, 1)
-    g = tuple(int(x) for x in grid)
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid!r}")
-    return g + (1,) * (3 - len(g))
-
-
 # --- compilation ---------------------------------------------------------------------------------
 
 def _ttir_stage(src: ASTSource, target, options):
     def stage(_, metadata):
         from .frontend.generator import ast_to_ttir
         from .ttir.pipeline import optimize_ttir
-        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target)
-        metadata["name"] = src.fn.__name__
+        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target, kernel_name=src.name)
+        metadata["name"] = src.name
         return optimize_ttir(module, options)
     return stage
 
@@ -179,7 +184,7 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
     runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
                                                    if src.signature[n] != "constexpr")}
     cache = CacheManager(key)
-    name = src.fn.__name__
+    name = src.name
     if not always_compile():
         group = cache.get_group()
         if group is not None:
@@ -214,7 +219,8 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
             cur = fn(cur, metadata)
         except CompilationError as e:
             # the message already points at the user's line; the compiler's frames add nothing
-            raise e.with_traceback(None) from None
+            # (the cause, where there is one, is the error a language function raised, in its words)
+            raise e.with_traceback(None) from e.__cause__
         except Exception as e:  # noqa: BLE001 - report which stage broke, without internals
             raise CompilationError(f"internal compiler error in stage '{st}' for {target}: "
                                    f"{type(e).__name__}: {e}", filename=src.fn.file,
@@ -276,7 +282,10 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
         elif k[0] == "n":
             constexprs[p.name] = None
         else:
-            signature[p.name] = k[1]
+            ty = k[1]
+            if getattr(p, "is_const", False) and ty.startswith("*") and not ty.startswith("*k"):
+                ty = "*k" + ty[1:]  # ``tl.const``: a pointer to constant data
+            signature[p.name] = ty
             if k[2] == "D":
                 attrs[p.name] = {"tt.divisibility": 16}
     if target is None:

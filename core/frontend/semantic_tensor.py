@@ -2,15 +2,18 @@
 math functions and debugging ops."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType, i32
 from xdsl.ir import Block, Region
 
 from ..language import dtypes as tl
 from ..language.core import tensor
 from ..ttir import ops as tt, region_ops as rops
+from ..ttir.float_formats import FP8_FORMATS
+from ..ttir.mlir_ops import AssumeOp, BarrierOp
 from xdsl.dialects import math as xmath
 from .builder import Builder, ir_type
-from .semantic import _unwrap, binary_operands, broadcast_to_shape, broadcast_values, cast, full, splat, to_tensor
+from .semantic import (_unwrap, and_, binary_operands, bitcast, broadcast_to_shape, broadcast_values, cast, full,
+                       splat, to_tensor)
 
 
 def _ints(seq, what: str) -> list[int]:
@@ -29,14 +32,14 @@ def _ints(seq, what: str) -> list[int]:
 def program_id(axis, builder: Builder) -> tensor:
     axis = _unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis!r}")
     return tensor(builder.create(tt.GetProgramIdOp(axis)), tl.int32)
 
 
 def num_programs(axis, builder: Builder) -> tensor:
     axis = _unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
+        raise ValueError(f"num_programs axis must be 0, 1, or 2 but got {axis!r}")
     return tensor(builder.create(tt.GetNumProgramsOp(axis)), tl.int32)
 
 
@@ -94,25 +97,26 @@ def reshape(x: tensor, shape, can_reorder: bool, builder: Builder) -> tensor:
     return tensor(builder.create(op), ty)
 
 
+def wrap_axis(axis: int, rank: int) -> int:
+    """``axis`` in ``[-rank, rank)`` made non-negative; anything else is an error in Triton's words."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"invalid axis {axis}. Expected {-rank} <= axis < {rank}")
+    return axis + rank if axis < 0 else axis
+
+
 def expand_dims(x, axes, builder: Builder) -> tensor:
     x = to_tensor(x, builder)
     axes = _ints(axes, "expand_dims axes")
+    rank = (len(x.type.shape) if x.type.is_block() else 0) + len(axes)
+    axes = [wrap_axis(a, rank) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {axes}")
     if not x.type.is_block():
-        x = splat(x, [1], builder)
-        axes = [a for a in axes]
-        if len(axes) == 1:
-            return x
-        axes = axes[1:]
-    rank = len(x.type.shape) + len(axes)
-    axes = sorted(a + rank if a < 0 else a for a in axes)
-    for a in axes:
-        if not 0 <= a < rank:
-            raise ValueError(f"expand_dims axis {a} is out of range for the result's rank {rank}")
-    for a in axes:
+        return splat(x, [1] * rank, builder)
+    for a in sorted(axes):
         shape = list(x.type.shape)
         shape.insert(a, 1)
         ty = tl.block_type(x.type.scalar, shape)
-        from xdsl.dialects.builtin import IntegerAttr
         x = tensor(builder.create(tt.ExpandDimsOp(x.handle, ir_type(ty), axis=IntegerAttr(a, i32))), ty)
     return x
 
@@ -204,6 +208,10 @@ def broadcast_to(x, shape, builder: Builder) -> tensor:
 
 # --- dot -------------------------------------------------------------------------------------------
 
+#: fp8 formats matrix instructions take; dots of the others (fp8e4b15, fp8e4b8, fp8e5b16) upcast
+_TENSOR_CORE_FP8 = ("fp8e4nv", "fp8e5")
+
+
 def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: Builder) -> tensor:
     a, b = to_tensor(a, builder), to_tensor(b, builder)
     if not (a.type.is_block() and b.type.is_block()):
@@ -223,6 +231,11 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
     if at.is_fp8() or bt.is_fp8():
         if not (at.is_fp8() and bt.is_fp8()):
             raise TypeError(f"dot: an fp8 operand needs an fp8 partner, got {at} and {bt}")
+        if at.name not in _TENSOR_CORE_FP8 or bt.name not in _TENSOR_CORE_FP8:
+            # no matrix instruction takes these formats; every value is exact in fp16, and so is
+            # the fp16 dot's fp32 accumulation of their products
+            a, b = cast(a, tl.float16, builder), cast(b, tl.float16, builder)
+            at = bt = tl.float16
     elif at != bt:
         raise TypeError(f"dot: operands must have the same dtype, got {at} and {bt}")
     out_dtype = _unwrap(out_dtype) or tl.float32
@@ -308,9 +321,7 @@ def reduce(srcs, axis, combine, builder: Builder, keep_dims: bool = False) -> li
     if not shape:
         return srcs
     rank = len(shape)
-    if not -rank <= axis < rank:
-        raise ValueError(f"reduction axis {axis} is out of range for a rank-{rank} tensor")
-    axis = axis % rank
+    axis = wrap_axis(axis, rank)
     for s in srcs:
         if list(s.type.shape) != shape:
             raise ValueError("all reduced tensors must have the same shape")
@@ -336,9 +347,9 @@ def scan(srcs, axis, combine, reverse, builder: Builder) -> list[tensor]:
     if not shape:
         raise ValueError("scan needs a tensor")
     rank = len(shape)
-    if axis is None or not -rank <= axis < rank:
-        raise ValueError(f"scan axis {axis} is out of range for a rank-{rank} tensor")
-    axis = axis % rank
+    if axis is None:
+        raise ValueError("a scan needs an axis, got None")
+    axis = wrap_axis(axis, rank)
     region, handles = _combine_region(srcs, builder, combine)
     with builder.at(region.blocks[0]):
         builder.insert(rops.ScanReturnOp(handles))
@@ -379,6 +390,11 @@ def abs_(x, builder):
     sc = x.type.scalar
     if sc.is_floating():
         if sc.is_fp8():
+            if FP8_FORMATS[sc.name].has_neg_zero:
+                # sign-magnitude codes: clearing the sign bit keeps infinities and NaNs (Triton's way)
+                bits = bitcast(x, tl.int8, builder)
+                return bitcast(and_(bits, 0x7F, builder), sc, builder)
+            # no negative zero (its code is the NaN): through fp32, exact, NaN stays NaN
             return cast(abs_(cast(x, tl.float32, builder), builder), sc, builder)
         return tensor(builder.create(xmath.AbsFOp(x.handle)), x.type)
     if sc.is_int_unsigned():
@@ -420,6 +436,19 @@ def device_assert(cond, msg, builder: Builder) -> None:
         return
     cond = cast(to_tensor(cond, builder), tl.int1, builder)
     builder.insert(tt.AssertOp(cond.handle, str(_unwrap(msg) or "")))
+
+
+def assume(cond, builder: Builder) -> None:
+    c = to_tensor(cond, builder)
+    if c.type.is_block():
+        raise TypeError(f"assume expects a scalar boolean condition, got a tensor {c.type}")
+    if not c.type.is_bool():
+        raise TypeError(f"assume expects a boolean condition, got {c.type}")
+    builder.insert(AssumeOp(c.handle))
+
+
+def debug_barrier(builder: Builder) -> None:
+    builder.insert(BarrierOp())
 
 
 def set_hint(x, values, attr: str, builder: Builder) -> tensor:

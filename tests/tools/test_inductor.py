@@ -45,7 +45,7 @@ def test_the_names_triton_compat_and_hints_read():
     assert issubclass(InterpreterError, Exception)
     err = OutOfResources(300000, 232448, "shared memory")
     assert "out of resource: shared memory, Required: 300000, Hardware limit: 232448" in str(err)
-    assert callable(core.view) and core.get_int_dtype(16, signed=False) is tl.uint16
+    assert callable(core.view) and core.get_int_dtype(16, signed=False) == tl.uint16
     assert standard._log2(tl.constexpr(64)) == 6 and standard._log2(1) == 0
     options = make_backend("cuda:90").parse_options({})
     assert options.__dict__["num_warps"] == 4
