@@ -109,8 +109,6 @@ def test_pointwise_kernel_runs_unchanged_on_the_interpreter(interpreter):
     np.testing.assert_allclose(out, ref, rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=False, reason="tl.reduce whose combine function calls @jit helpers (Inductor's "
-                                       "max2 -> maximum) does not compile yet")
 def test_persistent_reduction_kernel_runs_unchanged_on_the_interpreter(interpreter):
     fn = inductor.load_kernel(os.path.join(FILES, "per_fused_softmax.py"))
     x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
@@ -141,7 +139,7 @@ cfg.cpu_backend = "triton"
 cfg.compile_threads = 1
 
 def f(x, y):
-    return torch.sigmoid(x) * y + x.exp(), (x * y).sum(-1)
+    return torch.relu(x * 2 + y).exp(), (x * y).sum(-1)
 
 try:
     torch.compile(f)(torch.randn(64, 32), torch.randn(64, 32))
@@ -171,7 +169,7 @@ def test_kernels_inductor_generates_run_on_the_interpreter(interpreter, tmp_path
     assert kernels, f"no kernel file among {files}"
     rng = np.random.default_rng(2)
     x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((64, 32)).astype(np.float32)
-    want = [(1 / (1 + np.exp(-x)) * y + np.exp(x)).ravel(), (x * y).sum(-1)]
+    want = [np.exp(np.maximum(x * 2 + y, 0)).ravel(), (x * y).sum(-1)]
     found = set()
     for path in kernels:
         source = open(path).read()
