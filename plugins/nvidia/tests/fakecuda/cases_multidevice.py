@@ -19,7 +19,8 @@ os.environ["TRITIUM_BACKEND"] = "nvidia"
 import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
-from tritium_nvidia import memory, plugin  # noqa: E402
+from tritium_nvidia import memory  # noqa: E402
+from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
 from tritium_nvidia.memory import DeviceArray  # noqa: E402
 
 N, BLOCK = 1000, 256
