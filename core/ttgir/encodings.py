@@ -375,7 +375,14 @@ class SwizzledSharedEncodingAttr(ParametrizedAttribute, SharedEncoding):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         f = parse_fields(parser, {"vec": "int", "perPhase": "int", "maxPhase": "int", "order": "ints",
-                                  "CTAsPerCGA": "ints", "CTASplitNum": "ints", "CTAOrder": "ints"})
+                                  "CTAsPerCGA": "ints", "CTASplitNum": "ints", "CTAOrder": "ints",
+                                  "hasLeadingOffset": "bool"})
+        if f.get("hasLeadingOffset"):
+            # Triton's pre-rename spelling of the tensor-core (wgmma) layout: its byte layout
+            # depends on the element type, which the attribute does not carry
+            parser.raise_error("#ttg.shared with hasLeadingOffset = true is the tensor cores' layout: "
+                               "write it as #ttg.nvmma_shared<{swizzlingByteWidth = ..., transposed = ..., "
+                               "elementBitWidth = ...}>")
         cta = [ints(f[k]) for k in ("CTAsPerCGA", "CTASplitNum", "CTAOrder") if k in f]
         return (IntAttr(f["vec"]), IntAttr(f["perPhase"]), IntAttr(f["maxPhase"]), ints(f["order"]), ArrayAttr(cta))
 
