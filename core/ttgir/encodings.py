@@ -36,8 +36,8 @@ def _tuple(a: ArrayAttr) -> tuple[int, ...]:
 
 # --- the `<{key = value, ...}>` syntax shared by all encodings ------------------------------------
 def parse_fields(parser: AttrParser, kinds: dict[str, str]) -> dict[str, object]:
-    """Parse ``<{k = v, ...}>``; ``kinds[k]`` is ``"int"``, ``"ints"`` (``[1, 2]``), ``"bool"``
-    (``true``/``false``) or ``"attr"``."""
+    """Parse ``<{k = v, ...}>``; ``kinds[k]`` is ``"int"``, ``"ints"`` (``[1, 2]``), ``"intss"``
+    (``[[0, 1], [2, 0]]``), ``"bool"`` (``true``/``false``) or ``"attr"``."""
     out: dict[str, object] = {}
     parser.parse_punctuation("<")
     parser.parse_punctuation("{")
@@ -52,6 +52,10 @@ def parse_fields(parser: AttrParser, kinds: dict[str, str]) -> dict[str, object]
             out[key] = parser.parse_integer()
         elif kind == "ints":
             out[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        elif kind == "intss":
+            out[key] = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE,
+                lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
         elif kind == "bool":
             word = parser.parse_identifier()
             if word not in ("true", "false"):
@@ -72,6 +76,8 @@ def print_fields(printer: Printer, fields: list[tuple[str, object]]) -> None:
         printer.print_string(f"{key} = ")
         if isinstance(val, Attribute):
             printer.print_attribute(val)
+        elif isinstance(val, tuple) and val and isinstance(val[0], tuple):
+            printer.print_string("[" + ", ".join("[" + ", ".join(map(str, v)) + "]" for v in val) + "]")
         elif isinstance(val, tuple):
             printer.print_string("[" + ", ".join(map(str, val)) + "]")
         else:
