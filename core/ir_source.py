@@ -88,6 +88,8 @@ class IRSource:
         else:
             if not isinstance(src, str):
                 raise TypeError(f"an IR source is a path or the IR text, got {type(src).__name__}")
+            if "\n" not in src and Path(src).suffix[1:] in EXTENSIONS:
+                raise FileNotFoundError(f"no IR file {src!r}")
             self.path = None
             self.text = src
             ext = ext or guess_ext(src)
@@ -123,6 +125,30 @@ class IRSource:
                 self.options[opt] = attrs[key].value.data
         if self.ext == "ttgir" and "num_warps" not in self.options:
             raise ValueError(f"{self.where}: a TTGIR module needs the \"ttg.num-warps\" attribute")
+        if self.ext == "ttgir":
+            self._check_layouts()
+
+    def _check_layouts(self) -> None:
+        """Every distributed layout must be laid out for the module's warps (a 64-lane AMD layout
+        in a 32-lane module would index past its warp)."""
+        from xdsl.dialects.builtin import TensorType
+        from .ttgir.encodings import DistributedEncoding
+        want = {"threads per warp": self.options.get("threads_per_warp"), "warps": self.options.get("num_warps")}
+        seen = set()
+        for op in self.module.walk():
+            for v in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+                enc = getattr(v.type, "encoding", None) if isinstance(v.type, TensorType) else None
+                if not isinstance(enc, DistributedEncoding) or enc in seen:
+                    continue
+                seen.add(enc)
+                try:
+                    have = {"threads per warp": enc.warp_size, "warps": enc.num_warps}
+                except (NotImplementedError, AttributeError):
+                    continue
+                for what, n in have.items():
+                    if want[what] is not None and n != want[what]:
+                        raise ValueError(f"{self.where}: the layout {enc} is laid out for {n} {what}; the module "
+                                         f"has {want[what]} (\"ttg.threads-per-warp\", \"ttg.num-warps\")")
 
     def _read_ptx(self) -> None:
         m = _PTX_ENTRY.search(self.text)
