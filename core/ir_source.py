@@ -31,10 +31,10 @@ _FLOATS = {Float16Type: "fp16", BFloat16Type: "bf16", Float32Type: "fp32", Float
            Float8E5M2FNUZType: "fp8e5b16"}
 _PTX_ENTRY = re.compile(r"\.(?:visible|extern)\s+\.entry\s+([\w$.]+)\s*\(([^)]*)\)", re.M)
 _PTX_PARAM = re.compile(r"\.param\s+\.(\w+)(\s+\.ptr)?")
-_PTX_TYPES = {"u64": "u64", "s64": "i64", "b64": "u64", "u32": "u32", "s32": "i32", "b32": "i32",
-              "u16": "u16", "s16": "i16", "b16": "i16", "u8": "u8", "s8": "i8", "b8": "i8",
-              "f32": "fp32", "f64": "fp64", "f16": "fp16"}
-_LLIR_DEFINE = re.compile(r"^define\s+(?:[\w()]+\s+)*void\s+@\"?([\w$.]+)\"?\s*\(([^)]*)\)", re.M)
+# PTX spells every integer parameter .uN/.bN whatever its signedness (LLVM writes i32 as .u32)
+_PTX_TYPES = {f"{k}{n}": f"i{n}" for k in "usb" for n in (8, 16, 32, 64)}
+_PTX_TYPES.update({"f16": "fp16", "f32": "fp32", "f64": "fp64"})
+_LLIR_DEFINE = re.compile(r"^define\s+(?:[\w()]+\s+)*void\s+@\"?([\w$.]+)\"?\s*\(", re.M)
 _LLIR_TYPES = {"i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "half": "fp16",
                "bfloat": "bf16", "float": "fp32", "double": "fp64"}
 
@@ -172,8 +172,12 @@ class IRSource:
         if m is None:
             raise ValueError(f"{self.where}: no kernel (a `define void @name(...)`) in the LLVM IR")
         self.name = m.group(1)
+        depth, end = 1, m.end()
+        while depth and end < len(self.text):  # the parameter list: `ptr addrspace(1) %a, i32 %b`
+            depth += {"(": 1, ")": -1}.get(self.text[end], 0)
+            end += 1
         self.signature = {}
-        for i, param in enumerate(p.strip() for p in m.group(2).split(",") if p.strip()):
+        for i, param in enumerate(p.strip() for p in self.text[m.end():end - 1].split(",") if p.strip()):
             ty = param.split()[0]
             self.signature[i] = "*i8" if ty.startswith("ptr") else _LLIR_TYPES.get(ty, ty)
         self.arg_names = [f"arg{i}" for i in self.signature]
