@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from .frontend.errors import CompilationError
+from .ir_source import IRSource  # noqa: F401  (tritium.compiler.IRSource, as in Triton)
 from .runtime.specialize import TensorWrapper
 
 TRITIUM_VERSION = "0.1.0"
@@ -152,7 +153,6 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
     ``CompiledKernel`` whose ``.asm`` has every stage run (up to ``stage``)."""
     from .hooks import manager
     from .hooks.types import GPUTarget
-    from .ir_source import IRSource
     if isinstance(src, (str, os.PathLike)):
         src = IRSource(src)
     elif not isinstance(src, (ASTSource, IRSource)):

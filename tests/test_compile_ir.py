@@ -130,3 +130,8 @@ def test_unknown_text_and_extension(tmp_path):
 def test_missing_file():
     with pytest.raises(FileNotFoundError, match="no IR file"):
         tritium.compile("/nonexistent/kernel.ttgir", target="interpreter")
+
+
+def test_triton_names():
+    assert tritium.IRSource is IRSource and tritium.compiler.IRSource is IRSource
+    assert IRSource(_TTIR).hash() == IRSource(_TTIR).key()
