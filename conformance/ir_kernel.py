@@ -11,8 +11,10 @@ from typing import Callable
 
 
 class IRKernel:
-    def __init__(self, name: str, text: Callable[[int], str], arg_names: list[str], ext: str = "ttgir"):
+    def __init__(self, name: str, text: Callable[[int], str], arg_names: list[str], ext: str = "ttgir",
+                 warp_size: int = 32):
         self.__name__ = name
+        self.warp_size = warp_size  # the text a backend without warps (the interpreter) reads
         self.make_text = text
         self.arg_names = list(arg_names)
         self.ext = ext
@@ -28,8 +30,8 @@ class IRKernel:
             target = manager.select_backend(backend, ()).default_target()
         elif isinstance(target, str):
             target = manager.parse_target(target)
-        # a backend without warps (the interpreter: warp size 1) reads the 32-lane text
-        warp_size = target.warp_size if target.warp_size >= 32 else 32
+        # a backend without warps (the interpreter: warp size 1) reads the kernel's own text
+        warp_size = target.warp_size if target.warp_size >= 32 else self.warp_size
         return tritium.compile(IRSource(self.text(warp_size), ext=self.ext), target=target)
 
     def __getitem__(self, grid):

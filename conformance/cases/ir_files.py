@@ -70,6 +70,7 @@ _MMA2 = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 
 _MMA3 = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 32, 16]}>"
 _MFMA32 = ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [32, 32], "
            "isTransposed = false}>")
+_MFMA32T = "#ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>"
 _MFMA16 = ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 16], "
            "isTransposed = false}>")
 
@@ -88,6 +89,7 @@ LAYOUTS = {
     "nvidia_dot_a3": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MMA3}, kWidth = 2}}>",
     "amd_mfma32": lambda T: _MFMA32,
     "amd_mfma16": lambda T: _MFMA16,
+    "amd_mfma32t": lambda T: _MFMA32T,  # the transposed accumulator, in Triton's later spelling
 }
 SHARED = {
     "swizzled": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>",
@@ -99,6 +101,12 @@ SHARED = {
 
 def _vendor(name: str) -> str:
     return "nvidia-" if name.startswith("nvidia") else "amd-" if name.startswith("amd") else ""
+
+
+def _kernel(name: str, text, layouts: tuple) -> IRKernel:
+    """AMD's matrix layouts are for 64-lane wavefronts: that is the text the interpreter reads."""
+    wave = 64 if any(lay.startswith("amd") for lay in layouts) else 32
+    return IRKernel(name, text, ["x", "y" if name == "convert" else "z"], warp_size=wave)
 
 
 def _header(T: int, **layouts) -> str:
@@ -286,7 +294,7 @@ def _inputs(tag: str, n: int):
 def _convert_case(src, dst, M, N, tag, shared=None):
     via = f"-via-{shared}" if shared else ""
     name = f"ir_files/{_vendor(src) or _vendor(dst)}convert-{src}-to-{dst}{via}-{M}x{N}-{tag}"
-    return Case(id=name, kernel=IRKernel("convert", convert_text(src, dst, M, N, tag, shared), ["x", "y"]),
+    return Case(id=name, kernel=_kernel("convert", convert_text(src, dst, M, N, tag, shared), (src, dst)),
                 inputs={"x": _inputs(tag, M * N)}, outputs={"y": Out(tag, (M * N,))},
                 reference=lambda x: x)
 
@@ -300,7 +308,7 @@ def _reduce_case(src, M, N, tag, op, axis):
         x = x.reshape(M, N)
         return np.sum(x, axis=axis) if op == "sum" else np.max(x, axis=axis)
     return Case(id=f"ir_files/{_vendor(src)}reduce-{op}-{src}-axis{axis}-{M}x{N}-{tag}",
-                kernel=IRKernel("reduce", reduce_text(src, M, N, tag, op, axis), ["x", "z"]),
+                kernel=_kernel("reduce", reduce_text(src, M, N, tag, op, axis), (src,)),
                 inputs={"x": src_vals}, outputs={"z": Out(tag, (K,))}, reference=ref, **kw)
 
 
@@ -314,13 +322,13 @@ def _scan_case(src, M, N, tag, axis, reverse=False):
         return out.reshape(-1)
     rev = "-reverse" if reverse else ""
     return Case(id=f"ir_files/{_vendor(src)}scan-{src}-axis{axis}{rev}-{M}x{N}-{tag}",
-                kernel=IRKernel("scan", scan_text(src, M, N, tag, axis, reverse), ["x", "z"]),
+                kernel=_kernel("scan", scan_text(src, M, N, tag, axis, reverse), (src,)),
                 inputs={"x": src_vals}, outputs={"z": Out(tag, (M * N,))}, reference=ref, **kw)
 
 
 def _chain_case(src, M, N, first_axis):
     return Case(id=f"ir_files/{_vendor(src)}chain-reduce-{src}-axis{first_axis}-{M}x{N}",
-                kernel=IRKernel("chain_reduce", chain_reduce_text(src, M, N, first_axis), ["x", "z"]),
+                kernel=_kernel("chain_reduce", chain_reduce_text(src, M, N, first_axis), (src,)),
                 inputs={"x": Rand("int32", (M * N,), -100, 100)}, outputs={"z": Out("int32", (1,))},
                 reference=lambda x: np.array([np.sum(x)], dtype=np.int32))
 
@@ -346,6 +354,7 @@ CASES = [
     _convert_case("amd_mfma32", "blocked", 64, 64, "fp32"),
     _convert_case("blocked_t", "amd_mfma16", 64, 64, "fp16"),
     _convert_case("amd_mfma16", "amd_mfma32", 64, 64, "fp32"),
+    _convert_case("amd_mfma32t", "amd_mfma32", 64, 64, "fp16"),
     # through shared memory
     _convert_case("blocked", "blocked_t", 64, 64, "fp16", shared="swizzled"),
     _convert_case("linear_swizzled", "blocked", 64, 64, "int32", shared="legacy_shared"),
@@ -357,6 +366,7 @@ CASES = [
     _reduce_case("dot_op_blocked", 32, 32, "int32", "max", 0),
     _reduce_case("nvidia_dot_a", 64, 32, "fp16", "max", 1),
     _reduce_case("amd_mfma16", 32, 64, "int32", "sum", 0),
+    _reduce_case("amd_mfma32t", 64, 64, "fp32", "max", 1),
     _reduce_case("nvidia_mma3", 128, 16, "int32", "max", 0),
     # scans
     _scan_case("blocked", 32, 64, "int32", 1),

@@ -48,7 +48,7 @@ def test_ir_case_on_host_simt(case):
     plugin = _vendor(case.id)
     if plugin is not None and importlib.util.find_spec(plugin) is None:
         pytest.skip(f"{plugin} is not installed: its layouts are not registered")
-    warp_size = 64 if plugin == "tritium_amd" else 32
+    warp_size = case.kernel.warp_size
     problem = _run(case, warp_size)
     assert problem is None, problem
 
