@@ -135,3 +135,16 @@ def test_missing_file():
 def test_triton_names():
     assert tritium.IRSource is IRSource and tritium.compiler.IRSource is IRSource
     assert IRSource(_TTIR).hash() == IRSource(_TTIR).key()
+
+
+def test_a_triton_dump_with_location_aliases():
+    """What ``TRITON_KERNEL_DUMP`` writes: ``#loc`` aliases after the module, located arguments,
+    ``attributes {noinline = false}``, ``ttg.target``."""
+    import pathlib
+    path = pathlib.Path(__file__).parent / "ttgir" / "kernels" / "triton_dump_add.ttgir"
+    kernel = tritium.compile(str(path), target="interpreter")
+    assert kernel.name == "add_kernel" and kernel.metadata.num_warps == 4
+    x = np.arange(3000, dtype=np.float32)
+    out = np.zeros(3000, np.float32)
+    kernel[(3,)](x, np.ones(3000, np.float32), out, 3000)
+    np.testing.assert_array_equal(out, x + 1)

@@ -142,9 +142,10 @@ def _args(*names_types) -> str:
 
 
 # --- kernels ----------------------------------------------------------------------------------------
-def convert_text(src: str, dst: str, M: int, N: int, tag: str, shared: str | None = None):
+def convert_text(src: str, dst: str, M: int, N: int, tag: str, shared: str | None = None, store=False):
     """Load in ``src``, move to ``dst`` (``ttg.convert_layout``, or through a shared buffer of
-    layout ``shared``: ``local_alloc`` in ``src``, ``local_load`` in ``dst``), store."""
+    layout ``shared``: ``local_alloc`` of the tensor, or with ``store`` an empty mutable
+    ``local_alloc`` then ``local_store``; ``local_load`` in ``dst``), store."""
     ty = _TY[tag]
 
     def text(T):
@@ -152,7 +153,14 @@ def convert_text(src: str, dst: str, M: int, N: int, tag: str, shared: str | Non
         if shared:
             layouts["smem"] = SHARED[shared](T)
         t_src, t_dst = f"tensor<{M}x{N}x{ty}, #src>", f"tensor<{M}x{N}x{ty}, #dst>"
-        if shared:
+        if shared and store:
+            mem = f"!ttg.memdesc<{M}x{N}x{ty}, #smem, #ttg.shared_memory, mutable>"
+            move = f"""
+    %buf = ttg.local_alloc : () -> {mem}
+    ttg.local_store %v, %buf : {t_src} -> {mem}
+    %w = ttg.local_load %buf : {mem} -> {t_dst}
+    ttg.local_dealloc %buf : {mem}"""
+        elif shared:
             mem = f"!ttg.memdesc<{M}x{N}x{ty}, #smem, #ttg.shared_memory>"
             move = f"""
     %buf = ttg.local_alloc %v : ({t_src}) -> {mem}
@@ -291,10 +299,10 @@ def _inputs(tag: str, n: int):
     return Rand(tag, (n,), -100, 100) if dtypes.is_int(tag) else Rand(tag, (n,))
 
 
-def _convert_case(src, dst, M, N, tag, shared=None):
-    via = f"-via-{shared}" if shared else ""
+def _convert_case(src, dst, M, N, tag, shared=None, store=False):
+    via = (f"-via-{shared}" if shared else "") + ("-local-store" if store else "")
     name = f"ir_files/{_vendor(src) or _vendor(dst)}convert-{src}-to-{dst}{via}-{M}x{N}-{tag}"
-    return Case(id=name, kernel=_kernel("convert", convert_text(src, dst, M, N, tag, shared), (src, dst)),
+    return Case(id=name, kernel=_kernel("convert", convert_text(src, dst, M, N, tag, shared, store), (src, dst)),
                 inputs={"x": _inputs(tag, M * N)}, outputs={"y": Out(tag, (M * N,))},
                 reference=lambda x: x)
 
@@ -359,6 +367,8 @@ CASES = [
     _convert_case("blocked", "blocked_t", 64, 64, "fp16", shared="swizzled"),
     _convert_case("linear_swizzled", "blocked", 64, 64, "int32", shared="legacy_shared"),
     _convert_case("nvidia_mma2", "blocked", 64, 64, "fp16", shared="nvmma"),
+    _convert_case("blocked_row", "linear_broadcast", 32, 32, "fp32", shared="swizzled", store=True),
+    _convert_case("nvidia_mma3", "nvidia_dot_a", 64, 32, "fp16", shared="nvmma", store=True),
     # reductions
     *(_reduce_case(src, 64, 64, "fp32", "sum", axis) for src in
       ("blocked_t", "linear_swizzled", "nvidia_mma2", "nvidia_mma3", "amd_mfma32") for axis in (0, 1)),
