@@ -32,8 +32,6 @@ class SeparableReductions:
     name = "separable-reductions"
 
     def run(self, module: ModuleOp) -> None:
-        num_warps = module_int(module, NUM_WARPS)
-        threads_per_warp = module_int(module, THREADS_PER_WARP)
         for op in list(module.walk()):
             if op.name != "tt.reduce" or not isinstance(op.operands[0].type, TensorType):
                 continue
@@ -41,7 +39,8 @@ class SeparableReductions:
             enc, axis = encoding(t), op.axis.value.data
             if not isinstance(enc, DistributedEncoding) or separable(linear_layout(enc, t.get_shape()), axis):
                 continue
-            blocked = default_blocked_encoding(t.get_shape(), num_warps, threads_per_warp)
+            blocked = default_blocked_encoding(t.get_shape(), module_int(module, NUM_WARPS),
+                                               module_int(module, THREADS_PER_WARP))
             for i, v in enumerate(op.operands):
                 convert_operand(op, i, with_encoding(v.type, blocked))
             for res in op.results:
