@@ -16,10 +16,12 @@ from xdsl.ir import Dialect
 
 from ..ttir.dialect import register_dialect
 from .encodings import GENERIC_ENCODINGS
+from .linear_encoding import LinearEncodingAttr
 from .ops import TTG_OPS
 from .types import AsyncTokenType, MemDescType
 
-TritonGPU = Dialect("ttg", list(TTG_OPS), [*GENERIC_ENCODINGS, MemDescType, AsyncTokenType])
+TritonGPU = Dialect("ttg", list(TTG_OPS), [*GENERIC_ENCODINGS, LinearEncodingAttr, MemDescType,
+                                                   AsyncTokenType])
 
 _plugins_loaded = False
 
