@@ -44,9 +44,10 @@ def decode(values, fmt: str, pack_axis: int) -> np.ndarray:
     v = np.asarray(values)
     if fmt == "e2m1":
         return unpack_e2m1(v, pack_axis)
-    if fmt in ("e4m3", "e5m2") and v.dtype.kind in "iu":
-        return (E4M3_TABLE if fmt == "e4m3" else E5M2_TABLE)[v.view(np.uint8)].astype(np.float64)
-    return v.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # e5m2's NaN codes widen as signalling NaNs
+        if fmt in ("e4m3", "e5m2") and v.dtype.kind in "iu":
+            return (E4M3_TABLE if fmt == "e4m3" else E5M2_TABLE)[v.view(np.uint8)].astype(np.float64)
+        return v.astype(np.float64)
 
 
 def apply_scale(x: np.ndarray, scale, k_axis: int) -> np.ndarray:

@@ -34,14 +34,17 @@ def e2m1_to_float(b: ir.IRBuilder, byte: ir.Value, high: bool, dst: ir.Type) -> 
 
 
 def e8m0_to_float(b: ir.IRBuilder, code: ir.Value, dst: ir.Type, fast_math: bool = False) -> ir.Value:
-    """``2^(code - 127)`` as ``dst``: the code is an f32 exponent field; code 0 is the f32 subnormal
-    2^-127 and 0xFF NaN (with ``fast_math``: zero and inf, the plain bits).  Narrower types round the
-    f32 (f16 overflows to inf above 2^15)."""
-    v = b.zext(code, I32)
-    bits = b.shl(v, const(I32, 23))
+    """``2^(code - 127)`` as ``dst``.  bf16 and f32 share f32's exponent field, so the code is
+    shifted into it: code 0 is then the subnormal 2^-127 and 0xFF NaN (with ``fast_math``: zero and
+    inf, the plain bits).  f16 rounds the f32 value (inf above 2^15, zero below 2^-25)."""
+    ity, man, _ = _LAYOUT[BF16 if dst == BF16 else F32]
+    v = b.zext(code, ity)
+    bits = b.shl(v, const(ity, man))
     if not fast_math:
-        bits = b.select(b.icmp_unsigned("==", v, const(I32, 0)), const(I32, 1 << 22), bits)
-        bits = b.select(b.icmp_unsigned("==", v, const(I32, 0xFF)), const(I32, 0x7FC00000), bits)
+        bits = b.select(b.icmp_unsigned("==", v, const(ity, 0)), const(ity, 1 << (man - 1)), bits)
+        bits = b.select(b.icmp_unsigned("==", v, const(ity, 0xFF)), const(ity, 0x1FF << (man - 1)), bits)
+    if dst == BF16:
+        return b.bitcast(bits, BF16)
     f = b.bitcast(bits, F32)
     return f if dst == F32 else b.fptrunc(f, dst)
 
