@@ -1,7 +1,8 @@
 """tl.dot_scaled: microscaled (OCP MX) matmul.  Every format pair Triton's tests use (lhs e2m1 /
 e4m3 / e5m2 with a scale, rhs e4m3 / e5m2 / bf16 without) at three tile shapes, then each side
 scaled or not, fp16 operands, fast_math, NaN scales (0xFF), an accumulator, fp8-typed operands,
-e2m1 packed along M, a batched (3-D) product, and the errors a kernel author can make.
+e2m1 packed along M, a K loop with a loop-carried accumulator, a batched (3-D) product, and the
+errors a kernel author can make.
 
 The reference decodes every format from its definition (e2m1: 1 sign, 2 exponent bits of bias 1,
 1 mantissa bit; e4m3: bias 7, S.1111.111 NaN, no inf; e5m2: bias 15, IEEE specials; e8m0:
@@ -165,13 +166,30 @@ def dot_scaled_3d_kernel(a_ptr, as_ptr, b_ptr, z_ptr, B: tl.constexpr, M: tl.con
     tl.store(z_ptr + rb * (M * N) + rm * N + rn, tl.dot_scaled(a, s, "e2m1", b, None, "e4m3"))
 
 
+@triton.jit
+def dot_scaled_loop_kernel(a_ptr, as_ptr, b_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                           BLOCK_K: tl.constexpr):
+    # the mxfp4 x bf16 matmul inner loop: [M, K/2] e2m1 with [M, K/32] scales times [K, N] bf16,
+    # BLOCK_K at a time into a loop-carried fp32 accumulator
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * (K // 2) + (k // 2 + tl.arange(0, BLOCK_K // 2))[None, :])
+        s = tl.load(as_ptr + rm[:, None] * (K // 32) + (k // 32 + tl.arange(0, BLOCK_K // 32))[None, :])
+        b = tl.load(b_ptr + (k + tl.arange(0, BLOCK_K))[:, None] * N + rn[None, :])
+        acc = tl.dot_scaled(a, s, "e2m1", b, None, "bf16", acc)
+    tl.store(z_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
 # ---- checking -------------------------------------------------------------------------------------
 
 def _within_fp32_accumulation(got, exact, magnitude, k) -> str | None:
     nan_exp, nan_got = np.isnan(exact), np.isnan(got)
     if (nan_exp != nan_got).any():
         i = tuple(int(j) for j in np.argwhere(nan_exp != nan_got)[0])
-        return f"NaN where none is due (or none where a scale is NaN): first at {i}: got {got[i]!r}, expected {exact[i]!r}"
+        return (f"NaN where none is due (or none where a scale is NaN): first at {i}: got {got[i]!r}, "
+                f"expected {exact[i]!r}")
     ok = nan_exp | (np.abs(got - exact) <= k * 2.0 ** -23 * magnitude + 2.0 ** -24 * np.abs(exact) + 1e-30)
     if ok.all():
         return None
@@ -221,6 +239,20 @@ def _case(fa, fb, m=64, n=64, k=64, scale_a=True, scale_b=False, fast=False, acc
                             "FAST": fast, "USE_ACC": acc, "A_K_PACK": a_k_pack},
                 outputs={"z_ptr": Out("fp32", (m, n), poison="sentinel")},
                 check=_check(m, n, k, fa, fb, scale_a, scale_b, acc, a_k_pack))
+
+
+def _loop(m=64, n=64, k=256, block_k=64) -> Case:
+    def check(out, inp):
+        x = scaled(operand(np.asarray(inp["a_ptr"]).reshape(m, k // 2), "e2m1", 1),
+                   np.asarray(inp["as_ptr"]).reshape(m, k // 32), 1)
+        y = np.asarray(inp["b_ptr"], np.float64).reshape(k, n)
+        return _within_fp32_accumulation(np.asarray(out["z_ptr"]).reshape(m, n), x @ y, np.abs(x) @ np.abs(y), k)
+    return Case(id=f"dot_scaled/e2m1xbf16-loop-{m}x{n}x{k}-by-{block_k}", kernel=dot_scaled_loop_kernel,
+                inputs={"a_ptr": Gen("uint8", (m, k // 2), _codes("e2m1")),
+                        "as_ptr": Gen("uint8", (m, k // 32), _scales(118, 136)),
+                        "b_ptr": Rand("bf16", (k, n), -4, 4)},
+                constexprs={"M": m, "N": n, "K": k, "BLOCK_K": block_k},
+                outputs={"z_ptr": Out("fp32", (m, n), poison="sentinel")}, check=check)
 
 
 def _batched(bsz=2, m=32, n=32, k=64) -> Case:
@@ -282,7 +314,8 @@ def out_dtype_kernel(x_ptr, s_ptr, z_ptr):
 
 def _err(name, kernel, err) -> Case:
     return Case(id=f"dot_scaled/error-{name}", kernel=kernel,
-                inputs={"x_ptr": Gen("uint8", (64 * 32,), _codes("e4m3")), "s_ptr": Gen("uint8", (64,), _scales(120, 130))},
+                inputs={"x_ptr": Gen("uint8", (64 * 32,), _codes("e4m3")),
+                        "s_ptr": Gen("uint8", (64,), _scales(120, 130))},
                 outputs={"z_ptr": Out("fp32", (32, 32))}, expect_error=err)
 
 
@@ -308,6 +341,7 @@ CASES = [_case(a, b, m, n, k) for a, b in _SUITE_PAIRS for m, n, k in _SHAPES] +
     _case("e4m3", "e5m2", scale_range=(0, 142), tag="-wide-scales"),
     _case("e4m3", "e5m2", scale_a=True, scale_b=True, typed=True, tag="-fp8-dtypes"),
     _case("e2m1", "e4m3", a_k_pack=False, tag="-packed-along-m"),
+    _loop(),
     _batched(),
     _err("format", bad_format_kernel,
          Err("Invalid float format: e3m3", line='tl.dot_scaled(a, None, "e3m3", a, None, "e4m3")')),

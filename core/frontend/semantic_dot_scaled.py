@@ -1,8 +1,8 @@
 """Typing of ``tl.dot_scaled``: microscaled (OCP MX) operands, their e8m0 scales, the result.
 
 Operands are given per ``format``: ``e2m1`` as ``uint8`` holding two values (high nibble first,
-as Triton's late-2024 API packs them) along K; ``e4m3``/``e5m2`` as ``uint8`` bits or ``float8e4nv``/``float8e5``; ``bf16``/``fp16``
-as their float type or ``uint16`` bits.  A scale is a ``uint8`` tensor of e8m0 exponents, one per 32
+as Triton's late-2024 API packs them) along K; ``e4m3``/``e5m2`` as ``uint8`` bits or
+``float8e4nv``/``float8e5``; ``bf16``/``fp16`` as their float type or ``uint16`` bits.  A scale is a ``uint8`` tensor of e8m0 exponents, one per 32
 elements along K: ``[M, K // 32]`` for the lhs, ``[N, K // 32]`` for the rhs (rows of its
 operand's non-K dimension first, as Triton takes it); ``None`` leaves that operand unscaled.
 """
