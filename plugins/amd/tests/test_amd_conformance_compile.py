@@ -15,5 +15,6 @@ def test_conformance_compiles(target, tmp_path):
     assert statuses <= {"compiled", "passed", "excluded"}, statuses
     assert sum(r["status"] == "compiled" for r in results) > 1000
     # the exclusions (docs/amd.md): fp64 transcendental math and device-library calls (no ocml),
-    # PTX inline assembly, two tiles needing more than 64 KiB of LDS
-    assert sum(r["status"] == "excluded" for r in results) < 125
+    # PTX inline assembly, tiles needing more than 64 KiB of LDS (two dot tiles, the eleven 128x128
+    # dot_scaled cases)
+    assert sum(r["status"] == "excluded" for r in results) < 140
