@@ -66,7 +66,7 @@ def main() -> int:
     from cuda.bindings import driver as cu
     pretend_cpu_tensors_are_cuda(torch)
     # As torch does in a CUDA program: device 0's primary context current on this thread.
-    from tritium_nvidia import plugin
+    from tritium_nvidia.plugin import nvidia_plugin as plugin
     plugin.tritium_driver("nvidia").set_current_device(0)
 
     spec = importlib.util.spec_from_file_location("bench_k_cpu", os.path.join(HERE, "tutorial_kernels.py"))

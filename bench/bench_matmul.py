@@ -5,7 +5,9 @@
 ``--check`` only runs the correctness sweep (every config x dtype x shape, ragged shapes included,
 num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherwise the table:
 fp16/bf16 matmul at each size (the tutorial's grouped kernel over the same config list for both
-compilers, best config each: what the autotuner would pick), fp8 e4m3 matmul 4096^3 (B given
+compilers, best config each: what the autotuner would pick; the two best configs and cuBLAS are
+then timed interleaved, A,B,B,A per round, ``bench/interleave.py``, and the table gives the median
+of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given
 K-contiguous, as fp8 tensor cores need), flash-attention forward (causal and not, head dim 64 and
 128), with TFLOP/s, Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time
 of a 128x256x64 fp16 matmul with 8 warps for both.  Printed last.
@@ -23,6 +25,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_nvidia import bench, load_kernels  # noqa: E402
+from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa: E402
 
 failures: list[str] = []
 CONFIGS = [  # (BM, BN, BK, GROUP_M, num_warps, num_stages): Triton's tutorial list for Hopper
@@ -134,16 +137,22 @@ def main() -> int:
             print("FAIL", f)
         return 1 if failures else 0
     reps = 10 if args.quick else 30
+    rounds = 3 if args.quick else 5
     rows = []
+    print(host_line())
+    clock_before = sm_clock_mhz()
 
-    def best_config(label, configs, launch, correct):
-        """Per framework, the fastest config whose output is right (what an autotuner would pick):
-        ``launch(k, cfg)`` runs once into a NaN-poisoned output, ``correct()`` checks it."""
+    def best_config(label, configs, run, poison, correct, extra=None):
+        """Per framework, the fastest config whose output is right (what an autotuner would pick;
+        ``poison()`` then ``run(k, cfg)`` then ``correct()``), found by a quick sequential search;
+        then the winners (and ``extra``, e.g. cuBLAS) are timed interleaved.  The poisoning is
+        outside the timed region."""
         best = {}
         for name, k in impls.items():
             for cfg in configs:
                 try:
-                    launch(k, cfg)
+                    poison()
+                    run(k, cfg)
                     torch.cuda.synchronize()
                 except Exception as e:  # one failing config must not hide the others
                     failures.append(f"{name} {label} {cfg}: {type(e).__name__}: {str(e)[:200]}")
@@ -151,10 +160,13 @@ def main() -> int:
                 if not correct():
                     failures.append(f"{name} {label} {cfg}: wrong result")
                     continue
-                t = bench(lambda: launch(k, cfg), reps)
+                t = bench(lambda: run(k, cfg), max(3, reps // 3))
                 if name not in best or t < best[name][0]:
                     best[name] = (t, cfg)
-        return best
+        fns = {name: (lambda k=impls[name], cfg=cfg: run(k, cfg)) for name, (_, cfg) in best.items()}
+        fns.update(extra or {})
+        timed = interleaved(fns, reps=reps, rounds=rounds)
+        return timed, {name: cfg for name, (_, cfg) in best.items()}
 
     for dt in (torch.float16, torch.bfloat16):
         for size in [int(s) for s in args.sizes.split(",")]:
@@ -162,27 +174,20 @@ def main() -> int:
             b = torch.randn(size, size, device="cuda", dtype=dt)
             ref = (a.float() @ b.float()).double()
             c = torch.empty((size, size), device="cuda", dtype=dt)
-
-            def launch(k, cfg):
-                c.fill_(float("nan"))
-                run_matmul(k, a, b, c, cfg)
-
-            best = best_config(f"matmul {dt} {size}", CONFIGS, launch, lambda: rel_err(c, ref) < 1e-2)
-            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, best, bench(lambda: torch.matmul(a, b), reps)))
+            timed, cfgs = best_config(f"matmul {dt} {size}", CONFIGS, lambda k, cfg: run_matmul(k, a, b, c, cfg),
+                                      lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2,
+                                      extra={"cublas": lambda: torch.matmul(a, b)})
+            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs))
     if hasattr(torch, "float8_e4m3fn"):  # fp8 e4m3, B K-contiguous
         size = 4096
         a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).T  # (K, N) view, K contiguous
         ref = (a.float() @ b.float()).double()
         c = torch.empty((size, size), device="cuda", dtype=torch.float16)
-
-        def launch(k, cfg):
-            c.fill_(float("nan"))
-            run_matmul(k, a, b, c, cfg)
-
-        best = best_config("fp8 matmul", [(128, 256, 128, 8, 8, 3), (128, 128, 128, 8, 4, 4), (64, 128, 128, 8, 4, 4)],
-                           launch, lambda: rel_err(c, ref) < 2e-2)
-        rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, best, None))
+        timed, cfgs = best_config("fp8 matmul", [(128, 256, 128, 8, 8, 3), (128, 128, 128, 8, 4, 4), (64, 128, 128, 8, 4, 4)],
+                                  lambda k, cfg: run_matmul(k, a, b, c, cfg), lambda: c.fill_(float("nan")),
+                                  lambda: rel_err(c, ref) < 2e-2)
+        rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, timed, cfgs))
     if not args.no_attention:
         for causal in (False, True):
             for d in (64, 128):
@@ -191,28 +196,26 @@ def main() -> int:
                     q, kk, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
                     o = torch.empty_like(q)
                     ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], causal) if n_ctx <= 4096 else None
-
-                    def launch(k, cfg):
-                        o.fill_(float("nan"))
-                        attn_run(k, q, kk, v, o, causal, *cfg)
-
                     cfgs = [c for c in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)) if not (d == 128 and c[1] == 128)]
-                    best = best_config(f"attention d{d} causal={causal}", cfgs, launch,
-                                       lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 1e-2))
+                    timed, chosen = best_config(
+                        f"attention d{d} causal={causal}", cfgs,
+                        lambda k, cfg: attn_run(k, q, kk, v, o, causal, *cfg), lambda: o.fill_(float("nan")),
+                        lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 1e-2))
                     flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
-                    rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, best, None))
+                    rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen))
     compile_t = {name: cold_compile(name, k) for name, k in impls.items()}
 
     print()
-    print(f"{'kernel':<22} {'size':<12} {'tritium TF/s':>12} {'triton TF/s':>12} {'ratio':>7} {'cuBLAS TF/s':>12}"
-          f" {'vs cuBLAS':>9}  configs (tritium | triton)")
-    for kernel, size, flops, best, t_cublas in rows:
-        tf = {n: flops / (t * 1e-3) / 1e12 for n, (t, _) in best.items()}
-        ratio = tf["tritium"] / tf["triton"] if "tritium" in tf and "triton" in tf else float("nan")
-        cb = flops / (t_cublas * 1e-3) / 1e12 if t_cublas else float("nan")
-        print(f"{kernel:<22} {size:<12} {tf.get('tritium', float('nan')):>12.1f} {tf.get('triton', float('nan')):>12.1f}"
-              f" {ratio:>7.3f} {cb:>12.1f} {tf.get('tritium', float('nan')) / cb:>9.3f}  "
-              f"{best.get('tritium', (0, '-'))[1]} | {best.get('triton', (0, '-'))[1]}")
+    print(f"SM clock, max, temperature before the table: {clock_before}; after: {sm_clock_mhz()}")
+    print(f"interleaved A,B,B,A x {rounds} rounds of {reps} launches; median of round medians, ratio [range]")
+    print(f"{'kernel':<22} {'size':<12} {'tritium TF/s':>12} {'triton TF/s':>12} {'tritium/triton [range]':>24}"
+          f" {'cuBLAS TF/s':>12} {'vs cuBLAS':>9}  configs (tritium | triton)")
+    nan = float("nan")
+    for kernel, size, flops, timed, cfgs in rows:
+        tf = {n: flops / (t.median_ms * 1e-3) / 1e12 for n, t in timed.items()}
+        print(f"{kernel:<22} {size:<12} {tf.get('tritium', nan):>12.1f} {tf.get('triton', nan):>12.1f}"
+              f" {ratio_cell(timed):>24} {tf.get('cublas', nan):>12.1f} {tf.get('tritium', nan) / tf.get('cublas', nan):>9.3f}  "
+              f"{cfgs.get('tritium', '-')} | {cfgs.get('triton', '-')}")
     print(f"cold compile 128x256x64 fp16 matmul, 8 warps: " +
           ", ".join(f"{n} {t:.2f} s" for n, t in compile_t.items()))
     for f in failures:

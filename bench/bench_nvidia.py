@@ -3,8 +3,9 @@
     python bench/bench_nvidia.py [--quick]
 
 Rows: vector add fp32 (2^12, 2^20, 2^28), fused softmax fp32 (4096x1024, 8192x4096, 4096x16384),
-layer-norm forward fp32 (4096^2, 8192^2): median time (CUDA events), GB/s, Tritium/Triton and
-fraction of the measured device-to-device copy bandwidth; host launch overhead of a 5-argument
+layer-norm forward fp32 (4096^2, 8192^2): Tritium and Triton timed interleaved (A, B, B, A per round,
+``bench/interleave.py``), the median of the rounds' medians (CUDA events) with the rounds' range,
+GB/s, Tritium/Triton and fraction of the measured device-to-device copy bandwidth; host launch overhead of a 5-argument
 kernel (Tritium, Triton, torch.add); cold compile time to cubin per kernel (empty caches).
 Every output is checked against torch on fresh random inputs (outputs poisoned with NaN) first.
 The table is printed last.
@@ -22,6 +23,9 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa: E402
+
 failures: list[str] = []
 
 
@@ -109,34 +113,35 @@ def copy_bandwidth() -> float:
     return 2 * x.numel() * 4 / ms / 1e6
 
 
-def launch_overhead(k, n_launch=4000, rounds=9) -> float:
+def _launcher(k, x, y, out):
+    if k == "torch":
+        return lambda: torch.add(x, y, out=out)
+    kern = k.axpy_kernel
+    return lambda: kern[(8,)](x, y, out, 1024, 2.0, BLOCK=128)
+
+
+def launch_row(impls, n_launch=4000, rounds=5) -> str:
+    """Host launch overhead of a 5-argument kernel (Tritium, Triton, torch.add), microseconds per
+    launch: each slot times ``n_launch`` back-to-back launches, the sides interleaved A,B,C,C,B,A."""
+    from interleave import slot_order
     x = torch.randn(1024, device="cuda")
     y, out = torch.randn_like(x), torch.empty_like(x)
-    if k == "torch":
-        def go():
-            torch.add(x, y, out=out)
-    else:
-        kern = k.axpy_kernel
-
-        def go():
-            kern[(8,)](x, y, out, 1024, 2.0, BLOCK=128)
-    go()
+    gos = {name: _launcher(k, x, y, out) for name, k in impls.items()}
+    gos["torch.add"] = _launcher("torch", x, y, out)
+    for go in gos.values():
+        go()
     torch.cuda.synchronize()
-    per = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        for _ in range(n_launch):
-            go()
-        torch.cuda.synchronize()
-        per.append((time.perf_counter() - t) / n_launch * 1e6)
-    return statistics.median(per)
-
-
-def launch_row(impls) -> str:
-    """Host launch overhead of a 5-argument kernel: Tritium, Triton, torch.add and the ratios."""
-    t = {name: launch_overhead(k) for name, k in impls.items()}
-    t["torch.add"] = launch_overhead("torch")
-    text = "host launch overhead, 5-argument kernel (us/launch): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items())
+    per = {name: [] for name in gos}
+    for order in slot_order(list(gos), rounds):
+        for name in order:
+            t = time.perf_counter()
+            for _ in range(n_launch):
+                gos[name]()
+            torch.cuda.synchronize()
+            per[name].append((time.perf_counter() - t) / n_launch * 1e6)
+    t = {name: statistics.median(v) for name, v in per.items()}
+    text = "host launch overhead, 5-argument kernel (us/launch, interleaved, median [range]): " + ", ".join(
+        f"{k} {v:.2f} [{min(per[k]):.2f}-{max(per[k]):.2f}]" for k, v in t.items())
     if "triton" in t:
         text += f"; tritium/triton {t['tritium'] / t['triton']:.2f}"
     text += f", tritium/torch.add {t['tritium'] / t['torch.add']:.2f}"
@@ -200,14 +205,16 @@ def main() -> int:
     if args.launch_only:
         print(launch_row(impls))
         return 0
-    reps = 20 if args.quick else 50
+    reps = 10 if args.quick else 20
+    rounds = 3 if args.quick else 5
     torch.manual_seed(0)
+    print(host_line())
+    clock_before = sm_clock_mhz()
     copy_bw = copy_bandwidth()
     rows = []
 
     def row(kernel, size, nbytes, fns):
-        times = {name: bench(fn, reps) for name, fn in fns.items()}
-        rows.append((kernel, size, nbytes, times))
+        rows.append((kernel, size, nbytes, interleaved(fns, reps=reps, rounds=rounds)))
 
     for p in (12, 20, 28):
         n = 1 << p
@@ -247,17 +254,18 @@ def main() -> int:
         if "triton" in impls:
             compile_t[kname]["triton"] = cold_compile_triton(impls["triton"], kname)
 
-    print(f"\ndevice-to-device copy bandwidth: {copy_bw:.0f} GB/s")
+    print(f"\ndevice-to-device copy bandwidth: {copy_bw:.0f} GB/s; SM clock before the table: {clock_before}, "
+          f"after: {sm_clock_mhz()}")
+    print(f"interleaved A,B,B,A x {rounds} rounds of {reps} launches; median of round medians [range]")
     print(f"{'kernel':<11} {'size':<11} {'tritium ms':>10} {'GB/s':>7} {'triton ms':>10} {'GB/s':>7} "
-          f"{'ratio':>6} {'tritium/copy':>12}")
+          f"{'tritium/triton [range]':>24} {'tritium/copy':>12}")
     for kernel, size, nbytes, t in rows:
-        tr = t["tritium"]
+        tr = t["tritium"].median_ms
         gt = nbytes / tr / 1e6
-        tn = t.get("triton")
+        tn = t["triton"].median_ms if "triton" in t else None
         gn = nbytes / tn / 1e6 if tn else float("nan")
-        ratio = gt / gn if tn else float("nan")
         print(f"{kernel:<11} {size:<11} {tr:10.4f} {gt:7.0f} {tn or float('nan'):10.4f} {gn:7.0f} "
-              f"{ratio:6.3f} {gt / copy_bw:12.3f}")
+              f"{ratio_cell(t):>24} {gt / copy_bw:12.3f}")
     print("\n" + launch_text)
     print("cold compile to cubin, empty cache (s): " + "; ".join(
         f"{k}: tritium {v['tritium']:.3f}" + (f", triton {v['triton']:.3f}, ratio {v['tritium'] / v['triton']:.2f}"

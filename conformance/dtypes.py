@@ -15,7 +15,7 @@ INT_DTYPES = ("int8", "int16", "int32", "int64")
 UINT_DTYPES = ("uint8", "uint16", "uint32", "uint64")
 INTEGER_DTYPES = INT_DTYPES + UINT_DTYPES
 FLOAT_DTYPES = ("fp16", "bf16", "fp32", "fp64")
-FP8_DTYPES = ("fp8e4nv", "fp8e5")
+FP8_DTYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
 ALL_DTYPES = INTEGER_DTYPES + FLOAT_DTYPES
 
 #: tag -> numpy storage dtype (raw bits for the types numpy lacks)
@@ -23,7 +23,7 @@ STORAGE = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "fp16": np.float16, "bf16": np.uint16, "fp32": np.float32, "fp64": np.float64,
-    "fp8e4nv": np.uint8, "fp8e5": np.uint8,
+    "fp8e4nv": np.uint8, "fp8e5": np.uint8, "fp8e4b15": np.uint8, "fp8e4b8": np.uint8, "fp8e5b16": np.uint8,
 }
 
 #: tag -> name of the ``tritium.language`` dtype
@@ -31,11 +31,12 @@ LANG_NAME = {
     "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
     "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-    "fp8e4nv": "float8e4nv", "fp8e5": "float8e5",
+    "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8",
+    "fp8e5b16": "float8e5b16",
 }
 
 #: dtypes whose storage is raw bits: they reach a kernel through ``tritium.reinterpret``
-RAW_BITS = ("bf16", "fp8e4nv", "fp8e5")
+RAW_BITS = ("bf16",) + FP8_DTYPES
 
 #: (rtol, atol) when comparing a float output with a float64 reference.  The reference is exact,
 #: the output is rounded once to its dtype (about half an ulp: 2^-11 fp16, 2^-8 bf16, 2^-24 fp32),
@@ -49,6 +50,9 @@ TOLERANCE = {
     "bf16": (1.6e-2, 1e-2),
     "fp8e4nv": (1.3e-1, 2e-3),
     "fp8e5": (2.6e-1, 2e-5),
+    "fp8e4b15": (1.3e-1, 2e-6),
+    "fp8e4b8": (1.3e-1, 1e-3),
+    "fp8e5b16": (2.6e-1, 1e-5),
 }
 #: transcendental functions (exp, log, sin, erf...): a few ulp in fp32
 MATH_TOLERANCE = {"fp64": (1e-9, 1e-12), "fp32": (4e-6, 1e-6), "fp16": (2e-3, 1e-3), "bf16": (1.6e-2, 1e-2)}
@@ -73,7 +77,7 @@ def is_signed(tag: str) -> bool:
 
 
 def bits_of(tag: str) -> int:
-    return {"fp8e4nv": 8, "fp8e5": 8, "bf16": 16}.get(tag) or np.dtype(STORAGE[tag]).itemsize * 8
+    return 8 if tag in FP8_DTYPES else 16 if tag == "bf16" else np.dtype(STORAGE[tag]).itemsize * 8
 
 
 def int_range(tag: str) -> tuple[int, int]:
@@ -83,14 +87,27 @@ def int_range(tag: str) -> tuple[int, int]:
 
 # ---- exact decoding ---------------------------------------------------------------------------
 
-def _decode_e4m3(bits: np.ndarray) -> np.ndarray:
+#: the fp8 formats beside e5m2 (decoded through fp16): (exponent bits, bias, NaN codes).  All have a
+#: sign bit, 3 mantissa bits for 4 exponent bits (2 for 5), subnormals and no infinities.
+#: fp8e4nv: NaN at S.1111.111 (max 448); fp8e4b15 (Triton's bias-15 format): no NaN, 0x7F is 1.875;
+#: fp8e4b8 / fp8e5b16 (the FNUZ formats): the code 0x80 (negative zero elsewhere) is the only NaN.
+_SMALL_FP8 = {"fp8e4nv": (4, 7, (0x7F, 0xFF)), "fp8e4b15": (4, 15, ()), "fp8e4b8": (4, 8, (0x80,)),
+              "fp8e5b16": (5, 16, (0x80,))}
+#: the code a NaN is encoded as (fp8e4b15 has none: NaN becomes the largest magnitude, 0x7F, signed)
+_NAN_CODE = {"fp8e4nv": 0x7F, "fp8e5": 0x7E, "fp8e4b8": 0x80, "fp8e5b16": 0x80, "bf16": 0x7FC0}
+_NO_NEG_ZERO = ("fp8e4b8", "fp8e5b16")
+
+
+def _decode_small(bits: np.ndarray, tag: str) -> np.ndarray:
+    e_bits, bias, nans = _SMALL_FP8[tag]
+    m_bits = 7 - e_bits
     b = bits.astype(np.int64)
     sign = np.where(b & 0x80, -1.0, 1.0)
-    exp = (b >> 3) & 0xF
-    man = (b & 0x7).astype(np.float64)
-    val = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1.0 + man / 8.0) * np.exp2(exp - 7.0))
-    val = np.where((exp == 0xF) & ((b & 0x7) == 0x7), np.nan, val)
-    return sign * val
+    exp = (b >> m_bits) & ((1 << e_bits) - 1)
+    frac = (b & ((1 << m_bits) - 1)).astype(np.float64) / (1 << m_bits)
+    val = np.where(exp == 0, frac * 2.0 ** (1 - bias), (1.0 + frac) * np.exp2(exp - float(bias)))
+    val = sign * val
+    return np.where(np.isin(b, nans), np.nan, val)
 
 
 def decode(bits: np.ndarray, tag: str) -> np.ndarray:
@@ -101,8 +118,8 @@ def decode(bits: np.ndarray, tag: str) -> np.ndarray:
             return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     if tag == "fp8e5":
         return (bits.astype(np.uint16) << 8).view(np.float16).astype(np.float64)
-    if tag == "fp8e4nv":
-        return _decode_e4m3(bits)
+    if tag in _SMALL_FP8:
+        return _decode_small(bits, tag)
     if is_float(tag):
         with np.errstate(invalid="ignore"):  # signalling NaNs from bitcasts
             return bits.astype(np.float64)
@@ -138,9 +155,14 @@ def _encode_table(x: np.ndarray, tag: str, saturate: bool) -> np.ndarray:
     else:  # the next code after the largest finite one is +inf
         out = np.where(over, int(codes[-1]) + 1, out)
     sign = 1 << (bits_of(tag) - 1)
-    out = np.where(np.signbit(x), out | sign, out)
-    nan_code = 0x7F if tag == "fp8e4nv" else (0x7FC0 if tag == "bf16" else 0x7E)
-    out = np.where(np.isnan(x), nan_code, out)
+    neg = np.signbit(x)
+    if tag in _NO_NEG_ZERO:  # a negative value that rounds to zero is +0 (0x80 is the NaN)
+        neg = neg & (out != 0)
+    out = np.where(neg, out | sign, out)
+    if tag in _NAN_CODE:
+        out = np.where(np.isnan(x), _NAN_CODE[tag], out)
+    else:  # no NaN in the format: the largest magnitude, with the NaN's sign
+        out = np.where(np.isnan(x), codes[-1] | np.where(np.signbit(x), sign, 0), out)
     return out.astype(STORAGE[tag])
 
 
@@ -149,7 +171,7 @@ def encode(values, tag: str) -> np.ndarray:
     values = np.asarray(values)
     if tag in ("bf16", "fp8e5"):
         return _encode_table(values.astype(np.float64), tag, saturate=False)
-    if tag == "fp8e4nv":  # no infinity: out-of-range values saturate to 448
+    if tag in _SMALL_FP8:  # no infinity: out-of-range values saturate to the largest finite value
         return _encode_table(values.astype(np.float64), tag, saturate=True)
     if is_float(tag):
         with np.errstate(over="ignore"):

@@ -275,7 +275,10 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
         elif k[0] == "n":
             constexprs[p.name] = None
         else:
-            signature[p.name] = k[1]
+            ty = k[1]
+            if getattr(p, "is_const", False) and ty.startswith("*") and not ty.startswith("*k"):
+                ty = "*k" + ty[1:]  # ``tl.const``: a pointer to constant data
+            signature[p.name] = ty
             if k[2] == "D":
                 attrs[p.name] = {"tt.divisibility": 16}
     if target is None:

@@ -21,7 +21,8 @@ def cast_kernel(x_ptr, z_ptr, DST: tl.constexpr, BITCAST: tl.constexpr, BLOCK: t
     tl.store(z_ptr + offs, z)
 
 
-_FLOAT_MAX = {"fp16": 60000.0, "bf16": 1e30, "fp32": 1e30, "fp64": 1e30, "fp8e4nv": 440.0, "fp8e5": 50000.0}
+_FLOAT_MAX = {"fp16": 60000.0, "bf16": 1e30, "fp32": 1e30, "fp64": 1e30, "fp8e4nv": 440.0, "fp8e5": 50000.0,
+              "fp8e4b15": 1.8, "fp8e4b8": 230.0, "fp8e5b16": 50000.0}
 
 
 def _source(src: str, dst: str) -> Rand:

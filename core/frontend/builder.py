@@ -5,7 +5,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from xdsl.dialects.builtin import (BFloat16Type, DenseIntOrFPElementsAttr, FileLineColLoc, Float16Type,
-                                   Float32Type, Float64Type, Float8E4M3FNType, Float8E5M2Type, FloatAttr,
+                                   Float32Type, Float64Type, Float8E4M3B11FNUZType, Float8E4M3FNType,
+                                   Float8E4M3FNUZType, Float8E5M2FNUZType, Float8E5M2Type, FloatAttr,
                                    IntAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr, TensorType)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -18,6 +19,8 @@ _SCALAR_IR = {
     "int64": IntegerType(64), "uint8": IntegerType(8), "uint16": IntegerType(16), "uint32": IntegerType(32),
     "uint64": IntegerType(64), "fp16": Float16Type(), "bf16": BFloat16Type(), "fp32": Float32Type(),
     "fp64": Float64Type(), "fp8e4nv": Float8E4M3FNType(), "fp8e5": Float8E5M2Type(),
+    # Triton's IR types for these (fp8e4b15's values are not the MLIR type's: see ttir.float_formats)
+    "fp8e4b15": Float8E4M3B11FNUZType(), "fp8e4b8": Float8E4M3FNUZType(), "fp8e5b16": Float8E5M2FNUZType(),
 }
 
 

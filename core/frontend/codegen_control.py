@@ -107,8 +107,12 @@ class ControlFlowMixin:
         """The type both branch values of ``name`` are yielded as."""
         if isinstance(a, tensor) and isinstance(b, tensor):
             if a.type != b.type:
-                raise self._error(node, f"'{name}' has type {a.type} in one branch and {b.type} in the other; "
-                                  "make them the same (e.g. with .to())")
+                # Triton's wording first (its tests look for it), then what to do
+                lead = {"return value": f"Inconsistent return types: {a.type} and {b.type}",
+                        "the conditional expression": "Ternary expression with dynamic condition has "
+                                                      f"inconsistent types {a.type} and {b.type}"}.get(
+                    name, f"Mismatched type for {name} between then block ({a.type}) and else block ({b.type})")
+                raise self._error(node, f"{lead}; make them the same (e.g. with .to())")
             return a.type
         if isinstance(a, tensor):
             return a.type

@@ -130,7 +130,8 @@ def store(ptr, value, mask, boundary_check, cache_modifier, eviction_policy, bui
     if not sc.is_ptr():
         raise TypeError(f"store expects a pointer or a tensor of pointers, got a value of type {ptr.type}")
     if sc.is_const():
-        raise TypeError("cannot store through a pointer to const")
+        raise TypeError("Cannot store to a constant pointer: its element type is const (a tl.const "
+                        "parameter or a '*k' signature type)")
     elt = sc.element_ty
     value = to_tensor(value, builder)
     if ptr.type.is_block():

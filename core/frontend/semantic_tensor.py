@@ -8,9 +8,12 @@ from xdsl.ir import Block, Region
 from ..language import dtypes as tl
 from ..language.core import tensor
 from ..ttir import ops as tt, region_ops as rops
+from ..ttir.float_formats import FP8_FORMATS
+from ..ttir.mlir_ops import AssumeOp, BarrierOp
 from xdsl.dialects import math as xmath
 from .builder import Builder, ir_type
-from .semantic import _unwrap, binary_operands, broadcast_to_shape, broadcast_values, cast, full, splat, to_tensor
+from .semantic import (_unwrap, and_, binary_operands, bitcast, broadcast_to_shape, broadcast_values, cast, full,
+                       splat, to_tensor)
 
 
 def _ints(seq, what: str) -> list[int]:
@@ -204,6 +207,10 @@ def broadcast_to(x, shape, builder: Builder) -> tensor:
 
 # --- dot -------------------------------------------------------------------------------------------
 
+#: fp8 formats matrix instructions take; dots of the others (fp8e4b15, fp8e4b8, fp8e5b16) upcast
+_TENSOR_CORE_FP8 = ("fp8e4nv", "fp8e5")
+
+
 def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: Builder) -> tensor:
     a, b = to_tensor(a, builder), to_tensor(b, builder)
     if not (a.type.is_block() and b.type.is_block()):
@@ -223,6 +230,11 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
     if at.is_fp8() or bt.is_fp8():
         if not (at.is_fp8() and bt.is_fp8()):
             raise TypeError(f"dot: an fp8 operand needs an fp8 partner, got {at} and {bt}")
+        if at.name not in _TENSOR_CORE_FP8 or bt.name not in _TENSOR_CORE_FP8:
+            # no matrix instruction takes these formats; every value is exact in fp16, and so is
+            # the fp16 dot's fp32 accumulation of their products
+            a, b = cast(a, tl.float16, builder), cast(b, tl.float16, builder)
+            at = bt = tl.float16
     elif at != bt:
         raise TypeError(f"dot: operands must have the same dtype, got {at} and {bt}")
     out_dtype = _unwrap(out_dtype) or tl.float32
@@ -372,6 +384,11 @@ def abs_(x, builder):
     sc = x.type.scalar
     if sc.is_floating():
         if sc.is_fp8():
+            if FP8_FORMATS[sc.name].has_neg_zero:
+                # sign-magnitude codes: clearing the sign bit keeps infinities and NaNs (Triton's way)
+                bits = bitcast(x, tl.int8, builder)
+                return bitcast(and_(bits, 0x7F, builder), sc, builder)
+            # no negative zero (its code is the NaN): through fp32, exact, NaN stays NaN
             return cast(abs_(cast(x, tl.float32, builder), builder), sc, builder)
         return tensor(builder.create(xmath.AbsFOp(x.handle)), x.type)
     if sc.is_int_unsigned():
@@ -413,6 +430,19 @@ def device_assert(cond, msg, builder: Builder) -> None:
         return
     cond = cast(to_tensor(cond, builder), tl.int1, builder)
     builder.insert(tt.AssertOp(cond.handle, str(_unwrap(msg) or "")))
+
+
+def assume(cond, builder: Builder) -> None:
+    c = to_tensor(cond, builder)
+    if c.type.is_block():
+        raise TypeError(f"assume expects a scalar boolean condition, got a tensor {c.type}")
+    if not c.type.is_bool():
+        raise TypeError(f"assume expects a boolean condition, got {c.type}")
+    builder.insert(AssumeOp(c.handle))
+
+
+def debug_barrier(builder: Builder) -> None:
+    builder.insert(BarrierOp())
 
 
 def set_hint(x, values, attr: str, builder: Builder) -> tensor:

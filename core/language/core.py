@@ -34,6 +34,13 @@ def _sem():
     return semantic
 
 
+class const:
+    """Annotation of a kernel parameter whose pointer points to constant data (``x_ptr: tl.const``):
+    its type is ``pointer_type(..., const=True)`` and nothing may be stored through it.  Constness
+    is part of the pointer type, so the usual rules of type consistency apply (both branches of an
+    ``if``, every ``return`` of a function)."""
+
+
 class constexpr:
     """A compile-time value.  Arithmetic between constexprs happens in Python."""
 

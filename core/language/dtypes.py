@@ -122,7 +122,7 @@ class pointer_type(dtype):
         self.element_ty = element_ty
         self.address_space = address_space
         self.const = const
-        self.name = f"pointer<{element_ty}>"
+        self.name = f"{'const_' if const else ''}pointer<{element_ty}>"
         self.primitive_bitwidth = 64
 
     def is_ptr(self): return True
@@ -139,7 +139,7 @@ class pointer_type(dtype):
         return ("ptr", self.element_ty._key(), self.address_space, self.const)
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return self.name
 
     def __repr__(self) -> str:
         return str(self)
@@ -207,11 +207,14 @@ class function_type(dtype):
 
 _ALIASES = {"bool": "int1", "float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16",
             "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+            "float8e4b15": "fp8e4b15", "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16",
+            "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16",
             "half": "fp16", "float": "fp32", "double": "fp64", "i1": "int1", "i8": "int8", "i16": "int16",
             "i32": "int32", "i64": "int64", "u1": "int1", "u8": "uint8", "u16": "uint16", "u32": "uint32",
             "u64": "uint64"}
 _REPR = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-         "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
+         "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8",
+         "fp8e5b16": "float8e5b16"}
 
 void = dtype("void")
 int1 = dtype("int1")

@@ -476,16 +476,15 @@ def device_assert(cond, msg="", _builder=None):
 
 @builtin
 def assume(cond, _builder=None):
-    """A fact the compiler may rely on; only checked to be a boolean here."""
-    c = _u(cond)
-    if isinstance(c, tensor) and not c.type.scalar.is_bool():
-        raise TypeError(f"assume expects a boolean condition, got {c.type.scalar}")
-    return None
+    """Allow the compiler to assume ``cond`` (a scalar boolean) holds (``llvm.assume``); the
+    interpreter checks it."""
+    return _st().assume(cond, _builder)
 
 
 @builtin
 def debug_barrier(_builder=None):
-    return None
+    """Every thread of the program waits here; its memory accesses before are visible after."""
+    return _st().debug_barrier(_builder)
 
 
 @builtin

@@ -297,18 +297,21 @@ class _Param:
         self.name = p.name
         self.default = p.default
         ann = p.annotation
-        self.is_constexpr = _is_constexpr_annotation(ann)
+        self.is_constexpr = _is_annotation(ann, "constexpr")
+        self.is_const = _is_annotation(ann, "const")  # a pointer to constant data
         self.annotation = ann
         self.do_not_specialize = False
 
 
-def _is_constexpr_annotation(ann) -> bool:
-    from ..language.core import constexpr
-    if ann is constexpr:
+def _is_annotation(ann, name: str) -> bool:
+    """Whether ``ann`` is ``tl.<name>`` (the class, or its text under ``from __future__ import
+    annotations``)."""
+    from ..language import core
+    if ann is getattr(core, name):
         return True
     if isinstance(ann, str):
-        return ann.split(".")[-1].strip() == "constexpr"
-    return getattr(ann, "__name__", None) == "constexpr"
+        return ann.split(".")[-1].strip() == name
+    return getattr(ann, "__name__", None) == name
 
 
 class _Missing:

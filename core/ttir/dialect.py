@@ -10,6 +10,7 @@ from xdsl.ir import Dialect
 from . import memory_ops as mem
 from . import xdsl_compat  # noqa: F401  (parser fixes the TTIR text needs)
 from . import ops, region_ops as rops
+from .mlir_ops import GPU, LLVM
 from .arith import Arith, Math
 from .dot_scaled import DotScaledOp
 from .types import PointerType
@@ -37,7 +38,7 @@ def register_dialect(d: Dialect) -> None:
 
 def make_context() -> Context:
     ctx = Context(allow_unregistered=False)
-    for d in (builtin.Builtin, Arith, Math, scf.Scf, cf.Cf, Triton, *_extra_dialects):
+    for d in (builtin.Builtin, Arith, Math, scf.Scf, cf.Cf, Triton, GPU, LLVM, *_extra_dialects):
         ctx.load_dialect(d)
     return ctx
 

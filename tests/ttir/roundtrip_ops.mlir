@@ -35,6 +35,9 @@ module {
     %pid = tt.get_program_id y : i32
     tt.print " x: " {hex = false, isSigned = array<i32: 0>} : %13 : tensor<1024xf32>
     tt.assert %6, "oops" : tensor<1024xi1>
+    %cond = arith.cmpi sge, %pid, %c0 : i32
+    llvm.intr.assume %cond : i1
+    gpu.barrier
     tt.return loc(#loc14)
   } loc(#loc)
 } loc(#loc)

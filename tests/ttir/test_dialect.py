@@ -16,6 +16,7 @@ def test_custom_form_round_trips():
     assert "tt.load %11, %6 cacheModifier = cg evictionPolicy = evict_last {isVolatile = true}" in text
     assert "tt.dot %ld, %ld, %ld, inputPrecision = tf32 :" in text
     assert 'loc("/u/x/01-vector-add.py":37:24)' in text
+    assert "llvm.intr.assume %cond : i1 loc" in text and "    gpu.barrier loc" in text
 
 
 def test_generic_form_round_trips():

@@ -23,7 +23,8 @@ from .translate import Kernel
 TARGET = GPUTarget("interpreter", "numpy", 1)
 
 _DTYPES = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64, "bf16": np.uint16,
-           "fp8e4nv": np.uint8, "fp8e5": np.uint8, "i1": np.bool_, "int1": np.bool_,
+           "fp8e4nv": np.uint8, "fp8e5": np.uint8, "fp8e4b15": np.uint8, "fp8e4b8": np.uint8,
+           "fp8e5b16": np.uint8, "i1": np.bool_, "int1": np.bool_,
            "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
            "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
            "float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8,

@@ -4,13 +4,16 @@
   +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}.  Two codes share a byte, the first in the high nibble (the
   order of Triton's late-2024 ``dot_scaled``, whose tests are the spec).
 * e8m0 (a scale): an unsigned biased exponent, ``2 ** (code - 127)``; 0xFF is NaN.
-* e4m3 (fn: no infinities, S.1111.111 is NaN) and e5m2 (IEEE-like) use the numerics tables.
+* e4m3 (fn: no infinities, S.1111.111 is NaN) and e5m2 (IEEE-like) are fp8e4nv / fp8e5 of
+  :mod:`tritium.ttir.float_formats`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .numerics import E4M3_TABLE, E5M2_TABLE
+from ...ttir.float_formats import FP8_FORMATS, decode_table
+
+_FP8_TABLE = {"e4m3": decode_table(FP8_FORMATS["fp8e4nv"]), "e5m2": decode_table(FP8_FORMATS["fp8e5"])}
 
 
 def _e2m1_table() -> np.ndarray:
@@ -44,9 +47,9 @@ def decode(values, fmt: str, pack_axis: int) -> np.ndarray:
     v = np.asarray(values)
     if fmt == "e2m1":
         return unpack_e2m1(v, pack_axis)
-    with np.errstate(invalid="ignore"):  # e5m2's NaN codes widen as signalling NaNs
-        if fmt in ("e4m3", "e5m2") and v.dtype.kind in "iu":
-            return (E4M3_TABLE if fmt == "e4m3" else E5M2_TABLE)[v.view(np.uint8)].astype(np.float64)
+    if fmt in _FP8_TABLE and v.dtype.kind in "iu":
+        return _FP8_TABLE[fmt][v.view(np.uint8)]
+    with np.errstate(invalid="ignore"):  # fp8 NaNs held in float32 widen as signalling NaNs
         return v.astype(np.float64)
 
 

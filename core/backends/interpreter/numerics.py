@@ -1,5 +1,6 @@
 """Numerics of the types TTIR names: how each is held while computing, how it is stored, and
-round-to-nearest-even emulation of the small floats numpy lacks (bf16, fp8, tf32).
+round-to-nearest-even emulation of the small floats numpy lacks (bf16, fp8, tf32; the fp8
+formats' encodings are :mod:`tritium.ttir.float_formats`).
 
 bf16 and fp8 values are *held* as float32 numbers that lie exactly on the small type's grid: every
 op computes in float32 and rounds its result back, as hardware rounds each op's result.  They are
@@ -14,6 +15,7 @@ from typing import Callable
 import numpy as np
 from xdsl.dialects import builtin as b
 
+from ...ttir.float_formats import FP8_FORMATS, FloatFormat, decode_table, encode, format_of, round_to_format
 from ...ttir.types import PointerType, element_type
 
 
@@ -49,61 +51,15 @@ def _scalar_like(r, x):
     return r[()] if np.ndim(x) == 0 else r
 
 
-@dataclass(frozen=True)
-class SmallFloat:
-    """A binary format with ``man`` mantissa bits, smallest normal exponent ``emin`` and largest
-    finite value ``maxv``; ``saturate``: overflow clamps to ``maxv`` (fp8, as the ``satfinite``
-    conversions do) instead of becoming inf."""
+def _fp8_info(fmt: FloatFormat) -> "TypeInfo":
+    """An fp8 format held as float32 values on its grid (NaN kept as NaN; it is encoded as the
+    format says when stored)."""
+    table = decode_table(fmt).astype(np.float32)
 
-    man: int
-    emin: int
-    maxv: float
-    saturate: bool
-
-    def round(self, x, rtz: bool = False):
-        x64 = np.asarray(x, np.float64)
-        _, e = np.frexp(x64)
-        e = np.maximum(e - 1, self.emin)
-        q = np.ldexp(1.0, e - self.man)
-        r = (np.trunc if rtz else np.rint)(x64 / q) * q
-        big = np.abs(r) > self.maxv
-        if self.saturate or rtz:
-            r = np.where(big, np.copysign(self.maxv, x64), r)
-        else:
-            r = np.where(big, np.copysign(np.inf, x64), r)
-        r = np.where(np.isnan(x64), np.nan, np.where(np.isinf(x64), x64 if not self.saturate else
-                                                     np.copysign(self.maxv, x64), r))
-        return _scalar_like(r.astype(np.float32), x)
-
-
-E4M3 = SmallFloat(3, -6, 448.0, True)
-E5M2 = SmallFloat(2, -14, 57344.0, True)
-
-
-def _decode_table(fmt: str) -> np.ndarray:
-    bits = np.arange(256, dtype=np.uint32)
-    sign = np.where(bits & 0x80, -1.0, 1.0)
-    if fmt == "e5m2":
-        return (bits.astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float32)
-    exp, man = (bits >> 3) & 0xF, (bits & 7).astype(np.float64)
-    val = np.where(exp == 0, man / 8 * 2.0 ** -6, (1 + man / 8) * 2.0 ** (exp.astype(np.float64) - 7))
-    val = np.where((exp == 15) & (man == 7), np.nan, val)
-    return (sign * val).astype(np.float32)
-
-
-E4M3_TABLE = _decode_table("e4m3")
-E5M2_TABLE = _decode_table("e5m2")
-_E4M3_POS = E4M3_TABLE[:127]  # 0x00..0x7E ascending, 0x7F is NaN
-
-
-def encode_fp8(x, fmt: str):
-    """Bits of values already on the fp8 grid (``uint8``)."""
-    x = np.asarray(x, np.float32)
-    if fmt == "e5m2":
-        return (x.astype(np.float16).view(np.uint16) >> np.uint16(8)).astype(np.uint8)
-    mag = np.searchsorted(_E4M3_POS, np.abs(x)).astype(np.uint8)
-    sign = np.where(np.signbit(x), np.uint8(0x80), np.uint8(0))
-    return np.where(np.isnan(x), np.uint8(0x7F), mag | sign).astype(np.uint8)
+    def fix(x, rtz=False):
+        return _scalar_like(round_to_format(x, fmt, rtz).astype(np.float32), x)
+    return TypeInfo(fmt.name, "float", 8, np.float32, np.uint8, fix=fix, load=lambda v: table[v],
+                    save=lambda v: encode(v, fmt, saturate=False), rtz=lambda x: fix(x, rtz=True))
 
 
 @dataclass(frozen=True)
@@ -149,15 +105,11 @@ F32 = TypeInfo("f32", "float", 32, np.float32, np.float32)
 F64 = TypeInfo("f64", "float", 64, np.float64, np.float64)
 BF16 = TypeInfo("bf16", "float", 16, np.float32, np.uint16, fix=round_bf16, load=_bf16_load, save=_bf16_save,
                 rtz=lambda x: round_bf16(x, rtz=True))
-FP8E4 = TypeInfo("fp8e4nv", "float", 8, np.float32, np.uint8, fix=E4M3.round, load=lambda v: E4M3_TABLE[v],
-                 save=lambda v: encode_fp8(v, "e4m3"), rtz=lambda x: E4M3.round(x, rtz=True))
-FP8E5 = TypeInfo("fp8e5", "float", 8, np.float32, np.uint8, fix=E5M2.round, load=lambda v: E5M2_TABLE[v],
-                 save=lambda v: encode_fp8(v, "e5m2"), rtz=lambda x: E5M2.round(x, rtz=True))
 PTR = TypeInfo("ptr", "ptr", 64, np.int64, np.int64)
 BLOCK = TypeInfo("block_ptr", "block", 64, object, object)
 
-_FLOATS = {b.Float16Type: F16, b.Float32Type: F32, b.Float64Type: F64, b.BFloat16Type: BF16,
-           b.Float8E4M3FNType: FP8E4, b.Float8E5M2Type: FP8E5}
+_FLOATS = {b.Float16Type: F16, b.Float32Type: F32, b.Float64Type: F64, b.BFloat16Type: BF16}
+_FP8 = {fmt.ir_name: _fp8_info(fmt) for fmt in FP8_FORMATS.values()}
 
 
 def type_info(t) -> TypeInfo:
@@ -173,6 +125,9 @@ def type_info(t) -> TypeInfo:
     for cls, info in _FLOATS.items():
         if isinstance(t, cls):
             return info
+    fmt = format_of(t)
+    if fmt is not None:
+        return _FP8[fmt.ir_name]
     raise NotImplementedError(f"the interpreter has no numpy representation for type {t}")
 
 

@@ -1,5 +1,5 @@
 """Translation of program ids, tensor creation and shape ops, pointer arithmetic, ``tt.dot`` and
-the debugging ops ``tt.print`` / ``tt.assert``."""
+the debugging ops ``tt.print`` / ``tt.assert``, ``llvm.intr.assume`` (checked) and ``gpu.barrier``."""
 from __future__ import annotations
 
 import sys
@@ -189,3 +189,21 @@ def _assert(tr, op):
             raise KernelAssertionError(f"device assertion failed: {msg}{first}", kernel=ctx.kernel,
                                        where=where, pid=ctx.pid)
     return f
+
+
+@translates("llvm.intr.assume")
+def _assume(tr, op):
+    # an assumption that does not hold makes the program undefined on a GPU: say so here
+    c, where = tr.r(op.cond), location_of(op)
+
+    def f(fr):
+        if not bool(fr[c]):
+            ctx = fr[0]
+            raise KernelAssertionError("tl.assume's condition is false", kernel=ctx.kernel, where=where, pid=ctx.pid)
+    return f
+
+
+@translates("gpu.barrier")
+def _barrier(tr, op):
+    # a program runs as one logical thread here: nothing to wait for
+    return None

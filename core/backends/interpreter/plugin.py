@@ -16,9 +16,11 @@ NAME = "interpreter"
 @dataclass(frozen=True)
 class InterpreterOptions(Options):
     """The common options; ``num_warps``/``num_stages`` are accepted (they take part in the cache
-    key) and ignored, ``threads_per_warp`` is the target's ``warp_size``, 1."""
+    key) and ignored, ``threads_per_warp`` is the target's ``warp_size``, 1.  Every fp8 format
+    is supported (numpy emulates them all)."""
 
     threads_per_warp: int = 1
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e5b16", "fp8e4nv", "fp8e4b8", "fp8e4b15")
 
 
 @hookimpl

@@ -1,68 +1,14 @@
 """Casts: integer / float widening and narrowing, int <-> float, bitcasts, pointers, and the float
-conversions ``tt.fp_to_fp`` (fp8 by bit manipulation, portable to every target; rtz modes)."""
+conversions ``tt.fp_to_fp`` (fp8 by bit manipulation, portable to every target: :mod:`.fp8`; rtz
+modes)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
 from .elementwise import map_values
+from .fp8 import f32_to_fp8, fp8_format as _fmt, fp8_to_f32
 from .lowering import FunctionLowering, lowers
-from .types import F32, I1, I8, I16, I32, bits_of, const, is_fp8, scalar_type
-
-# fp8 formats: (exponent bits, mantissa bits, bias, max finite code (magnitude), NaN code)
-_FP8 = {"Float8E4M3FNType": (4, 3, 7, 0x7E, 0x7F), "Float8E5M2Type": (5, 2, 15, 0x7B, 0x7E)}
-
-
-def _fmt(t):
-    return _FP8[type(scalar_type(t)).__name__]
-
-
-def fp8_to_f32(b: ir.IRBuilder, x: ir.Value, fmt) -> ir.Value:
-    """Exact decode of an fp8 byte."""
-    e_bits, m_bits, bias, _, _ = fmt
-    v = b.zext(x, I32)
-    sign = b.shl(b.and_(v, const(I32, 0x80)), const(I32, 24))
-    mag = b.and_(v, const(I32, 0x7F))
-    exp = b.lshr(mag, const(I32, m_bits))
-    man = b.and_(mag, const(I32, (1 << m_bits) - 1))
-    normal = b.or_(b.shl(b.add(exp, const(I32, 127 - bias)), const(I32, 23)), b.shl(man, const(I32, 23 - m_bits)))
-    sub = b.bitcast(b.fmul(b.uitofp(man, F32), const(F32, 2.0 ** (1 - bias - m_bits))), I32)
-    bits = b.select(b.icmp_unsigned("==", exp, const(I32, 0)), sub, normal)
-    emax = (1 << e_bits) - 1
-    if e_bits == 4:  # e4m3fn: only S.1111.111 is NaN, no infinities
-        special = b.icmp_unsigned("==", mag, const(I32, 0x7F))
-        bits = b.select(special, const(I32, 0x7FC00000), bits)
-    else:  # e5m2: IEEE-like inf / NaN
-        is_max = b.icmp_unsigned("==", exp, const(I32, emax))
-        inf_nan = b.select(b.icmp_unsigned("==", man, const(I32, 0)), const(I32, 0x7F800000), const(I32, 0x7FC00000))
-        bits = b.select(is_max, inf_nan, bits)
-    return b.bitcast(b.or_(bits, sign), F32)
-
-
-def f32_to_fp8(b: ir.IRBuilder, x: ir.Value, fmt, rtz: bool = False) -> ir.Value:
-    """Round an f32 to fp8 (nearest-even, or toward zero), saturating to the largest finite value
-    (the ``satfinite`` behaviour); NaN stays NaN."""
-    e_bits, m_bits, bias, max_code, nan_code = fmt
-    bits = b.bitcast(x, I32)
-    sign = b.and_(b.lshr(bits, const(I32, 24)), const(I32, 0x80))
-    absb = b.and_(bits, const(I32, 0x7FFFFFFF))
-    shift = 23 - m_bits
-    if rtz:
-        rounded = absb
-    else:
-        half = b.add(const(I32, (1 << (shift - 1)) - 1), b.and_(b.lshr(absb, const(I32, shift)), const(I32, 1)))
-        rounded = b.add(absb, half)
-    normal = b.sub(b.lshr(rounded, const(I32, shift)), const(I32, (127 - bias) << m_bits))
-    # below the smallest normal: scale so the code is the rounded integer
-    absf = b.bitcast(absb, F32)
-    scaled = b.fmul(absf, const(F32, 2.0 ** (bias - 1 + m_bits)))
-    rnd = "llvm.trunc.f32" if rtz else "llvm.roundeven.f32"
-    from ..target_info import intrinsic
-    sub = b.fptoui(intrinsic(b, rnd, F32, [scaled]), I32)
-    is_sub = b.icmp_unsigned("<", absb, const(I32, (127 + 1 - bias) << 23))
-    code = b.select(is_sub, sub, normal)
-    code = b.select(b.icmp_unsigned(">", code, const(I32, max_code)), const(I32, max_code), code)
-    code = b.select(b.icmp_unsigned(">", absb, const(I32, 0x7F800000)), const(I32, nan_code), code)
-    return b.trunc(b.or_(code, sign), I8)
+from .types import F32, I1, I16, bits_of, const, is_fp8, scalar_type
 
 
 def _rtz_narrow(b: ir.IRBuilder, x: ir.Value, dst: ir.Type) -> ir.Value:

@@ -1,9 +1,11 @@
-"""``tt.print`` (device printf, one line per element as Triton prints) and ``tt.assert``."""
+"""``tt.print`` (device printf, one line per element as Triton prints), ``tt.assert`` and
+``llvm.intr.assume``."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
+from ..target_info import intrinsic
 from .lowering import FunctionLowering, lowers
 from .types import F64, I32, I64, bits_of, const, is_float
 
@@ -66,3 +68,8 @@ def _assert(fl: FunctionLowering, op) -> None:
         file, line = m.group(1), int(m.group(2))
     with b.if_then(b.not_(ok), likely=False):
         fl.target.assert_fail(b, op.message.data, file, func, line)
+
+
+@lowers("llvm.intr.assume")
+def _assume(fl: FunctionLowering, op) -> None:
+    intrinsic(fl.builder, "llvm.assume", ir.VoidType(), [fl.get(op.cond)])

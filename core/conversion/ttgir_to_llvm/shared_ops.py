@@ -1,4 +1,4 @@
-"""``ttg.barrier`` and the explicit shared-memory buffers (``ttg.local_alloc/load/store/dealloc``,
+"""``ttg.barrier`` (and ``gpu.barrier``, ``tl.debug_barrier``) and the explicit shared-memory buffers (``ttg.local_alloc/load/store/dealloc``,
 ``ttg.memdesc_index``).
 
 A buffer value is the i8 shared pointer of its first byte.  Where the buffer's encoding defines its
@@ -115,7 +115,7 @@ def _linear(memdesc_type, t) -> bool:
     return hasattr(memdesc_type.encoding, "offset_bases") and bit_width(t.element_type) >= 8
 
 
-@lowers("ttg.barrier")
+@lowers("ttg.barrier", "gpu.barrier")
 def _barrier(fl: FunctionLowering, op) -> None:
     fl.target.barrier(fl.builder)
 

@@ -76,7 +76,8 @@ def scratch_size(op: Operation) -> int:
         return _convert_scratch(op)
     if op.name in ("tt.reduce", "tt.scan"):
         return _reduce_scratch(op)
-    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and not isinstance(op.results[0].type, TensorType):
+    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and not isinstance(op.results[0].type, TensorType) \
+            and op.results[0].uses:
         return max(bit_width(op.results[0].type) // 8, 1)  # a scalar result is broadcast to all threads
     return 0
 

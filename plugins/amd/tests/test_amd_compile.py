@@ -241,3 +241,25 @@ def extern_call(x_ptr):
 def test_device_library_calls_are_refused_at_the_kernel_line():
     with pytest.raises(triton.CompilationError, match="amd backend has no implementation of the extern function"):
         compile_kernel(extern_call, "hip:gfx942", {"x_ptr": "*fp32"}, {})
+
+
+@triton.jit
+def ordered_atomics(z_ptr, lock_ptr, SEM: tl.constexpr, SCOPE: tl.constexpr):
+    tl.atomic_add(z_ptr, 1.0, sem=SEM, scope=SCOPE)
+    tl.atomic_cas(lock_ptr, 0, 1, sem=SEM, scope=SCOPE)
+
+
+@pytest.mark.parametrize("scope, syncscope", [("cta", 'syncscope("workgroup") '), ("gpu", 'syncscope("agent") '),
+                                              ("sys", "")])
+@pytest.mark.parametrize("sem, ordering, failure", [("relaxed", "monotonic", "monotonic"),
+                                                    ("acquire", "acquire", "acquire"),
+                                                    ("release", "release", "monotonic"),
+                                                    ("acq_rel", "acq_rel", "acquire")])
+def test_atomics_carry_ordering_and_scope(sem, ordering, failure, scope, syncscope):
+    k = compile_kernel(ordered_atomics, "hip:gfx942", {"z_ptr": "*fp32", "lock_ptr": "*i32"},
+                       {"SEM": sem, "SCOPE": scope})
+    llir = k.asm["llir"]
+    assert re.search(rf"atomicrmw fadd ptr addrspace\(1\) %\S+, float \S+ {re.escape(syncscope)}{ordering}\b", llir)
+    assert re.search(rf"cmpxchg ptr addrspace\(1\) %\S+, i32 0, i32 1 {re.escape(syncscope)}{ordering} {failure}\b",
+                     llir)
+    check_hsaco(k.asm["hsaco"], k.metadata)

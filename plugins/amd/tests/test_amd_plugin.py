@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from tritium.hooks import GPUTarget, Options
-from tritium_amd import driver, memory, plugin, toolchain
+from tritium_amd import driver, memory, toolchain
+from tritium_amd.plugin import amd_plugin as plugin
 from tritium_amd.elf import explicit_kernarg_layout
 from tritium_amd.options import HIPOptions
 

@@ -58,7 +58,7 @@ class HIPOptions(Options):
     enable_fp_fusion: bool = True
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("ieee", "tf32", "tf32x3")
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15")
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     max_num_imprecise_acc_default: int = 0
     extern_libs: tuple = ()
 

@@ -1,10 +1,12 @@
-"""The ``amd`` backend's hook implementations (entry point ``tritium.amd``).
+"""The ``amd`` backend's plugin object (entry point ``tritium.amd``): it declares its targets once
+(``info``) and implements what is AMD's; :class:`tritium.hooks.BackendPlugin` answers the hooks,
+returning ``None`` for other backends and targets.
 
 Nothing here imports hip-python: the driver module does so on first use, so the plugin loads and
 compiles on machines without ROCm (compile-only mode)."""
 from __future__ import annotations
 
-from tritium.hooks import BackendInfo, hookimpl
+from tritium.hooks import BackendInfo, BackendPlugin
 
 from . import __version__
 from .options import ARCHS, TARGET_KIND, parse_options, parse_target
@@ -12,24 +14,10 @@ from .options import ARCHS, TARGET_KIND, parse_options, parse_target
 TRITIUM_PLUGIN_API = 1
 BACKEND = "amd"
 
-_driver = None
 
-
-def _get_driver():
-    global _driver
-    if _driver is None:
-        from .driver import HipDriver
-        _driver = HipDriver()
-    return _driver
-
-
-def _is_ours(target) -> bool:
-    return getattr(target, "backend", None) == TARGET_KIND
-
-
-@hookimpl
-def tritium_backend_info():
-    return BackendInfo(
+class AmdPlugin(BackendPlugin):
+    TRITIUM_PLUGIN_API = TRITIUM_PLUGIN_API
+    info = BackendInfo(
         name=BACKEND,
         api_version=TRITIUM_PLUGIN_API,
         version=__version__,
@@ -42,67 +30,33 @@ def tritium_backend_info():
                     "LLVM's AMDGPU target, hsaco linked by ld.lld, launched with hip-python",
     )
 
+    def parse_target(self, text):
+        return parse_target(text)
 
-@hookimpl
-def tritium_device_present(backend):
-    if backend != BACKEND:
-        return None
-    return _get_driver().is_active()
+    def parse_options(self, target, options):
+        return parse_options(target, options)
 
+    def add_stages(self, target, stages, options):
+        from .compiler import add_stages
+        add_stages(target, stages, options)
 
-@hookimpl
-def tritium_current_target(backend):
-    if backend != BACKEND:
-        return None
-    drv = _get_driver()
-    return drv.get_current_target() if drv.is_active() else None
+    def make_driver(self):
+        from .driver import HipDriver
+        return HipDriver()
 
+    def layout_encodings(self):
+        from .encodings import AMD_ENCODINGS
+        return list(AMD_ENCODINGS)
 
-@hookimpl
-def tritium_parse_target(text):
-    return parse_target(text)
+    def membar_filter(self, target):
+        from .compiler import membar_filter
+        return membar_filter
 
-
-@hookimpl
-def tritium_parse_options(target, options):
-    if not _is_ours(target):
-        return None
-    return parse_options(target, dict(options))
-
-
-@hookimpl
-def tritium_add_stages(target, stages, options):
-    if not _is_ours(target):
-        return None
-    from .compiler import add_stages
-    add_stages(target, stages, options)
-    return True
+    def conformance_exclusions(self, target):
+        from .exclusions import exclusions
+        return exclusions(target)
 
 
-@hookimpl
-def tritium_layout_encodings():
-    from .encodings import AMD_ENCODINGS
-    return list(AMD_ENCODINGS)
+amd_plugin = AmdPlugin()
 
-
-@hookimpl
-def tritium_membar_filter(target):
-    if not _is_ours(target):
-        return None
-    from .compiler import membar_filter
-    return membar_filter
-
-
-@hookimpl
-def tritium_conformance_exclusions(backend, target):
-    if backend != BACKEND:
-        return None
-    from .exclusions import exclusions
-    return exclusions(target)
-
-
-@hookimpl
-def tritium_driver(backend):
-    if backend != BACKEND:
-        return None
-    return _get_driver()
+__all__ = ["AmdPlugin", "TRITIUM_PLUGIN_API", "amd_plugin"]

@@ -186,8 +186,13 @@ class AMDTargetInfo(TargetInfo):
         self._guarded(b, pred, store, [])
 
     @staticmethod
-    def _ordering(sem: str) -> str:
-        return {"relaxed": "monotonic", "acquire": "acquire", "release": "release"}.get(sem, "acq_rel")
+    def _ordering(sem: str, scope: str) -> str:
+        """LLVM's ``syncscope("...") <ordering>`` for a ``tt`` memory semantic and scope (AMDGPU's
+        scopes: ``workgroup`` for cta, ``agent`` for gpu, the default system scope for sys)."""
+        order = {"relaxed": "monotonic", "acquire": "acquire", "release": "release"}.get(sem, "acq_rel")
+        sync = {"cta": "workgroup", "gpu": "agent"}.get(scope)
+        # llvmlite prints the ordering string verbatim where LLVM expects [syncscope] ordering
+        return f'syncscope("{sync}") {order}' if sync else order
 
     def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
         ty = value.type
@@ -195,13 +200,14 @@ class AMDTargetInfo(TargetInfo):
         kind = _RMW_FLOAT.get(op) if is_float else _RMW.get(op)
         if kind is None:
             raise NotImplementedError(f"atomic {op} on {ty}")
+        order = self._ordering(sem, scope)
         if is_float and kind == "xchg":
             bits = 64 if isinstance(ty, ir.DoubleType) else 32 if isinstance(ty, ir.FloatType) else 16
             ity = ir.IntType(bits)
-            r = self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, b.bitcast(value, ity), self._ordering(sem))],
+            r = self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, b.bitcast(value, ity), order)],
                               [ir.Constant(ity, ir.Undefined)])[0]
             return b.bitcast(r, ty)
-        return self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, value, self._ordering(sem))],
+        return self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, value, order)],
                              [ir.Constant(ty, ir.Undefined)])[0]
 
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
@@ -209,8 +215,10 @@ class AMDTargetInfo(TargetInfo):
         ity = ty if isinstance(ty, ir.IntType) else ir.IntType(64 if isinstance(ty, ir.DoubleType) else
                                                                32 if isinstance(ty, ir.FloatType) else 16)
         c, v = (cmp, value) if ity is ty else (b.bitcast(cmp, ity), b.bitcast(value, ity))
-        order = self._ordering(sem)
-        fail = "monotonic" if order in ("release", "monotonic") else "acquire"
+        order = self._ordering(sem, scope)
+        # a failed exchange stores nothing: its ordering drops the release half (LLVM forbids
+        # release orderings on failure)
+        fail = "monotonic" if sem in ("release", "relaxed") else "acquire"
         r = self._guarded(b, pred, lambda: [b.extract_value(b.cmpxchg(ptr, c, v, order, fail), 0)],
                           [ir.Constant(ity, ir.Undefined)])[0]
         return r if ity is ty else b.bitcast(r, ty)

@@ -9,7 +9,7 @@ import tritium.language as tl
 from conformance.cases.block_ptr import block_matmul_kernel
 from tritium.language.extra import libdevice
 from tritium.tools.tensor_descriptor import TensorDescriptor
-from tritium_nvidia import plugin
+from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
 torch = pytest.importorskip("torch")

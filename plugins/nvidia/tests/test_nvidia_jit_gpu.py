@@ -6,7 +6,7 @@ import pytest
 
 import tritium
 from tritium.examples.vector_add import add_kernel
-from tritium_nvidia import plugin
+from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
 torch = pytest.importorskip("torch")

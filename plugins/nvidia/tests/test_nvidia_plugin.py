@@ -4,7 +4,8 @@ import ctypes
 import pytest
 
 from tritium.hooks import GPUTarget, Options
-from tritium_nvidia import launcher, memory, plugin
+from tritium_nvidia import launcher, memory
+from tritium_nvidia.plugin import nvidia_plugin as plugin
 from tritium_nvidia.options import CUDAOptions
 
 

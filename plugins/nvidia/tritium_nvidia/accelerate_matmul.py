@@ -46,9 +46,10 @@ def _kind(t) -> str:
         return "f32"
     if isinstance(e, IntegerType):
         return f"i{e.width.data}"
-    if "E4M3" in name:
+    # the tensor cores' fp8 formats only: the FNUZ variants and fp8e4b15 have other biases
+    if name == "Float8E4M3FNType":
         return "e4m3"
-    if "E5M2" in name:
+    if name == "Float8E5M2Type":
         return "e5m2"
     return name
 

@@ -46,7 +46,7 @@ class CUDAOptions(Options):
     launch_pdl: bool = False
     ptx_version: int | None = None
     arch: str = "90"
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15")
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "tf32"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee")
@@ -68,7 +68,8 @@ class CUDAOptions(Options):
 def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     cc = capability(target)
     defaults = dict(threads_per_warp=target.warp_size, arch=str(target.arch))
-    fp8 = ("fp8e5", "fp8e4nv", "fp8e4b15") if cc >= 89 else ("fp8e5", "fp8e4b15")
+    # fp8e4b15 and the FNUZ formats convert in software and reach dot upcast to fp16: any arch
+    fp8 = ("fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16") + (("fp8e4nv",) if cc >= 89 else ())
     defaults["supported_fp8_dtypes"] = fp8
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):

@@ -1,7 +1,9 @@
-"""The ``nvidia`` backend's hook implementations (entry point ``tritium.nvidia``)."""
+"""The ``nvidia`` backend's plugin object (entry point ``tritium.nvidia``): it declares its targets
+once (``info``) and implements what is NVIDIA's; :class:`tritium.hooks.BackendPlugin` answers the
+hooks, returning ``None`` for other backends and targets."""
 from __future__ import annotations
 
-from tritium.hooks import BackendInfo, hookimpl
+from tritium.hooks import BackendInfo, BackendPlugin
 
 from . import __version__
 from .options import TARGET_KIND, WARP_SIZE, parse_options, parse_target
@@ -9,24 +11,10 @@ from .options import TARGET_KIND, WARP_SIZE, parse_options, parse_target
 TRITIUM_PLUGIN_API = 1
 BACKEND = "nvidia"
 
-_driver = None
 
-
-def _get_driver():
-    global _driver
-    if _driver is None:
-        from .driver import CudaDriver
-        _driver = CudaDriver()
-    return _driver
-
-
-def _is_ours(target) -> bool:
-    return getattr(target, "backend", None) == TARGET_KIND
-
-
-@hookimpl
-def tritium_backend_info():
-    return BackendInfo(
+class NvidiaPlugin(BackendPlugin):
+    TRITIUM_PLUGIN_API = TRITIUM_PLUGIN_API
+    info = BackendInfo(
         name=BACKEND,
         api_version=TRITIUM_PLUGIN_API,
         version=__version__,
@@ -39,71 +27,34 @@ def tritium_backend_info():
                     "nvJitLink or ptxas, launched with cuda-python",
     )
 
+    def parse_target(self, text):
+        return parse_target(text)
 
-@hookimpl
-def tritium_device_present(backend):
-    if backend != BACKEND:
-        return None
-    return _get_driver().is_active()
+    def parse_options(self, target, options):
+        return parse_options(target, options)
 
+    def add_stages(self, target, stages, options):
+        from .compiler import add_stages
+        add_stages(target, stages, options)
 
-@hookimpl
-def tritium_current_target(backend):
-    if backend != BACKEND:
-        return None
-    drv = _get_driver()
-    return drv.get_current_target() if drv.is_active() else None
+    def make_driver(self):
+        from .driver import CudaDriver
+        return CudaDriver()
 
+    def layout_encodings(self):
+        from . import dialect  # noqa: F401  (registers the ttng ops, so NVIDIA TTGIR text parses)
+        from .encodings import ENCODINGS
+        return ENCODINGS
 
-@hookimpl
-def tritium_parse_target(text):
-    return parse_target(text)
+    def membar_filter(self, target):
+        from .compiler import membar_filter
+        return membar_filter
 
-
-@hookimpl
-def tritium_parse_options(target, options):
-    if not _is_ours(target):
-        return None
-    return parse_options(target, dict(options))
-
-
-@hookimpl
-def tritium_add_stages(target, stages, options):
-    if not _is_ours(target):
-        return None
-    from .compiler import add_stages
-    add_stages(target, stages, options)
-    return True
+    def conformance_exclusions(self, target):
+        from .exclusions import exclusions
+        return exclusions(target, self.driver)
 
 
-@hookimpl
-def tritium_layout_encodings():
-    from . import dialect  # noqa: F401  (registers the ttng ops, so NVIDIA TTGIR text parses)
-    from .encodings import ENCODINGS
-    return ENCODINGS
+nvidia_plugin = NvidiaPlugin()
 
-
-@hookimpl
-def tritium_membar_filter(target):
-    if not _is_ours(target):
-        return None
-    from .compiler import membar_filter
-    return membar_filter
-
-
-@hookimpl
-def tritium_conformance_exclusions(backend, target):
-    if backend != BACKEND:
-        return None
-    from .exclusions import exclusions
-    return exclusions(target)
-
-
-@hookimpl
-def tritium_driver(backend):
-    if backend != BACKEND:
-        return None
-    return _get_driver()
-
-
-__all__ = ["TRITIUM_PLUGIN_API", "WARP_SIZE"]
+__all__ = ["NvidiaPlugin", "TRITIUM_PLUGIN_API", "WARP_SIZE", "nvidia_plugin"]

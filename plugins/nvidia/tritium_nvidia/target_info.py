@@ -33,8 +33,9 @@ class NVIDIATargetInfo(TargetInfo):
     data_layout = DATA_LAYOUT
     backend_name = "nvidia"
 
-    def __init__(self, capability: int = 90):
+    def __init__(self, capability: int = 90, maxnreg: int | None = None):
         self.capability = capability
+        self.maxnreg = maxnreg
 
     @property
     def warp_size(self) -> int:
@@ -144,7 +145,8 @@ class NVIDIATargetInfo(TargetInfo):
         text = f"{guard}st.global{self._qualifiers(cache, evict, False)}{vec}.{st_type} [ $0 + 0 ], {src};"
         _asm(b, ir.VoidType(), text, ",".join(cons), args)
 
-    def _atom(self, b, op_text: str, ptr, operands: list, pred, sem, scope, ty):
+    def _atom(self, b, qualifiers: str, ptr, operands: list, pred, ty):
+        """``atom.global.<qualifiers>`` on one element, predicated; returns the old value."""
         bits = 16 if isinstance(ty, ir.HalfType) or getattr(ty, "intrinsic_name", "") == "bf16" else \
             (ty.width if isinstance(ty, ir.IntType) else (64 if isinstance(ty, ir.DoubleType) else 32))
         ity = ir.IntType(bits)
@@ -152,8 +154,7 @@ class NVIDIATargetInfo(TargetInfo):
         reg = _REG[bits]
         n = len(conv)
         ops = ", ".join(f"${i + 2}" for i in range(n))
-        sem_q = "" if sem == "relaxed" and False else f".{sem}"
-        text = (f"mov.b{bits} $0, 0;\n@${n + 2} atom{sem_q}.{scope}.global.{op_text} $0, [ $1 + 0 ], {ops};")
+        text = f"mov.b{bits} $0, 0;\n@${n + 2} atom.global.{qualifiers} $0, [ $1 + 0 ], {ops};"
         r = _asm(b, ity, text, ",".join([f"={reg}", "l"] + [reg] * n + ["b"]), [ptr] + conv + [pred])
         return r if isinstance(ty, ir.IntType) else b.bitcast(r, ty)
 
@@ -175,13 +176,15 @@ class NVIDIATargetInfo(TargetInfo):
             ptx = f"{op}.b{bits}"
         else:
             raise NotImplementedError(f"atomic {op}")
-        return self._atom(b, ptx, ptr, [value], pred, sem, scope, ty)
+        # Triton's spelling: scope before the ordering for read-modify-writes
+        # (atom.global.gpu.acq_rel.add.f32), the ordering first for cas (below); ptxas takes both
+        return self._atom(b, f"{scope}.{sem}.{ptx}", ptr, [value], pred, ty)
 
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
         ty = value.type
         bits = ty.width if isinstance(ty, ir.IntType) else (64 if isinstance(ty, ir.DoubleType) else
                                                             32 if isinstance(ty, ir.FloatType) else 16)
-        return self._atom(b, f"cas.b{bits}", ptr, [cmp, value], pred, sem, scope, ty)
+        return self._atom(b, f"{sem}.{scope}.cas.b{bits}", ptr, [cmp, value], pred, ty)
 
     # --- kernels ------------------------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):
@@ -191,6 +194,10 @@ class NVIDIATargetInfo(TargetInfo):
         fn.module.add_named_metadata("nvvm.annotations",
                                      [fn, ir.MetaDataString(fn.module, "maxntidx"),
                                       ir.Constant(I32, num_warps * WARP_SIZE)])
+        if self.maxnreg is not None:
+            # ``.maxnreg N`` on the kernel's entry (never on its noinline callees), as Triton sets it
+            fn.module.add_named_metadata("nvvm.annotations",
+                                         [fn, ir.MetaDataString(fn.module, "maxnreg"), ir.Constant(I32, self.maxnreg)])
 
     # --- plugin-owned lowerings ------------------------------------------------------------------
     def op_lowering(self, op):
