@@ -8,6 +8,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import language  # noqa: F401  (pure Python)
+from .errors import TritonError  # noqa: F401
 from .frontend.errors import CompilationError  # noqa: F401
 from .language.core import constexpr_function  # noqa: F401
 from .language.functions import cdiv, next_power_of_2  # noqa: F401
@@ -35,6 +36,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'tritium' has no attribute {name!r}")
 
 
-__all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError",
+__all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError", "TritonError",
            "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing",
            "constexpr_function"]

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from .frontend.errors import CompilationError
+from .runtime.interface import grid3
 from .runtime.specialize import TensorWrapper
 
 TRITIUM_VERSION = "0.1.0"
@@ -23,12 +24,25 @@ class ASTSource:
         self.attrs = {_name(fn, k): v for k, v in (attrs or {}).items()}
         for name in self.constexprs:
             self.signature[name] = "constexpr"
+        for p in fn.params:  # a constexpr parameter left out takes its default
+            if p.name not in self.signature and p.is_constexpr and p.default is not _EMPTY:
+                self.signature[p.name] = "constexpr"
         missing = [n for n in fn.arg_names if n not in self.signature]
         if missing:
             raise TypeError(f"{fn.__name__}: no type or constexpr value given for {', '.join(missing)}")
         for n, t in self.signature.items():
             if t == "constexpr" and n not in self.constexprs and fn.params[fn.arg_names.index(n)].default is _EMPTY:
                 raise TypeError(f"{fn.__name__}: constexpr parameter '{n}' needs a value")
+
+    @property
+    def name(self) -> str:
+        """The compiled kernel's symbol: the function's name, or what its ``@jit(repr=...)`` makes
+        of this specialization (Triton's hook), reduced to identifier characters."""
+        repr_fn = getattr(self.fn, "repr", None)
+        if repr_fn is None:
+            return self.fn.__name__
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(repr_fn(self)))
+        return name if name and not name[0].isdigit() else "_" + name
 
     def key(self) -> str:
         return repr((self.fn.cache_key, sorted(self.signature.items()), sorted((k, repr(v)) for k, v in self.constexprs.items()),
@@ -91,7 +105,7 @@ class CompiledKernel:
         one) on ``stream`` (default: that device's current stream); the current device is left
         as it was."""
         if type(grid) is not tuple or len(grid) != 3:
-            grid = _grid3(grid)
+            grid = grid3(grid)
         driver = self._driver
         if driver is None:
             driver = self._driver = self.backend.driver()
@@ -121,23 +135,14 @@ class CompiledKernel:
         return run
 
 
-def _grid3(grid) -> tuple[int, int, int]:
-    if isinstance(grid, int):
-        return (grid, 1, 1)
-    g = tuple(int(x) for x in grid)
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid!r}")
-    return g + (1,) * (3 - len(g))
-
-
 # --- compilation ---------------------------------------------------------------------------------
 
 def _ttir_stage(src: ASTSource, target, options):
     def stage(_, metadata):
         from .frontend.generator import ast_to_ttir
         from .ttir.pipeline import optimize_ttir
-        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target)
-        metadata["name"] = src.fn.__name__
+        module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target, kernel_name=src.name)
+        metadata["name"] = src.name
         return optimize_ttir(module, options)
     return stage
 
@@ -178,7 +183,7 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
     runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
                                                    if src.signature[n] != "constexpr")}
     cache = CacheManager(key)
-    name = src.fn.__name__
+    name = src.name
     if not always_compile():
         group = cache.get_group()
         if group is not None:
@@ -213,7 +218,8 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
             cur = fn(cur, metadata)
         except CompilationError as e:
             # the message already points at the user's line; the compiler's frames add nothing
-            raise e.with_traceback(None) from None
+            # (the cause, where there is one, is the error a language function raised, in its words)
+            raise e.with_traceback(None) from e.__cause__
         except Exception as e:  # noqa: BLE001 - report which stage broke, without internals
             raise CompilationError(f"internal compiler error in stage '{st}' for {target}: "
                                    f"{type(e).__name__}: {e}", filename=src.fn.file,

@@ -97,6 +97,69 @@ def bad_reduce_axis_kernel(x_ptr):
     tl.store(x_ptr + r, tl.sum(x, axis=2))
 
 
+@triton.jit
+def bitwise_float_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    y = x.to(tl.float32)
+    tl.store(x_ptr + offs, (x & y).to(tl.int32))
+
+
+@triton.jit
+def mixed_signedness_div_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    u = x.to(tl.uint32)
+    tl.store(x_ptr + offs, x // u)
+
+
+@triton.jit
+def slice_index_kernel(x_ptr):
+    p = x_ptr[10:]
+    tl.store(p, 1)
+
+
+@triton.jit
+def program_id_axis_kernel(x_ptr):
+    pid = tl.program_id(3)
+    tl.store(x_ptr + pid, 1)
+
+
+@triton.jit
+def expand_dims_axis_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    t = tl.expand_dims(offs, 2)
+    tl.store(x_ptr + t, 1)
+
+
+@triton.jit
+def expand_dims_duplicate_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    t = tl.expand_dims(offs, (0, -3))
+    tl.store(x_ptr + t, 1)
+
+
+@triton.jit
+def scalar_out_of_range_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    x8 = tl.load(x_ptr + offs).to(tl.int8)
+    tl.store(x_ptr + offs, x8 + 300)
+
+
+@triton.jit
+def negative_scalar_unsigned_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    u = tl.load(x_ptr + offs).to(tl.uint32)
+    tl.store(x_ptr + offs, u + -3)
+
+
+@triton.jit
+def float_shift_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    f = tl.load(x_ptr + offs).to(tl.float16)
+    tl.store(x_ptr + offs, f << 2)
+
+
 def _err(name, kernel, err, inputs=None, constexprs=None, dtype="int32"):
     return Case(id=f"errors/{name}", kernel=kernel, inputs={"x_ptr": Rand(dtype, (256,)), **(inputs or {})},
                 outputs={}, constexprs=constexprs or {}, expect_error=err)
@@ -120,5 +183,21 @@ CASES = [
          inputs={"n": 16}),
     _err("static-assert", static_assert_kernel, Err("BLOCK must be a multiple of 64", line="tl.static_assert(BLOCK % 64 == 0"), constexprs={"BLOCK": 32}),
     _err("dot-too-small", small_dot_kernel, Err("16", line="tl.dot(a, a)"), dtype="fp16"),
-    _err("reduce-axis-out-of-range", bad_reduce_axis_kernel, Err("axis", line="tl.sum(x, axis=2)")),
+    _err("reduce-axis-out-of-range", bad_reduce_axis_kernel, Err("invalid axis 2", line="tl.sum(x, axis=2)")),
+    # Triton's wording inside the message (what Triton's users and tests search for)
+    _err("bitwise-on-float", bitwise_float_kernel, Err("invalid operands of type int32 and fp32", line="x & y")),
+    _err("shift-on-float", float_shift_kernel, Err("invalid operands of type fp16 and int32", line="f << 2")),
+    _err("div-mixed-signedness", mixed_signedness_div_kernel,
+         Err("Cannot use /, // or % with int32 and uint32 because they have different signedness", line="x // u")),
+    _err("slice-index", slice_index_kernel, Err("unsupported tensor index: 10:", line="x_ptr[10:]")),
+    _err("program-id-axis", program_id_axis_kernel,
+         Err("program_id axis must be 0, 1, or 2 but got 3", line="tl.program_id(3)")),
+    _err("expand-dims-axis", expand_dims_axis_kernel,
+         Err("invalid axis 2. Expected -2 <= axis < 2", line="tl.expand_dims(offs, 2)")),
+    _err("expand-dims-duplicate-axes", expand_dims_duplicate_kernel,
+         Err("duplicate axes, normalized axes = [0, 0]", line="tl.expand_dims(offs, (0, -3))")),
+    _err("scalar-out-of-range", scalar_out_of_range_kernel,
+         Err("Scalar 300 is out of range for type int8", line="x8 + 300")),
+    _err("negative-scalar-with-unsigned", negative_scalar_unsigned_kernel,
+         Err("Cannot perform a binary operation between an unsigned tensor and a negative scalar", line="u + -3")),
 ]

@@ -15,13 +15,13 @@ import operator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
 from ..language import dtypes as tl
-from ..language.core import constexpr, is_builtin, tensor
+from ..language.core import builder_keyword, constexpr, is_builtin, tensor
 from ..ttir import ops as tt
 from . import semantic as sem
 from . import semantic_tensor as semt
 from .builder import Builder, ir_type
 from .codegen_control import ControlFlowMixin, contains_return
-from .errors import CompilationError, UnsupportedLanguageConstruct, describe
+from .errors import CompilationError, UnsupportedLanguageConstruct, describe, original
 from .scope import PY_BUILTINS, global_value
 
 
@@ -76,7 +76,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except CompilationError:
             raise
         except Exception as e:  # noqa: BLE001 - every other error becomes a located user error
-            raise self._error(self.last_node, e) from None
+            raise self._error(self.last_node, e) from original(e)
         return self.func_op, self.ret_value
 
     def _error(self, node, exc_or_msg) -> CompilationError:
@@ -101,7 +101,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except CompilationError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise self._error(self.last_node, e) from None
+            raise self._error(self.last_node, e) from original(e)
         # children set their own locations; the ops this node creates after them carry its own
         self.builder.loc = own_loc
         if isinstance(node, ast.expr):
@@ -266,6 +266,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_Attribute(self, node):
         base = self.visit(node.value)
         attr = node.attr
+        number = _unwrap(base)
+        if isinstance(number, (bool, int, float)) and not hasattr(number, attr) and _is_tensor_attribute(attr):
+            # a number used as a typed scalar (`value.dtype`, `one.to(tl.uint32)`): its tensor is
+            # the constant Triton gives it (i32, i64/u64 by range; fp32, or fp64 out of range)
+            base = sem.to_tensor(number, self.builder)
         if isinstance(base, tensor):
             if attr == "T":
                 return semt.trans(base, (), self.builder)
@@ -341,6 +346,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                               "split them with `&`")
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         name, pyop = _CMPOPS[type(node.ops[0])]
+        if isinstance(node.ops[0], (ast.Is, ast.IsNot)):  # identity, at compile time: `x is None`
+            return constexpr(pyop(_unwrap(lhs), _unwrap(rhs)))
         if _is_static(lhs) and _is_static(rhs):
             return constexpr(pyop(_unwrap(lhs), _unwrap(rhs)))
         if name is None:
@@ -388,9 +395,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs, node)
         if is_builtin(fn):
-            return fn(*args, _builder=self.builder, **kwargs)
+            return fn(*args, **{builder_keyword(fn): self.builder}, **kwargs)
         if fn is constexpr:
-            return constexpr(_unwrap(args[0]))
+            return constexpr(_unwrap(args[0]) if args else None)
+        if fn is isinstance:
+            return constexpr(_isinstance(*args))
         from ..language.core import range as tl_range, static_range
         if fn is tl_range or fn is static_range:
             return fn(*args, **kwargs)
@@ -436,10 +445,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 values.append(v)
             elif isinstance(v, tuple) and any(isinstance(x, tensor) for x in v):
                 raise self._error(node, f"passing a tuple of tensors as argument '{name}' is not supported")
-            elif v is None or callable(_unwrap(v)) or isinstance(_unwrap(v), (str, tl.dtype, tuple)):
-                values.append(constexpr(v))
             else:
-                values.append(sem.to_tensor(v, self.builder))
+                # As in Triton, a value known at compile time (a number, None, a dtype, a function)
+                # stays one in the callee, which is specialized on it (an axis, a flag, `x is None`).
+                values.append(constexpr(v))
         sig = [v if isinstance(v, constexpr) else v.type for v in values]
         mangled = fn.mangle(sig)
         if mangled not in self.compiled:
@@ -475,9 +484,24 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
 # --- helpers -------------------------------------------------------------------------------------
 
+_TENSOR_FIELDS = frozenset(("dtype", "shape", "type", "numel", "T"))
+
+
+def _is_tensor_attribute(name: str) -> bool:
+    return name in _TENSOR_FIELDS or (not name.startswith("_") and hasattr(tensor, name))
+
+
 def _bool_attr(v: bool):
     from xdsl.dialects.builtin import BoolAttr, IntegerType
     return BoolAttr(v, IntegerType(1))
+
+
+def _isinstance(value, classes) -> bool:
+    """``isinstance`` in a kernel: a constexpr is an instance of ``tl.constexpr`` and of its
+    value's type (``isinstance(BLOCK, int)``, ``isinstance(x, tl.tensor)``)."""
+    classes = _unwrap(classes)
+    classes = tuple(_unwrap(c) for c in classes) if isinstance(classes, tuple) else classes
+    return isinstance(value, classes) or (isinstance(value, constexpr) and isinstance(value.value, classes))
 
 
 def _flatten_values(v) -> list[tensor]:
@@ -512,20 +536,18 @@ def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:
 
 
 def sem_getitem(x: tensor, idx, builder: Builder) -> tensor:
+    """``x[None, :, ...]``: each ``None`` inserts a size-1 dimension where it stands, each ``:``
+    keeps the dimension there; as in Triton, a ``:`` past the last dimension is accepted."""
     idx = _unwrap(idx)
     items = list(idx) if isinstance(idx, tuple) else [idx]
     items = [_unwrap(i) for i in items]
     out = x
-    dim = 0
-    for it in items:
+    for dim, it in enumerate(items):
         if it is None:
             out = semt.expand_dims(out, [dim], builder)
-            dim += 1
-        elif isinstance(it, slice) and it == slice(None, None, None):
-            dim += 1
-        else:
-            raise ValueError(f"tensors can only be indexed with None and ':', got {it!r}")
-    rank = len(x.type.shape) if x.type.is_block() else 0
-    if dim - sum(1 for i in items if i is None) > rank:
-        raise ValueError(f"too many indices for a rank-{rank} tensor")
+        elif not (isinstance(it, slice) and it == slice(None, None, None)):
+            shown = ":".join("" if v is None else str(v) for v in (it.start, it.stop, it.step)[:3 if it.step else 2]) \
+                if isinstance(it, slice) else repr(it)
+            raise ValueError(f"unsupported tensor index: {shown} (a tensor can only be indexed with None "
+                             "and ':')")
     return out

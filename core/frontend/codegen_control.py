@@ -145,10 +145,18 @@ class ControlFlowMixin:
             if not self.is_kernel:
                 raise self._error(node, "every path through a function must return a value of the same type; "
                                   "one branch returns nothing")
-        structure = tv if tv is not None else ev
-        tflat, eflat = _flatten_values(tv), _flatten_values(ev)
-        if len(tflat) != len(eflat):
-            raise self._error(node, "the branches of `if` return different numbers of values")
+        if tv is not None and ev is not None:
+            # a number one branch returns becomes a value where the other returns another value
+            tflat, eflat = [], []
+            try:
+                structure = _pair_returns(tv, ev, tflat, eflat)
+            except ValueError as e:
+                raise self._error(node, str(e)) from None
+        else:
+            structure = tv if tv is not None else ev
+            tflat, eflat = _flatten_values(tv), _flatten_values(ev)
+            if len(tflat) != len(eflat):
+                raise self._error(node, "the branches of `if` return different numbers of values")
         tys = [self._unify(a, b, "return value", node) for a, b in zip(tflat, eflat)]
         tb.add_op(scf.YieldOp(*self._materialize(tb, tflat, tys)))
         eb.add_op(scf.YieldOp(*self._materialize(eb, eflat, tys)))
@@ -167,6 +175,14 @@ class ControlFlowMixin:
             t = self.visit(node.body)
         with self.builder.at(eb):
             e = self.visit(node.orelse)
+        if _unwrap(t) is None and _unwrap(e) is None:  # arms run for their effects: `store(a) if c else store(b)`
+            tb.add_op(scf.YieldOp())
+            eb.add_op(scf.YieldOp())
+            self.builder.insert(scf.IfOp(cond.handle, [], Region(tb), Region(eb)))
+            return None
+        if _unwrap(t) is None or _unwrap(e) is None:
+            raise self._error(node, "one arm of the conditional expression `x if c else y` has no value "
+                              "(a call that returns nothing) and the other has one; give both a value or neither")
         ty = self._unify(t, e, "the conditional expression", node)
         tb.add_op(scf.YieldOp(*self._materialize(tb, [t], [ty])))
         eb.add_op(scf.YieldOp(*self._materialize(eb, [e], [ty])))
@@ -336,6 +352,33 @@ class ControlFlowMixin:
 
     def visit_Continue(self, node):
         raise self._error(node, "unsupported Python construct in a kernel: continue")
+
+
+def _pair_returns(a, b, a_vals: list, b_vals: list):
+    """The structure both branches of a returning ``if`` return: where either gives a run-time
+    value, or the two give different numbers, both values are collected (to be yielded) and a
+    placeholder tensor stands in the structure; equal compile-time values stay as they are."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if len(a) != len(b):
+            raise ValueError("the branches of `if` return different numbers of values")
+        return tuple(_pair_returns(x, y, a_vals, b_vals) for x, y in zip(a, b))
+    if not isinstance(a, tensor) and not isinstance(b, tensor) and not isinstance(a, tuple) \
+            and not isinstance(b, tuple) and type(_unwrap(a)) is type(_unwrap(b)) and _unwrap(a) == _unwrap(b):
+        return a
+    if not (_is_scalar_like(a) and _is_scalar_like(b)):
+        raise ValueError("the branches of `if` return different kinds of values "
+                         f"({_describe_value(a)} and {_describe_value(b)})")
+    a_vals.append(a)
+    b_vals.append(b)
+    return a if isinstance(a, tensor) else b if isinstance(b, tensor) else tensor(None, tl.int32)
+
+
+def _describe_value(v) -> str:
+    if isinstance(v, tensor):
+        return f"a {v.type} value"
+    if isinstance(v, tuple):
+        return f"a tuple of {len(v)}"
+    return f"the compile-time value {_unwrap(v)!r}"
 
 
 def _is_scalar_like(v) -> bool:

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import ast
 
+from ..errors import TritonError
 
-class CompilationError(Exception):
+
+class CompilationError(TritonError):
     """A kernel could not be compiled.  The message quotes the offending source line with a caret
     under the column, then says what was expected and what was found."""
 
@@ -56,12 +58,25 @@ class KernelArgumentError(CompilationError, TypeError):
     also a ``TypeError``, as Python raises for a bad call."""
 
 
+class KernelArgumentOverflowError(CompilationError, OverflowError):
+    """An integer launch argument no kernel parameter can hold (outside [-2**63, 2**64)).  It is
+    also an ``OverflowError``, as Triton's launcher raises."""
+
+
 def describe(exc: BaseException) -> str:
     """A user-facing description of an exception raised while emitting IR."""
     msg = str(exc)
     if isinstance(exc, (TypeError, ValueError, AssertionError, NameError, NotImplementedError)) and msg:
         return msg
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def original(exc: BaseException) -> BaseException:
+    """``exc`` to be kept as a located error's ``__cause__``: its own type and words stay readable
+    (``exc_info.value.__cause__``, as Triton's tests read them) while the compiler frames it was
+    raised through are dropped, so a traceback shows the cause's message and then the user's line."""
+    exc.__suppress_context__ = True
+    return exc.with_traceback(None)
 
 
 def error_at_op(op, message: str) -> CompilationError:

@@ -10,9 +10,10 @@ from .codegen import CodeGenerator
 from .errors import CompilationError
 
 
-def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, target) -> ModuleOp:
-    """Generate the TTIR module of kernel ``fn``: one public ``tt.func`` named after it (and
-    private functions for its non-inlined callees)."""
+def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, target,
+                kernel_name: str | None = None) -> ModuleOp:
+    """Generate the TTIR module of kernel ``fn``: one public ``tt.func`` named ``kernel_name`` (default:
+    the function's name), and private functions for its non-inlined callees."""
     arg_values, arg_attrs = [], []
     for name in fn.arg_names:
         if signature.get(name) == "constexpr" or name in constexprs:
@@ -36,7 +37,7 @@ def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, tar
     builder = Builder(fn.file)
     builder.options = options
     builder.target = target
-    gen = CodeGenerator(fn, builder, arg_values, fn.__name__, is_kernel=True, arg_attrs=arg_attrs,
+    gen = CodeGenerator(fn, builder, arg_values, kernel_name or fn.__name__, is_kernel=True, arg_attrs=arg_attrs,
                         noinline=False)
     from .semantic import check_dtype
     for name, v in zip(fn.arg_names, arg_values):

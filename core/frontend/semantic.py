@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numbers
 
+from xdsl.dialects.builtin import IntegerAttr, i32
+
 from ..language import dtypes as tl
 from ..language.core import constexpr, tensor
 from ..ttir import arith, ops as tt
@@ -16,8 +18,10 @@ from .builder import Builder, ir_type
 
 
 class IncompatibleTypeErrorImpl(TypeError):
-    def __init__(self, a, b):
-        super().__init__(f"invalid operands of type {a} and {b}")
+    """Operands no operator of the kind accepts together (Triton's wording, then why)."""
+
+    def __init__(self, a, b, why: str = ""):
+        super().__init__(f"invalid operands of type {a} and {b}" + (f": {why}" if why else ""))
 
 
 def _unwrap(x):
@@ -108,7 +112,8 @@ def computation_type(a: tl.dtype, a_scalar: bool, b: tl.dtype, b_scalar: bool, d
     if not a.is_int() or not b.is_int():
         raise IncompatibleTypeErrorImpl(a, b)
     if div_or_mod and a.int_signedness != b.int_signedness:
-        raise TypeError(f"cannot use / // or % with {a} and {b}: their signedness differs; cast one of them")
+        raise TypeError(f"Cannot use /, // or % with {a} and {b} because they have different signedness; "
+                        "cast them to the same signedness")
     return integer_promote(a, b)
 
 
@@ -130,10 +135,11 @@ def binary_operands(lhs, rhs, builder: Builder, allow_lhs_ptr=False, allow_rhs_p
                 if isinstance(v, float):
                     raise TypeError(f"float scalar {v} cannot be combined with a {ret} tensor implicitly")
                 if v < 0 and ret.is_int_unsigned():
-                    raise ValueError(f"cannot combine an unsigned {ret} tensor with the negative scalar {v}; "
-                                     "cast one of them explicitly")
+                    raise ValueError(f"Cannot perform a binary operation between an unsigned tensor and a "
+                                     f"negative scalar ({ret} with negative scalar {v}); cast one of them explicitly")
                 if not ret.get_int_min_value() <= int(v) <= ret.get_int_max_value():
-                    raise ValueError(f"scalar {v} is out of range for type {ret}")
+                    raise ValueError(f"Scalar {v} is out of range for type {ret} "
+                                     f"([{ret.get_int_min_value()}, {ret.get_int_max_value()}])")
         lhs = to_tensor(lhs, builder, ret) if lhs_sc else cast(lhs, ret, builder)
         rhs = to_tensor(rhs, builder, ret) if rhs_sc else cast(rhs, ret, builder)
     else:
@@ -145,40 +151,56 @@ def binary_operands(lhs, rhs, builder: Builder, allow_lhs_ptr=False, allow_rhs_p
 # --- broadcasting ------------------------------------------------------------------------------
 
 def broadcast_shapes(a, b) -> list[int]:
-    if len(a) != len(b):
-        raise ValueError(f"cannot broadcast shapes {list(a)} and {list(b)}: ranks differ "
-                         f"({len(a)} vs {len(b)}); use expand_dims or [:, None] first")
+    """NumPy's rule: the shorter shape is read with size-1 dimensions prepended, then every
+    dimension pair must be equal or contain a 1."""
+    a, b = list(a), list(b)
+    ra, rb = [1] * (len(b) - len(a)) + a, [1] * (len(a) - len(b)) + b
     out = []
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(ra, rb)):
         if x == y or y == 1:
             out.append(x)
         elif x == 1:
             out.append(y)
         else:
-            raise ValueError(f"shapes {list(a)} and {list(b)} are incompatible in dimension {i}: {x} vs {y}")
+            raise ValueError(f"cannot broadcast shapes {a} and {b}: incompatible dimensions at index {i}: "
+                             f"{x} and {y}")
     return out
 
 
+def _prepend_unit_dims(x: tensor, rank: int, builder: Builder) -> tensor:
+    while len(x.type.shape) < rank:
+        ty = tl.block_type(x.type.scalar, [1] + list(x.type.shape))
+        x = tensor(builder.create(tt.ExpandDimsOp(x.handle, ir_type(ty), axis=IntegerAttr(0, i32))), ty)
+    return x
+
+
 def broadcast_to_shape(x: tensor, shape, builder: Builder) -> tensor:
+    """``x`` broadcast to ``shape`` of the same rank (``tl.broadcast_to``, load masks): no
+    dimensions are added, as in Triton."""
     shape = [int(_unwrap(s)) for s in shape]
     if not x.type.is_block():
         return splat(x, shape, builder)
     if list(x.type.shape) == shape:
         return x
-    src = x.type.shape
+    src = list(x.type.shape)
     if len(src) != len(shape):
-        raise ValueError(f"cannot broadcast shape {list(src)} to {shape}: ranks differ")
-    for s, d in zip(src, shape):
+        raise ValueError(f"Cannot broadcast, rank mismatch: {src}, {shape} (broadcast_to does not add "
+                         "dimensions; use expand_dims or x[None, :] first)")
+    for i, (s, d) in enumerate(zip(src, shape)):
         if s != d and s != 1:
-            raise ValueError(f"cannot broadcast shape {list(src)} to {shape}")
+            raise ValueError(f"Cannot broadcast shape {src} to {shape}: the expanded size ({d}) must match "
+                             f"the existing size ({s}) at non-singleton dimension {i}")
     ty = tl.block_type(x.type.scalar, shape)
     return tensor(builder.create(tt.BroadcastOp(x.handle, ir_type(ty))), ty)
 
 
 def broadcast_values(a: tensor, b: tensor, builder: Builder) -> tuple[tensor, tensor]:
+    """Two values brought to one shape by NumPy's rules: a scalar is splat; a tensor of lower rank
+    gets size-1 leading dimensions; then size-1 dimensions are broadcast."""
     ab, bb = a.type.is_block(), b.type.is_block()
     if ab and bb:
         shape = broadcast_shapes(a.type.shape, b.type.shape)
+        a, b = _prepend_unit_dims(a, len(shape), builder), _prepend_unit_dims(b, len(shape), builder)
         return broadcast_to_shape(a, shape, builder), broadcast_to_shape(b, shape, builder)
     if ab:
         return a, splat(b, a.type.shape, builder)
@@ -354,10 +376,15 @@ def fdiv(a, b, ieee_rounding: bool, builder: Builder) -> tensor:
 
 
 def _bitwise_operands(a, b, builder):
-    a, b = binary_operands(a, b, builder)
-    if not a.type.scalar.is_int():
-        raise TypeError(f"bitwise operators need integer operands, got {a.type.scalar}")
-    return a, b
+    ta, tb = _operand_type(a), _operand_type(b)
+    if not ta.is_int() or not tb.is_int():
+        raise IncompatibleTypeErrorImpl(ta, tb, "bitwise operators and shifts need integer operands")
+    return binary_operands(a, b, builder)
+
+
+def _operand_type(x) -> tl.dtype:
+    x = _unwrap(x)
+    return x.type.scalar if isinstance(x, tensor) else scalar_type_of_python(x)
 
 
 def and_(a, b, builder):
@@ -381,8 +408,13 @@ def shl(a, b, builder):
 
 
 def shr(a, b, builder):
+    """``a >> b``: both operands are promoted as for any binary operator, but the shift is
+    arithmetic when ``a`` itself is signed (``int32 >> uint32`` shifts in the sign bit), as in
+    Triton; a Python scalar on the left takes the signedness of the tensor on the right."""
+    left = _unwrap(a)
+    signed = _operand_type(left if isinstance(left, tensor) else b).is_int_signed()
     a, b = _bitwise_operands(a, b, builder)
-    cls = arith.ShRSIOp if a.type.scalar.is_int_signed() else arith.ShRUIOp
+    cls = arith.ShRSIOp if signed else arith.ShRUIOp
     return _emit(builder, cls(a.handle, b.handle), a.type)
 
 
@@ -405,7 +437,7 @@ def invert(a, builder):
     a = to_tensor(a, builder)
     sc = a.type.scalar
     if not sc.is_int():
-        raise TypeError(f"~ needs an integer operand, got {sc}")
+        raise TypeError(f"wrong type argument to unary invert ({sc}): ~ needs an integer operand")
     ones = full(a.type.shape if a.type.is_block() else [], -1 if sc.is_int_signed() else sc.get_int_max_value(), sc, builder)
     return xor_(a, ones, builder)
 
@@ -414,7 +446,7 @@ def minus(a, builder):
     a = to_tensor(a, builder)
     sc = a.type.scalar
     if sc.is_ptr():
-        raise TypeError("cannot negate a pointer")
+        raise TypeError(f"wrong type argument to unary minus ({sc}): a pointer cannot be negated")
     if sc.is_floating():
         return _emit(builder, arith.NegFOp(a.handle), a.type)
     return sub(full(a.type.shape if a.type.is_block() else [], 0, sc, builder), a, builder)

@@ -2,7 +2,7 @@
 math functions and debugging ops."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, TensorType, i32
 from xdsl.ir import Block, Region
 
 from ..language import dtypes as tl
@@ -32,14 +32,14 @@ def _ints(seq, what: str) -> list[int]:
 def program_id(axis, builder: Builder) -> tensor:
     axis = _unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis!r}")
     return tensor(builder.create(tt.GetProgramIdOp(axis)), tl.int32)
 
 
 def num_programs(axis, builder: Builder) -> tensor:
     axis = _unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
+        raise ValueError(f"num_programs axis must be 0, 1, or 2 but got {axis!r}")
     return tensor(builder.create(tt.GetNumProgramsOp(axis)), tl.int32)
 
 
@@ -97,25 +97,26 @@ def reshape(x: tensor, shape, can_reorder: bool, builder: Builder) -> tensor:
     return tensor(builder.create(op), ty)
 
 
+def wrap_axis(axis: int, rank: int) -> int:
+    """``axis`` in ``[-rank, rank)`` made non-negative; anything else is an error in Triton's words."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"invalid axis {axis}. Expected {-rank} <= axis < {rank}")
+    return axis + rank if axis < 0 else axis
+
+
 def expand_dims(x, axes, builder: Builder) -> tensor:
     x = to_tensor(x, builder)
     axes = _ints(axes, "expand_dims axes")
+    rank = (len(x.type.shape) if x.type.is_block() else 0) + len(axes)
+    axes = [wrap_axis(a, rank) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {axes}")
     if not x.type.is_block():
-        x = splat(x, [1], builder)
-        axes = [a for a in axes]
-        if len(axes) == 1:
-            return x
-        axes = axes[1:]
-    rank = len(x.type.shape) + len(axes)
-    axes = sorted(a + rank if a < 0 else a for a in axes)
-    for a in axes:
-        if not 0 <= a < rank:
-            raise ValueError(f"expand_dims axis {a} is out of range for the result's rank {rank}")
-    for a in axes:
+        return splat(x, [1] * rank, builder)
+    for a in sorted(axes):
         shape = list(x.type.shape)
         shape.insert(a, 1)
         ty = tl.block_type(x.type.scalar, shape)
-        from xdsl.dialects.builtin import IntegerAttr
         x = tensor(builder.create(tt.ExpandDimsOp(x.handle, ir_type(ty), axis=IntegerAttr(a, i32))), ty)
     return x
 
@@ -313,9 +314,7 @@ def reduce(srcs, axis, combine, builder: Builder, keep_dims: bool = False) -> li
     if not shape:
         return srcs
     rank = len(shape)
-    if not -rank <= axis < rank:
-        raise ValueError(f"reduction axis {axis} is out of range for a rank-{rank} tensor")
-    axis = axis % rank
+    axis = wrap_axis(axis, rank)
     for s in srcs:
         if list(s.type.shape) != shape:
             raise ValueError("all reduced tensors must have the same shape")
@@ -341,9 +340,9 @@ def scan(srcs, axis, combine, reverse, builder: Builder) -> list[tensor]:
     if not shape:
         raise ValueError("scan needs a tensor")
     rank = len(shape)
-    if axis is None or not -rank <= axis < rank:
-        raise ValueError(f"scan axis {axis} is out of range for a rank-{rank} tensor")
-    axis = axis % rank
+    if axis is None:
+        raise ValueError("a scan needs an axis, got None")
+    axis = wrap_axis(axis, rank)
     region, handles = _combine_region(srcs, builder, combine)
     with builder.at(region.blocks[0]):
         builder.insert(rops.ScanReturnOp(handles))

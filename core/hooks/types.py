@@ -43,6 +43,11 @@ class BackendInfo:
     description: str = ""
 
 
+class InvalidOption(ValueError, AssertionError):
+    """A launch or compile option out of its domain.  Also an ``AssertionError``: Triton asserts
+    these (``num_warps must be a power of 2``) and its users catch that."""
+
+
 @dataclass(frozen=True)
 class Options:
     """Compilation options common to every backend.  Plugins subclass it (frozen dataclass) to add
@@ -76,10 +81,10 @@ class Options:
         args.update({k: v for k, v in opts.items() if k in names and v is not None})
         for key in ("num_warps", "num_stages", "num_ctas", "threads_per_warp"):
             if key in args and (not isinstance(args[key], int) or isinstance(args[key], bool) or args[key] < 1):
-                raise ValueError(f"{key} must be a positive integer, got {args[key]!r}")
+                raise InvalidOption(f"{key} must be a positive integer, got {args[key]!r}")
         nw = args.get("num_warps", cls.num_warps)
         if nw & (nw - 1):
-            raise ValueError(f"num_warps must be a power of two, got {nw}")
+            raise InvalidOption(f"num_warps must be a power of 2, got {nw}")
         return cls(**args)
 
 

@@ -26,7 +26,27 @@ def builtin(fn):
 
 
 def is_builtin(fn) -> bool:
-    return getattr(fn, TRITON_BUILTIN, False)
+    """Marked by ``@builtin`` or by Triton's own marker (``__triton_builtin__``, which libraries
+    such as PyTorch Inductor set on their compile-time helpers)."""
+    return bool(getattr(fn, TRITON_BUILTIN, False) or getattr(fn, "__triton_builtin__", False))
+
+
+def builder_keyword(fn) -> str:
+    """The keyword a builtin takes the IR builder under: ``_builder``, or ``_semantic`` (Triton's
+    later name) for a foreign builtin that declares only that one."""
+    if getattr(fn, TRITON_BUILTIN, False):
+        return "_builder"
+    return _foreign_builder_keyword(getattr(fn, "__func__", fn))
+
+
+@functools.lru_cache(maxsize=None)
+def _foreign_builder_keyword(fn) -> str:
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return "_builder"
+    return "_semantic" if "_semantic" in params and "_builder" not in params else "_builder"
 
 
 def _sem():
@@ -159,8 +179,8 @@ class tensor:
             return self
         if self.type.numel != 1:
             raise ValueError(f"item() needs a tensor of one element, got shape {list(self.type.shape)}")
-        from .. import language
-        return language.max(self, axis=None, _builder=_builder)
+        from ..frontend import semantic_tensor
+        return semantic_tensor.reshape(self, [], False, _builder)
 
     def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
         def method(self, *args, _builder=None, **kwargs):
@@ -270,3 +290,13 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
 
 
 setattr(extern_elementwise, TRITON_BUILTIN, True)
+
+
+def get_int_dtype(bitwidth: int, signed: bool) -> dtype:
+    """The integer dtype of ``bitwidth`` bits (1 is ``int1``), signed or not."""
+    bitwidth, signed = _unwrap_if_constexpr(bitwidth), _unwrap_if_constexpr(signed)
+    if bitwidth == 1:
+        return dtype("int1")
+    if bitwidth not in (8, 16, 32, 64):
+        raise ValueError(f"no integer dtype of {bitwidth} bits (expected 1, 8, 16, 32 or 64)")
+    return dtype(f"{'' if signed else 'u'}int{bitwidth}")

@@ -281,6 +281,8 @@ def cat(input, other, can_reorder=False, _builder=None):
 def interleave(a, b, _builder=None):
     j = _st().join(a, b, _builder)
     shape = list(j.type.shape)
+    if len(shape) == 1:  # two scalars: the join is already the interleaving
+        return j
     return _st().reshape(j, shape[:-2] + [shape[-2] * 2], False, _builder)
 
 
@@ -368,17 +370,24 @@ def _argreduce(x, axis, keep_dims, builder, greater: bool, tie_break_left: bool)
     return st.reduce([x, idx], axis, combine, builder, bool(_u(keep_dims)))
 
 
+def _promote_bf16(x, builder):
+    """bf16 values as fp32 before a reduction or scan, as Triton does (the result stays fp32)."""
+    x = _s().to_tensor(x, builder)
+    return _s().cast(x, _t.float32, builder) if x.type.scalar.is_bf16() else x
+
+
 def _minmax_reduce(input, axis, return_indices, return_indices_tie_break_left, keep_dims, builder, is_max):
     s = _s()
+    x = _promote_bf16(input, builder)
     if _u(return_indices):
-        return tuple(_argreduce(input, axis, keep_dims, builder, is_max, bool(_u(return_indices_tie_break_left))))
-    x = s.to_tensor(input, builder)
+        return tuple(_argreduce(x, axis, keep_dims, builder, is_max, bool(_u(return_indices_tie_break_left))))
+    # Triton's rule: narrower than 32 bits is reduced, and returned, as fp32 / int32 (an unsigned
+    # value is zero-extended, so the maximum is unchanged)
     sc = x.type.scalar
-    if sc.is_int() and sc.int_bitwidth < 32:
-        x = s.cast(x, _t.int32 if sc.is_int_signed() else _t.uint32, builder)
+    if sc.primitive_bitwidth < 32:
+        x = s.cast(x, _t.float32 if sc.is_floating() else _t.int32, builder)
     fn = s.maximum if is_max else s.minimum
-    out = _st().reduce([x], axis, lambda b, a: [fn(a[0], a[1], False, b)], builder, bool(_u(keep_dims)))[0]
-    return s.cast(out, sc, builder) if sc != x.type.scalar else out
+    return _st().reduce([x], axis, lambda b, a: [fn(a[0], a[1], False, b)], builder, bool(_u(keep_dims)))[0]
 
 
 @builtin
@@ -415,23 +424,26 @@ def associative_scan(input, axis, combine_fn, reverse=False, _builder=None):
     return tuple(_st().scan(list(input), axis, _combine_with_jit(_u(combine_fn)), reverse, _builder))
 
 
-def _simple_scan(input, axis, reverse, builder, op, dtype=None):
-    s = _s()
-    x = s.to_tensor(input, builder)
-    out_dtype = _reduce_dtype(x, dtype)
-    if out_dtype is not None:
-        x = s.cast(x, out_dtype, builder)
+def _simple_scan(x, axis, reverse, builder, op, dtype):
+    if dtype is not None:
+        x = _s().cast(x, dtype, builder)
     return _st().scan([x], axis, lambda b, a: [op(a[0], a[1], b)], reverse, builder)[0]
 
 
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None, _builder=None):
-    return _simple_scan(input, axis, reverse, _builder, lambda a, b, bl: _s().add(a, b, bl), dtype)
+    """Running sum along ``axis``: bf16 runs (and returns) fp32; integers narrower than 32 bits
+    run in (u)int32 unless ``dtype`` says otherwise (Triton's ``cumsum``)."""
+    x = _promote_bf16(input, _builder)
+    return _simple_scan(x, axis, reverse, _builder, lambda a, b, bl: _s().add(a, b, bl), _reduce_dtype(x, dtype))
 
 
 @builtin
 def cumprod(input, axis=0, reverse=False, dtype=None, _builder=None):
-    return _simple_scan(input, axis, reverse, _builder, lambda a, b, bl: _s().mul(a, b, bl), dtype)
+    """Running product along ``axis``: bf16 runs (and returns) fp32, other types keep their own
+    (integers wrap at their width), as in Triton; ``dtype`` picks another."""
+    x = _promote_bf16(input, _builder)
+    return _simple_scan(x, axis, reverse, _builder, lambda a, b, bl: _s().mul(a, b, bl), _u(dtype))
 
 
 # --- compiler hints and debugging ----------------------------------------------------------------

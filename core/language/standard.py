@@ -38,7 +38,9 @@ def _axis(x, dim, what: str) -> int:
     return d + rank if d < 0 else d
 
 
-def _log2(n: int, what: str) -> int:
+def _log2(n, what: str = "_log2") -> int:
+    """log2 of a power of two (a constexpr too: kernels call it on shapes, as Triton's does)."""
+    n = _u(n)
     if n < 1 or n & (n - 1):
         raise ValueError(f"{what} needs a power-of-two length along its dimension, got {n}")
     return n.bit_length() - 1

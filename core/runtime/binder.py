@@ -11,7 +11,8 @@ import operator
 import os
 import sys
 
-from .specialize import _FAST, specialize_arg
+from .interface import grid3
+from .specialize import _FAST, constexpr_key, specialize_arg
 
 _ENV_BACKEND = "TRITIUM_BACKEND"
 
@@ -52,13 +53,14 @@ def build_fast_launch(fn):
     """Return ``fast(grid, *args, **kwargs)`` for ``fn`` (a JITFunction), the dict it reads
     (``(backend env value, *key parts) -> Entry``) and the torch tensor type it inlines (None
     when torch was not imported yet; ``JITFunction.run`` rebuilds it once torch is)."""
-    from .jit import _constexpr_key
     names = [p.name for p in fn.params]
     tensor_type = _torch_tensor_type()
 
     def key(p):
         if p.is_constexpr:
             return f"('c', _t_ck({p.name}))"
+        if p.do_not_specialize or p.do_not_specialize_on_alignment:
+            return f"_t_specs[{p.num}]({p.name}, _t_params[{p.num}])"
         generic = f"(_t_fast_spec(type({p.name})) or _t_spec)({p.name}, _t_params[{p.num}])"
         # torch tensors, inline: the same tuple as specialize._tensor_key
         return (f"(('a', _t_TY[{p.name}.dtype], '' if {p.name}.data_ptr() & 15 else 'D', "
@@ -67,34 +69,35 @@ def build_fast_launch(fn):
     keys = [key(p) for p in fn.params]
     # Every parameter defaults to a sentinel so that a missing or extra argument, or a launch
     # option, reaches JITFunction.run, which reports it or handles it.
+    call = "".join(n + ", " for n in names)  # a tuple's items, each with its comma: "" for no parameters
     fill = []
     for p in fn.params:
         if p.default is inspect.Parameter.empty:
-            fill.append(f"    if {p.name} is _t_M: return _t_slow(_t_grid, ({', '.join(names)},), _t_extra, _t_kw)")
+            fill.append(f"    if {p.name} is _t_M: return _t_slow(_t_grid, ({call}), _t_extra, _t_kw)")
         else:
             fill.append(f"    if {p.name} is _t_M: {p.name} = _t_defaults[{p.num}]")
-    call = ", ".join(names)
+    params = "".join(n + "=_t_M, " for n in names)
     src = f"""
-def _t_fast(_t_grid, {', '.join(n + '=_t_M' for n in names)}, *_t_extra, **_t_kw):
+def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
     if _t_kw or _t_extra:
-        return _t_slow(_t_grid, ({call},), _t_extra, _t_kw)
+        return _t_slow(_t_grid, ({call}), _t_extra, _t_kw)
 {chr(10).join(fill)}
     try:
-        _t_entry = _t_cache_get((_t_env_get(_t_env_key), {', '.join(keys)},))
-    except (TypeError, KeyError):
+        _t_entry = _t_cache_get((_t_env_get(_t_env_key), {''.join(k + ', ' for k in keys)}))
+    except (TypeError, KeyError, OverflowError):
         _t_entry = None
     if _t_entry is None:
-        return _t_run({call}, grid=_t_grid, warmup=False)
+        return _t_run({call}grid=_t_grid, warmup=False)
     _t_kernel, _t_pick, _t_meta, _t_dev, _t_driver, _t_launchers, _t_select = _t_entry
     if type(_t_grid) is not tuple:
         if callable(_t_grid):
-            _t_grid = _t_grid({{{', '.join(f'{n!r}: {n}' for n in names)}, **_t_meta}})
+            _t_grid = _t_grid({{{''.join(f'{n!r}: {n}, ' for n in names)}**_t_meta}})
         _t_grid = _t_grid3(_t_grid)
     elif len(_t_grid) == 1:
         _t_grid = (int(_t_grid[0]), 1, 1)
     elif len(_t_grid) != 3:
         _t_grid = _t_grid3(_t_grid)
-    _t_rt = _t_pick(({call},))
+    _t_rt = _t_pick(({call}))
     if _t_dev is None:  # a pointer whose device the key does not carry: ask the driver
         _t_dev = _t_select(_t_rt)
     _t_stream, _t_cur = _t_driver.stream_and_current_device(_t_dev)
@@ -113,11 +116,10 @@ def _t_fast(_t_grid, {', '.join(n + '=_t_M' for n in names)}, *_t_extra, **_t_kw
         return fn.run(grid=grid, warmup=False, **named, **kw)
 
     cache: dict = {}
-    from ..compiler import _grid3
     from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
-             "_t_ck": _constexpr_key, "_t_spec": specialize_arg, "_t_run": fn.run, "_t_cache_get": cache.get,
-             "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": _grid3,
+             "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn.specializers, "_t_run": fn.run,
+             "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3,
              "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
     return scope["_t_fast"], cache, tensor_type

@@ -34,7 +34,7 @@ def _companion(fn, layout: tuple):
     if layout in cache:
         return cache[layout]
     comp = copy.copy(fn)
-    for attr in ("_specializers", "_descriptor_companions"):
+    for attr in ("specializers", "_descriptor_companions"):
         comp.__dict__.pop(attr, None)
     params, names, prologue = [], [], []
     for p, rank in zip(fn.params, layout):
@@ -58,6 +58,7 @@ def _companion(fn, layout: tuple):
     by_name = {p.name: p for p in fn.params}
     for q in comp.params:
         q.do_not_specialize = by_name[q.name].do_not_specialize if q.name in by_name else False
+        q.do_not_specialize_on_alignment = by_name[q.name].do_not_specialize_on_alignment if q.name in by_name else False
     comp.constexpr_indices = {q.num for q in comp.params if q.is_constexpr}
     tree = copy.deepcopy(fn.parse())
     line = tree.lineno

@@ -4,6 +4,16 @@ from __future__ import annotations
 from typing import Any
 
 
+def grid3(grid) -> tuple[int, int, int]:
+    """A launch grid as three ints: an int, or a tuple of one to three ints, padded with 1s."""
+    if isinstance(grid, int):
+        return (grid, 1, 1)
+    g = tuple(int(x) for x in grid)
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid!r}")
+    return g + (1,) * (3 - len(g))
+
+
 class KernelInterface:
     """Subclasses implement ``run(*args, grid, warmup, **kwargs)``; ``kernel[grid](*args)`` calls it.
 

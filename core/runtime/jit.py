@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import descriptors as _descriptors
 from .interface import KernelInterface
-from .specialize import LAUNCH_OPTIONS, TensorWrapper, specialize_arg
+from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, specialize_arg
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
 _ENV = os.environ
@@ -30,6 +30,9 @@ class JITFunction(KernelInterface):
         self.__globals__ = fn.__globals__
         self.noinline = noinline
         self.debug = debug
+        # repr(specialization) names the compiled kernel (Triton's ``@jit(repr=...)``); it sees
+        # the ASTSource: ``.signature`` (parameter -> type string), ``.constexprs``, ``.attrs``
+        self.repr = repr
         sig = inspect.signature(fn)
         self.signature = sig
         self.arg_names = list(sig.parameters)
@@ -37,8 +40,10 @@ class JITFunction(KernelInterface):
         self.params = [_Param(i, p) for i, p in enumerate(sig.parameters.values())]
         self.constexpr_indices = {p.num for p in self.params if p.is_constexpr}
         dns = {self.arg_names.index(d) if isinstance(d, str) else int(d) for d in do_not_specialize}
+        dnsa = {self.arg_names.index(d) if isinstance(d, str) else int(d) for d in do_not_specialize_on_alignment}
         for p in self.params:
             p.do_not_specialize = p.num in dns
+            p.do_not_specialize_on_alignment = p.num in dnsa
         try:
             self._src_lines, self._first_line = _source_of(fn)
         except (OSError, TypeError):  # defined in a REPL or exec(): reported when it is compiled
@@ -58,8 +63,11 @@ class JITFunction(KernelInterface):
     def parse(self) -> ast.FunctionDef:
         if self._ast is None:
             if not self.src:
-                raise ValueError(f"cannot read the source of {self.__name__}: @jit functions must be defined in "
-                                 "a file (not in an interactive session or exec)")
+                raise ValueError(f"cannot read the source of {self.__name__} (from {self.file}): a @jit function is "
+                                 "compiled from its source text, which Python keeps only for functions defined "
+                                 "in a file; for source made at run time, write it to a file and "
+                                 "exec(compile(src, that_file, 'exec')), register it with linecache, or set "
+                                 "`.src` on the JITFunction before its first launch")
             tree = ast.parse(self.src)
             fns = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if not fns:
@@ -168,9 +176,12 @@ class JITFunction(KernelInterface):
             if _descriptors.has_descriptor(bound):
                 launch = dict(opts, backend=backend_name, target=target, stream=stream)
                 return _descriptors.run_with_descriptors(self, bound, grid, warmup, launch)
-            key_parts = tuple([spec(v, p) for spec, v, p in zip(self._specializers, bound, self.params)])
+            key_parts = tuple([spec(v, p) for spec, v, p in zip(self.specializers, bound, self.params)])
         except TypeError as e:
             raise self._argument_error(str(e)) from None
+        except OverflowError as e:
+            from ..frontend.errors import KernelArgumentOverflowError
+            raise self._argument_error(str(e), KernelArgumentOverflowError) from None
         backend = self._select_backend(backend_name, bound, key_parts)
         pointers = [(i, p.name) for i, (p, k) in enumerate(zip(self.params, key_parts))
                     if k[0] == "a" and k[1][0] == "*"]
@@ -248,14 +259,17 @@ class JITFunction(KernelInterface):
         return functools.partial(self._fast[0], grid)
 
     @functools.cached_property
-    def _specializers(self):
-        return [(lambda v, p: ("c", _constexpr_key(v))) if p.is_constexpr else specialize_arg for p in self.params]
+    def specializers(self):
+        """Per parameter, ``f(value, param) -> key part`` (see ``specialize.py``)."""
+        return [(lambda v, p: ("c", constexpr_key(v))) if p.is_constexpr
+                else _specialize_unaligned if p.do_not_specialize or p.do_not_specialize_on_alignment
+                else specialize_arg for p in self.params]
 
-    def _argument_error(self, message: str):
+    def _argument_error(self, message: str, cls=None):
         from ..frontend.errors import KernelArgumentError
         line, col = self.file_position(self.parse())
-        return KernelArgumentError(message, filename=self.file, lineno=line, col=col,
-                                   source_line=self.source_line(line), fn_name=self.__name__)
+        return (cls or KernelArgumentError)(message, filename=self.file, lineno=line, col=col,
+                                            source_line=self.source_line(line), fn_name=self.__name__)
 
     def _select_backend(self, explicit, bound, key_parts):
         from ..hooks import manager
@@ -285,12 +299,6 @@ class JITFunction(KernelInterface):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 
 
-@functools.lru_cache(maxsize=None)
-def _constexpr():
-    from ..language.core import constexpr
-    return constexpr
-
-
 class _Param:
     def __init__(self, num: int, p: inspect.Parameter):
         self.num = num
@@ -301,6 +309,14 @@ class _Param:
         self.is_const = _is_annotation(ann, "const")  # a pointer to constant data
         self.annotation = ann
         self.do_not_specialize = False
+        self.do_not_specialize_on_alignment = False
+
+
+def _specialize_unaligned(v, param) -> tuple:
+    """``specialize_arg`` for a parameter that must not get the divisibility fact (pointers
+    included; ``specialize_arg`` already honours it for integers)."""
+    key = specialize_arg(v, param)
+    return key[:2] + ("",) + key[3:] if key[0] == "a" else key
 
 
 def _is_annotation(ann, name: str) -> bool:
@@ -348,17 +364,6 @@ def _unwrap(v):
     return v.base if type(v) is TensorWrapper else v
 
 
-def _constexpr_key(v):
-    if type(v) is int:  # the usual constexpr: a block size
-        return ("int", v)
-    v = v.value if type(v) is _constexpr() else v
-    if isinstance(v, (int, float, bool, str, type(None), tuple)):
-        return (type(v).__name__, v)
-    if isinstance(v, JITFunction):
-        return ("fn", v.cache_key)
-    return (type(v).__name__, repr(v))
-
-
 def _short(s: str) -> str:
     return s if len(s) <= 16 and s.replace("_", "").replace("-", "").replace(".", "").isalnum() \
         else hashlib.sha1(s.encode()).hexdigest()[:8]
@@ -373,5 +378,6 @@ def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specia
     """Decorate a kernel or device function: ``@jit``, ``@jit(noinline=True)``,
     ``@jit(do_not_specialize=["n"])``."""
     def decorator(f):
-        return JITFunction(f, noinline=noinline, do_not_specialize=do_not_specialize, debug=debug)
+        return JITFunction(f, noinline=noinline, do_not_specialize=do_not_specialize, debug=debug, repr=repr,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment)
     return decorator(fn) if fn is not None else decorator

@@ -145,22 +145,47 @@ def _ndarray_key(v, param):
     return ("a", ty, "" if v.__array_interface__["data"][0] & 15 else "D")
 
 
+def int_type_str(v: int) -> str:
+    """The type an integer launch argument is passed as, by its value: ``i32`` when it fits,
+    else ``i64``, else ``u64`` (2**63 .. 2**64-1).  Outside [-2**63, 2**64) no kernel parameter
+    can hold it: ``OverflowError``."""
+    if -2**31 <= v < 2**31:
+        return "i32"
+    if -2**63 <= v < 2**63:
+        return "i64"
+    if 2**63 <= v < 2**64:
+        return "u64"
+    raise OverflowError(f"integer {v} is out of range for a kernel argument (it must lie in [-2**63, 2**64))")
+
+
 def _int_key(v: int, param):
+    ty = int_type_str(v)
+    # A multiple of 16 (0 included) gets the divisibility fact; otherwise a 1 is compiled as the
+    # constant 1.  do_not_specialize turns both off, do_not_specialize_on_alignment only the first.
+    if v % 16 == 0 and not param.do_not_specialize and not param.do_not_specialize_on_alignment:
+        return ("a", ty, "D")
     if v == 1 and not param.do_not_specialize:
         return ("1",)
-    if -2**31 <= v < 2**31:
-        ty = "i32"
-    elif 2**63 <= v < 2**64:
-        ty = "u64"
-    elif -2**63 <= v < 2**63:
-        ty = "i64"
-    else:
-        raise TypeError(f"argument '{param.name}': integer {v} does not fit in 64 bits")
-    return ("a", ty, "D" if v % 16 == 0 and not param.do_not_specialize else "")
+    return ("a", ty, "")
 
 
 _FAST.update({int: _int_key, bool: lambda v, p: ("a", "i1", ""), float: lambda v, p: ("a", "fp32", ""),
               type(None): lambda v, p: ("n",)})
+
+
+def constexpr_key(v) -> tuple:
+    """The key part of a constexpr argument: its type and value (a ``@jit`` function: its
+    source hash; anything else: its repr)."""
+    if type(v) is int:  # the usual constexpr: a block size
+        return ("int", v)
+    from ..language.core import constexpr
+    v = v.value if type(v) is constexpr else v
+    if isinstance(v, (int, float, bool, str, type(None), tuple)):
+        return (type(v).__name__, v)
+    from .interface import KernelInterface
+    if isinstance(v, KernelInterface) and hasattr(type(v), "cache_key"):
+        return ("fn", v.cache_key)
+    return (type(v).__name__, repr(v))
 
 
 def specialize_arg(v, param) -> tuple:

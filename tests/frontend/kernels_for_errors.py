@@ -65,3 +65,21 @@ def fp8_kernel(x_ptr, y_ptr):
 def small_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, offs, mask=offs < n)
+
+
+@triton.jit
+def bad_program_id_axis(x_ptr):
+    pid = tl.program_id(20)
+    tl.store(x_ptr, pid)
+
+
+@triton.jit
+def bad_expand_dims_axis(x_ptr):
+    t = tl.expand_dims(tl.arange(0, 16), -3)
+    tl.store(x_ptr + t, 1)
+
+
+@triton.jit
+def duplicate_expand_dims_axes(x_ptr):
+    t = tl.expand_dims(tl.arange(0, 16), (0, -3))
+    tl.store(x_ptr + t, 1)

@@ -27,7 +27,7 @@ def _compile(fn, sig=SIG, **kw):
 
 @pytest.mark.parametrize("fn, text, needle", [
     (K.bad_arange, "tl.arange(0, 100)", "arange's range must be a power of two, got 100"),
-    (K.bad_shapes, "a + b", "incompatible in dimension 0: 16 vs 32"),
+    (K.bad_shapes, "a + b", "cannot broadcast shapes [16] and [32]: incompatible dimensions at index 0: 16 and 32"),
     (K.bad_name, "undefined_thing", "name 'undefined_thing' is not defined"),
     (K.uses_try, "try:", "unsupported Python construct in a kernel: Try"),
     (K.uses_lambda, "lambda v", "unsupported Python construct in a kernel: Lambda"),
@@ -45,7 +45,11 @@ def test_error_quotes_the_line(fn, text, needle):
     assert caret.strip() == "^"
     # the caret sits under the start of the offending expression or statement
     assert quoted.index(text.split("(")[0].split()[0]) <= caret.index("^") + len(text)
-    assert info.value.__cause__ is None and (info.value.__context__ is None or info.value.__suppress_context__)
+    # the cause, where there is one, is the language's own error (its words, as Triton's tests read
+    # them from __cause__) without the compiler frames it came through
+    cause = info.value.__cause__
+    assert cause is None or (needle in str(cause) and cause.__traceback__ is None)
+    assert info.value.__context__ is None or info.value.__suppress_context__
     # no walk through the code generator's or xDSL's internals
     assert not any(part in str(e.path) for e in info.traceback for part in ("core/frontend", "xdsl/"))
 
@@ -83,3 +87,31 @@ def test_dtype_unsupported_by_target():
         tritium.compile(K.fp8_kernel, signature=sig, target="cuda:80", stage="ttir")
     assert "to(tl.float8e4nv)" in str(info.value)
     tritium.compile(K.fp8_kernel, signature=sig, target="cuda:90", stage="ttir")  # supported there
+
+
+@pytest.mark.parametrize("fn, words", [
+    (K.bad_program_id_axis, "program_id axis must be 0, 1, or 2 but got 20"),
+    (K.bad_expand_dims_axis, "invalid axis -3. Expected -2 <= axis < 2"),
+    (K.duplicate_expand_dims_axes, "expand_dims received duplicate axes, normalized axes = [0, 0]"),
+])
+def test_the_language_error_is_the_cause(fn, words):
+    """As in Triton, the error a language function raised is the CompilationError's __cause__
+    (where Triton's own tests read its words); both are TritonErrors' kin."""
+    with pytest.raises(tritium.TritonError) as info:
+        _compile(fn)
+    assert isinstance(info.value, CompilationError)
+    assert words in str(info.value) and words in str(info.value.__cause__)
+    assert isinstance(info.value.__cause__, ValueError) and info.value.__cause__.__traceback__ is None
+
+
+def test_interpreter_errors_are_triton_errors():
+    from tritium.backends.interpreter.errors import InterpreterError
+    assert issubclass(InterpreterError, tritium.TritonError) and issubclass(InterpreterError, RuntimeError)
+
+
+def test_num_warps_not_a_power_of_two():
+    """Triton asserts it; ``except AssertionError`` and ``except ValueError`` both catch it here."""
+    x = np.zeros(16, np.int32)
+    for kind in (AssertionError, ValueError):
+        with pytest.raises(kind, match="num_warps must be a power of 2, got 3"):
+            K.small_kernel[(1,)](x, 16, BLOCK=16, num_warps=3)

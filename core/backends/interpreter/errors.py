@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+from ...errors import TritonError
 
-class InterpreterError(RuntimeError):
+
+class InterpreterError(TritonError, RuntimeError):
     """A kernel did something undefined on real hardware (out-of-bounds or misaligned access, an
     unsupported op); the message names the kernel, ``file:line`` and the program id."""
 
