@@ -3,7 +3,8 @@
 For each dot it picks, by target, dtypes and tile shape:
 
 * **version 3** (sm_90, ``wgmma``): M a multiple of 64, ``num_warps`` a multiple of 4, fp16/bf16
-  operands in either major order, tf32/fp8/int8 with both operands K-contiguous.  The operands go to
+  operands in either major order, tf32/fp8/int8 with both operands K-contiguous (not for the dot
+  of a decomposed ``tt.dot_scaled``, which takes version 2 as Triton's does).  The operands go to
   shared memory in the ``nvmma_shared`` layout (``ttg.local_alloc``, then ``ttng.fence_async_shared``)
   and the dot becomes ``ttng.warp_group_dot`` + ``ttng.warp_group_dot_wait``;
 * **version 2** (sm_80+, ``mma.sync``): operands through shared memory into ``dot_op`` registers of
@@ -23,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
+from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.memory_ops import LoadOp
 
@@ -142,6 +144,11 @@ class AccelerateMatmul:
 
     def _v3_ok(self, op: Operation, ka: str, m: int, n: int) -> bool:
         if self.capability != 90 or m % 64 or self.num_warps % 4 or n % 8 or op.input_precision == "tf32x3":
+            return False
+        if FROM_DOT_SCALED in op.attributes:
+            # a decomposed dot_scaled: both operands are upcast in registers, which mma.sync takes
+            # (through dot_op registers) as Triton's scaled dot does on sm_90; wgmma would need B
+            # written back to shared memory first
             return False
         a, b = _source(op.operands[0]), _source(op.operands[1])
         a_fast, b_fast = _fast_dim(a), _fast_dim(b)
