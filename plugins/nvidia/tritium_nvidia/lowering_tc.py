@@ -353,6 +353,7 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     base = _smem_i32(b, fl.get(op.result))
     owner = fl.dedup_pred(src_t)
     nbytes = vec * ebytes
+    narrow = False
     for r0 in range(0, len(ptrs), vec):
         if r0 & info.free["register"]:
             continue
@@ -372,6 +373,7 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
             _asm(b, ir.VoidType(), f"{guard}cp.async.{cache}.shared.global [ $0 + 0 ], [ $1 + 0 ], {nbytes}, $2;",
                  cons, args)
         else:  # narrower than cp.async's 4 bytes: an ordinary load and shared store
+            narrow = True
             word = ir.IntType(nbytes * 8)
             w = fl.target.global_load(b, ptrs[r0], nbytes * 8, 1, pred, [const(word, 0)] if pred is not None
                                       else None, "none", "evict_normal", False)[0]
@@ -381,6 +383,10 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
             else:
                 with b.if_then(owner):
                     b.store(w, p)
+    if narrow and fl.target.capability >= 90:
+        # the pipelined wgmma reading this slot gets no fence of its own (cp.async needs none):
+        # order these generic-proxy stores before the tensor cores' async-proxy reads here
+        _asm(b, ir.VoidType(), "fence.proxy.async.shared::cta;", "", [])
     fl.set(op.token, const(I32, 0))
 
 
