@@ -115,7 +115,7 @@ def _compile(target, bm, bn, bk, warps=4, stages=3, sig=SIG, precision="ieee"):
     acc = tritium.language.int32 if sig["c_ptr"] == "*i32" else tritium.language.float32
     return tritium.compile(dot_tiles.tiled_matmul_kernel, target=target, signature=sig,
                            constexprs={"BM": bm, "BN": bn, "BK": bk, "B_KMAJOR": False, "PRECISION": precision,
-                                       "ACC": acc},
+                                       "ACC": acc, "A_MMAJOR": False},
                            attrs={"a_ptr": D, "b_ptr": D, "c_ptr": D, "M": D, "N": D, "K": D},
                            num_warps=warps, num_stages=stages)
 
