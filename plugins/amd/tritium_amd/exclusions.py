@@ -26,6 +26,10 @@ _CASES: list[tuple[str, str]] = [
     # the 128x128 fp32 result's conversion out of the MFMA layout takes 66 KiB of LDS in one piece
     # (a plain 128x128x128 tl.dot does the same)
     ("dot_scaled/*-128x128x128-*", _LDS),
+    ("dot/tiles-int8-256x256x128-128x128x64-w8-s3", _LDS),
+    ("dot/tiles-fp32-tf32x3-256x128x128-128x128x64-w8-s2", _LDS),
+    ("dot3d/fp16-fp16-b4-128x128x64-64x64-w4", _LDS),
+    ("dot3d/int8-int32-b8-32x32x128-32x32x32-loop-w4", _LDS),
 ]
 
 
