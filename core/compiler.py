@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys as _sys
 from typing import Any
 
 from .frontend.errors import CompilationError
@@ -316,3 +317,24 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
         target = manager.parse_target(target)
     src = ASTSource(fn, signature, constexprs, attrs)
     return _compile_source(src, backend, target, opts)
+
+
+# --- Triton's ``triton.compiler.compiler`` names ----------------------------------------------------
+def make_backend(target):
+    """The installed backend compiling for ``target`` (a ``GPUTarget`` or ``"cuda:90"``), as Triton's
+    ``make_backend``: ``make_backend(t).parse_options({})`` is that backend's options object."""
+    from .backends.compiler import BaseBackend
+    return BaseBackend(target)
+
+
+def triton_key() -> str:
+    """Changes whenever the compiler does (Triton's ``triton_key``; Inductor keys its caches on it)."""
+    from .runtime.cache import triton_key as key
+    return key()
+
+
+# Triton's module path for these names is one level deeper (``triton.compiler.compiler``): this
+# module answers for it too, and an (empty) ``__path__`` lets an import through an alias package
+# (``triton`` -> ``tritium``) look below it
+_sys.modules.setdefault(__name__ + ".compiler", _sys.modules[__name__])
+__path__: list[str] = []

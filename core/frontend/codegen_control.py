@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, i32
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32
 from xdsl.ir import Block, Region
 
 from ..language import dtypes as tl
@@ -265,6 +265,9 @@ class ControlFlowMixin:
             op.attributes["tt.num_stages"] = IntegerAttr(int(_unwrap(it.num_stages)), i32)
         if getattr(it, "loop_unroll_factor", None) is not None:
             op.attributes["tt.loop_unroll_factor"] = IntegerAttr(int(_unwrap(it.loop_unroll_factor)), i32)
+        for hint in ("disallow_acc_multi_buffer", "flatten", "warp_specialize"):
+            if _unwrap(getattr(it, hint, False)):
+                op.attributes[f"tt.{hint}"] = UnitAttr()
         self.lscope = dict(before)
         for n, r in zip(carried, op.results):
             self.lscope[n] = tensor(r, types[n])

@@ -274,7 +274,14 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
                 ret, rty = acc.type.scalar, acc.type
             else:
                 raise TypeError(f"dot: the accumulator must be {ret}, got {acc.type.scalar}")
-    imprecise = _unwrap(max_num_imprecise_acc) or 0
+    # max_num_imprecise_acc bounds how many fp8 products a tensor core may add at its reduced
+    # accumulator precision before the sum is added into the fp32 accumulator (Triton's rule)
+    imprecise = _unwrap(max_num_imprecise_acc)
+    both_fp8 = at.is_fp8() and bt.is_fp8()
+    if imprecise is None:
+        imprecise = int(getattr(opts, "max_num_imprecise_acc_default", 0) or 0) if both_fp8 else 0
+    elif both_fp8 and imprecise > k:
+        raise ValueError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
     return tensor(builder.create(tt.DotOp(a.handle, b.handle, acc.handle, prec, imprecise)), rty)
 
 

@@ -229,7 +229,11 @@ class static_range:
 
 class range:
     """``for i in tl.range(start, end, step, num_stages=..., loop_unroll_factor=...)``: a loop in
-    the IR (like ``range``) carrying scheduling hints."""
+    the IR (like ``range``) carrying scheduling hints.  ``num_stages`` pipelines this loop with that
+    many stages (GPU backends); ``loop_unroll_factor`` unrolls it in TTIR.  ``flatten`` (fuse a
+    nest into one loop), ``disallow_acc_multi_buffer`` and ``warp_specialize`` are recorded on the
+    loop as Triton does (``tt.flatten``, ...) and otherwise change nothing: no backend here
+    flattens loop nests, multi-buffers accumulators or specialises warps."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
                  disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
@@ -240,6 +244,9 @@ class range:
             self.start, self.end = arg1, arg2
         self.num_stages = num_stages
         self.loop_unroll_factor = loop_unroll_factor
+        self.disallow_acc_multi_buffer = disallow_acc_multi_buffer
+        self.flatten = flatten
+        self.warp_specialize = warp_specialize
 
     def __iter__(self):
         raise RuntimeError("tl.range can only be used in @jit'd functions")
@@ -300,3 +307,13 @@ def get_int_dtype(bitwidth: int, signed: bool) -> dtype:
     if bitwidth not in (8, 16, 32, 64):
         raise ValueError(f"no integer dtype of {bitwidth} bits (expected 1, 8, 16, 32 or 64)")
     return dtype(f"{'' if signed else 'u'}int{bitwidth}")
+
+
+def __getattr__(name):
+    # Triton's ``triton.language.core`` also holds every builtin (``core.view``, ``core.reshape``,
+    # ...); Tritium's live in ``.functions``.
+    from . import functions
+    try:
+        return getattr(functions, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -38,9 +38,12 @@ def _axis(x, dim, what: str) -> int:
     return d + rank if d < 0 else d
 
 
-def _log2(n, what: str = "_log2") -> int:
-    """log2 of a power of two (a constexpr too: kernels call it on shapes, as Triton's does)."""
-    n = _u(n)
+def _log2(n: int, what: str | None = None) -> int:
+    """log2 of a power of two (``what`` names the caller in the error); without ``what``, Triton's
+    ``triton.language.standard._log2``: floor(log2(n)) of a constexpr, 0 for n <= 1."""
+    n = int(_u(n))
+    if what is None:
+        return max(n, 1).bit_length() - 1
     if n < 1 or n & (n - 1):
         raise ValueError(f"{what} needs a power-of-two length along its dimension, got {n}")
     return n.bit_length() - 1

@@ -13,6 +13,7 @@ import os
 import time
 from typing import Any, Callable, Iterable, Sequence
 
+from .errors import OutOfResources, PTXASError  # noqa: F401  (triton.runtime.autotuner.OutOfResources)
 from .interface import KernelInterface
 
 # Benchmark failures that mean "this config does not fit", not "the kernel is wrong".  Matched by

@@ -141,3 +141,21 @@ class CacheManager:
         except OSError:
             return
         shutil.rmtree(trash, ignore_errors=True)
+
+
+_TRITON_KEY: str | None = None
+
+
+def triton_key() -> str:
+    """The compiler's version and a hash of its sources (Triton's ``triton.runtime.cache.triton_key``):
+    a changed compiler never matches a key taken before."""
+    global _TRITON_KEY
+    if _TRITON_KEY is None:
+        from .. import __version__
+        root = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256()
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+        _TRITON_KEY = f"{__version__}-{h.hexdigest()}"
+    return _TRITON_KEY

@@ -144,6 +144,76 @@ def default_blocked_encoding(shape: Sequence[int], num_warps: int, threads_per_w
 getDefaultBlockedEncoding = default_blocked_encoding
 
 
+def reshaped_blocked(enc: DistributedEncoding, src_shape: Sequence[int],
+                     dst_shape: Sequence[int]) -> BlockedEncodingAttr | None:
+    """The blocked layout of ``tt.reshape(x, dst_shape)`` that keeps every element of ``x`` (laid
+    out by ``enc`` over ``src_shape``) in the thread that holds it, so the reshape only renames
+    registers (Triton infers the reshape's result layout this way); None when no row-major blocked
+    layout does.  Each basis of the source layout is one bit of the row-major linear index, which
+    the reshape keeps; the candidate reads, per result dimension from its low bits, a run of
+    register bits (``sizePerThread``), then lane bits, then warp bits, and is accepted only if its
+    lanes and warps are exactly the source's and its registers the same set."""
+    try:
+        src = linear_layout(enc, src_shape)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    if prod(src_shape) != prod(dst_shape) or not all(_is_pow2(n) for n in (*src_shape, *dst_shape)):
+        return None
+
+    def offsets(shape):
+        out, off = [0] * len(shape), 0
+        for d in reversed(range(len(shape))):
+            out[d], off = off, off + log2(shape[d])
+        return out
+
+    src_off, dst_off = offsets(src_shape), offsets(dst_shape)
+
+    def linear_bit(vec) -> int | None:  # -1 for a zero basis, None for one that is not a single bit
+        nz = [d for d, v in enumerate(vec) if v]
+        if not nz:
+            return -1
+        if len(nz) > 1 or not _is_pow2(vec[nz[0]]):
+            return None
+        return src_off[nz[0]] + log2(vec[nz[0]])
+
+    kinds: dict[int, str] = {}
+    mapped = {}
+    for kind in ("register", "lane", "warp"):
+        bits = [linear_bit(v) for v in getattr(src, kind)]
+        if None in bits:
+            return None
+        mapped[kind] = bits
+        kinds.update({b: kind for b in bits if b >= 0})
+    rank = len(dst_shape)
+
+    def dst_vec(bit: int) -> tuple[int, ...]:
+        if bit < 0:
+            return (0,) * rank
+        d = next(e for e in range(rank) if dst_off[e] <= bit < dst_off[e] + log2(dst_shape[e]))
+        return tuple(1 << (bit - dst_off[d]) if e == d else 0 for e in range(rank))
+
+    spt, tpw, wpc = [1] * rank, [1] * rank, [1] * rank
+    for d in range(rank):
+        bit, end = dst_off[d], dst_off[d] + log2(dst_shape[d])
+        for field, kind in ((spt, "register"), (tpw, "lane"), (wpc, "warp")):
+            while bit < end and kinds.get(bit) == kind:
+                field[d] *= 2
+                bit += 1
+    # lanes and warps holding duplicates (zero bases) go to the slowest dimension, as blocked does
+    tpw[0] *= 1 << mapped["lane"].count(-1)
+    wpc[0] *= 1 << mapped["warp"].count(-1)
+    cand = BlockedEncodingAttr(spt, tpw, wpc, list(range(rank - 1, -1, -1)))
+    got = linear_layout(cand, dst_shape)
+    want = {kind: tuple(dst_vec(b) for b in bits) for kind, bits in mapped.items()}
+    if got.lane != want["lane"] or got.warp != want["warp"] or sorted(got.register) != sorted(want["register"]):
+        return None
+    return cand
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
 # --- types ---------------------------------------------------------------------------------------
 def bit_width(t: Attribute) -> int:
     """Bits of a scalar type (pointers: 64); of a tensor, of its elements."""

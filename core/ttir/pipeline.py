@@ -4,7 +4,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 
 from ..passes import PassManager
-from .passes import (CSE, DCE, LICM, SCCP, Canonicalize, Combine, Inline, ReorderBroadcast,
+from .passes import (CSE, DCE, LICM, SCCP, Canonicalize, Combine, Inline, LoopUnroll, ReorderBroadcast,
                      RewriteTensorPointer, SymbolDCE)
 
 
@@ -14,7 +14,8 @@ def ttir_passes(options=None) -> list:
     if getattr(options, "rewrite_tensor_pointer", False):
         # Block pointers become tensors of pointers; clean up the index arithmetic it leaves.
         passes += [RewriteTensorPointer(), SCCP(), CSE(), DCE()]
-    return passes
+    # last, as in Triton: the copies are not re-optimised as one body
+    return passes + [LoopUnroll()]
 
 
 def optimize_ttir(module: ModuleOp, options=None) -> ModuleOp:

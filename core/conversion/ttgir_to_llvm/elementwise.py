@@ -273,8 +273,11 @@ __all__ = ["map_values", "I64"]
 
 @lowers("tt.elementwise_inline_asm")
 def _inline_asm(fl: FunctionLowering, op) -> None:
-    """One LLVM inline-asm call per ``packed_element`` elements: each operand's elements are
-    packed into one integer register (its width: pack x element bits), as are the results."""
+    """One LLVM inline-asm call per ``packed_element`` elements, as Triton packs them: an operand
+    or result of elements narrower than 32 bits puts ``min(32 / bits, pack)`` of them in one
+    register (``pack=4`` on int8: one 32-bit register), wider ones take a register each (``pack=4``
+    on int32: four).  The results come back as one struct of every result's registers, result by
+    result.  A thread's elements are padded with undef to a multiple of ``pack``."""
     b = fl.builder
     pack = op.packed_element.value.data
     args = [fl.get(v) for v in op.operands]
@@ -283,40 +286,52 @@ def _inline_asm(fl: FunctionLowering, op) -> None:
     if n is None:
         n = 1
         args = [[a] for a in args]
-    if n % pack:
-        from .lowering import LoweringError
-        raise LoweringError(f"inline_asm_elementwise with pack={pack} needs a multiple of {pack} elements per "
-                            f"thread, the layout gives {n}: use a larger block or fewer warps")
     cols = [a if isinstance(a, list) else [a] * n for a in args]
+    padded = -(-n // pack) * pack
+    cols = [col + [ir.Constant(col[0].type, ir.Undefined)] * (padded - n) for col in cols]
     res_tys = [fl.ty(r.type) for r in op.results]
 
-    def packed_type(ty):
-        return ty if pack == 1 else ir.IntType(bits_of(ty) * pack)
+    def per_reg(ty) -> int:
+        bits = bits_of(ty)  # pointers count 64
+        return min(32 // bits if bits < 32 else 1, pack)
 
-    def pack_vals(vals, ty):
-        if pack == 1:
-            return vals[0]
-        vec = ir.Constant(ir.VectorType(ty, pack), ir.Undefined)
-        for i, v in enumerate(vals):
-            vec = b.insert_element(vec, v, const(I32, i))
-        return b.bitcast(vec, packed_type(ty))
+    def reg_type(ty) -> ir.Type:
+        k = per_reg(ty)
+        return ty if k == 1 else ir.IntType(bits_of(ty) * k)
 
-    def unpack(word, ty):
-        if pack == 1:
+    def pack_regs(vals, ty) -> list:
+        k = per_reg(ty)
+        if k == 1:
+            return list(vals)
+        regs = []
+        for j in range(0, pack, k):
+            vec = ir.Constant(ir.VectorType(ty, k), ir.Undefined)
+            for i, v in enumerate(vals[j:j + k]):
+                vec = b.insert_element(vec, v, const(I32, i))
+            regs.append(b.bitcast(vec, reg_type(ty)))
+        return regs
+
+    def unpack_reg(word, ty) -> list:
+        k = per_reg(ty)
+        if k == 1:
             return [word]
-        vec = b.bitcast(word, ir.VectorType(ty, pack))
-        return [b.extract_element(vec, const(I32, i)) for i in range(pack)]
+        vec = b.bitcast(word, ir.VectorType(ty, k))
+        return [b.extract_element(vec, const(I32, i)) for i in range(k)]
 
     arg_tys = [fl.ty(v.type) for v in op.operands]
-    ret_parts = [packed_type(t) for t in res_tys]
-    ret = ret_parts[0] if len(ret_parts) == 1 else ir.LiteralStructType(ret_parts)
+    ret_regs = [[reg_type(t)] * (pack // per_reg(t)) for t in res_tys]
+    flat = [t for regs in ret_regs for t in regs]
+    ret = flat[0] if len(flat) == 1 else ir.LiteralStructType(flat)
     outs = [[] for _ in res_tys]
-    for r0 in range(0, n, pack):
-        operands = [pack_vals(col[r0:r0 + pack], t) for col, t in zip(cols, arg_tys)]
+    for r0 in range(0, padded, pack):
+        operands = [reg for col, t in zip(cols, arg_tys) for reg in pack_regs(col[r0:r0 + pack], t)]
         fty = ir.FunctionType(ret, [o.type for o in operands])
         call = b.asm(fty, op.asm_string.data, op.constraints.data, operands, not op.pure.value.data)
-        words = [call] if len(ret_parts) == 1 else [b.extract_value(call, i) for i in range(len(ret_parts))]
-        for k, (w, t) in enumerate(zip(words, res_tys)):
-            outs[k].extend(unpack(w, t))
+        words = [call] if len(flat) == 1 else [b.extract_value(call, i) for i in range(len(flat))]
+        at = 0
+        for k, (regs, t) in enumerate(zip(ret_regs, res_tys)):
+            for w in words[at:at + len(regs)]:
+                outs[k].extend(unpack_reg(w, t))
+            at += len(regs)
     for r, vals in zip(op.results, outs):
-        fl.set(r, vals if tensor_out else vals[0])
+        fl.set(r, vals[:n] if tensor_out else vals[0])

@@ -3,7 +3,8 @@
 Each tensor value gets its *natural* layout: the default blocked layout of its shape
 (:func:`~tritium.ttgir.layouts.default_blocked_encoding`), except where the op decides —
 ``tt.reduce`` results are ``slice(axis, source)``, ``tt.scan``/``tt.cat`` keep their source's,
-``tt.trans`` permutes its source's blocked layout, ``tt.join`` adds a per-thread dimension, and
+``tt.trans`` permutes its source's blocked layout, ``tt.join`` adds a per-thread dimension,
+``tt.reshape`` keeps each element in its thread where a blocked layout can say so, and
 ``scf.for`` carries its init values' layouts.  Then every operand whose layout differs from what its
 user needs (``tt.expand_dims`` wants ``slice`` of its result, ``tt.dot`` wants ``dot_op``,
 ``tt.broadcast`` and elementwise ops the result's, yields and returns their region's types) gets a
@@ -17,7 +18,7 @@ from xdsl.ir import Attribute, Operation
 from ...ttir.types import PointerType
 from ..dialect import set_module_attrs
 from ..encodings import DotOperandEncodingAttr, SliceEncodingAttr
-from ..layouts import default_blocked_encoding
+from ..layouts import default_blocked_encoding, reshaped_blocked
 from ._util import (convert_operand, encoding, func_ops, joined_blocked, permuted_blocked, set_type,
                     split_source_blocked, with_encoding)
 
@@ -80,6 +81,9 @@ class ConvertToTTGIR:
             elif name == "tt.trans" and (enc := permuted_blocked(src_enc, tuple(op.order.get_values()))):
                 new = with_encoding(t, enc)
             elif name == "tt.join" and (enc := joined_blocked(src_enc)):
+                new = with_encoding(t, enc)
+            elif name == "tt.reshape" and src_enc is not None and \
+                    (enc := reshaped_blocked(src_enc, op.operands[0].type.get_shape(), t.get_shape())):
                 new = with_encoding(t, enc)
             elif name == "scf.for":
                 new = op.operands[3 + i].type

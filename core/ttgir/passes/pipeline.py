@@ -7,8 +7,9 @@ iterations' copies in flight:
 
 * before the loop, one ``S``-slot buffer per load (``ttg.local_alloc`` of ``S x`` the tile) and a
   prologue issuing iterations ``0 .. S-2`` as ``ttg.async_copy_global_to_local`` into slots
-  ``0 .. S-2``, each predicated on its iteration existing, one ``ttg.async_commit_group`` each;
-* in the loop, ``ttg.async_wait {num = S-2}`` (the oldest group has landed), then, before the first
+  ``0 .. S-2``, each predicated on its iteration existing, one ``ttg.async_commit_group`` per copy
+  (Triton's grouping: ``L`` loads make ``L`` groups per iteration);
+* in the loop, ``ttg.async_wait {num = (S-2)*L}`` (the oldest iteration has landed), then, before the first
   consumer, iteration ``i + S - 1`` is issued into slot ``(i + S - 1) % S`` — the slot read one
   iteration earlier — and the consumers read slot ``i % S`` (``ttg.memdesc_index``); a spare slot
   for consumers that read asynchronously is described at :class:`Pipeline`;
@@ -217,7 +218,7 @@ class Pipeline:
                 Rewriter.insert_op(view, at)
                 copy = AsyncCopyGlobalToLocalOp(ptrs, view.result, pred, None, *_cache_evict(load))
                 Rewriter.insert_op(copy, at)
-            Rewriter.insert_op(AsyncCommitGroupOp(), at)
+                Rewriter.insert_op(AsyncCommitGroupOp(), at)
 
         def advance(env: dict, at: InsertPoint) -> list[SSAValue]:
             _clone(info.update, env, at)
@@ -253,14 +254,11 @@ class Pipeline:
         iv = new_body.args[0]
 
         # consumers read slot i % nslots once the oldest group has landed
-        first = new_body.first_op
-        at_top = InsertPoint.before(first)
-        Rewriter.insert_op(AsyncWaitOp((), s - 2), at_top)
-        views = []
-        for (load, alloc), buf in zip(info.loads, bufs):
-            view = MemDescIndexOp(buf, slot)
-            Rewriter.insert_op(view, at_top)
-            views.append(view)
+        # all views go in before any load is erased: the body's first op may be one of those loads
+        Rewriter.insert_op(AsyncWaitOp((), (s - 2) * len(info.loads)), InsertPoint.at_start(new_body))
+        views = [MemDescIndexOp(buf, slot) for buf in bufs]
+        Rewriter.insert_op(views, InsertPoint.after(new_body.first_op))
+        for (load, alloc), view in zip(info.loads, views):
             alloc.result.replace_all_uses_with(view.result)
             alloc.detach()
             alloc.erase()
@@ -355,7 +353,8 @@ def slots_ahead(view: SSAValue) -> int:
     buf = op.operands[0].owner
     loop = op.parent_op()
     wait = next((o for o in op.parent_block().ops if isinstance(o, AsyncWaitOp)), None) if loop else None
-    if not isinstance(buf, LocalAllocOp) or wait is None:
+    groups = sum(isinstance(o, AsyncCommitGroupOp) for o in op.parent_block().ops)
+    if not isinstance(buf, LocalAllocOp) or wait is None or not groups:
         return 0
-    stages = wait.num.value.data + 2
+    stages = wait.num.value.data // groups + 2
     return buf.result.type.shape[0] - stages + 1

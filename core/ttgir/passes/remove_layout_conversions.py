@@ -8,13 +8,16 @@ Rules, applied to a fixed point:
 3. backward rematerialisation: ``convert(f(a, b), L)`` becomes ``f(convert(a, L), convert(b, L))``
    when ``f`` is elementwise (or splat / make_range / a constant / broadcast / expand_dims) and the
    whole slice feeding it can be recomputed in ``L`` without memory access, in at most
-   ``MAX_REMAT_OPS`` non-trivial ops (the originals die when no other user is left);
+   ``MAX_REMAT_OPS`` ops that compute (expand_dims and broadcast are free; the originals die when
+   no other user is left);
 4. loop-carried values: an ``scf.for`` iter arg used only through conversions to ``L`` and by
    elementwise updates feeding its own yield is carried in ``L`` instead;
 5. forward propagation (:mod:`.layout_forward`): when the converted value cannot be recomputed
    (a load, a dot), its layout is carried forward through elementwise ops, reductions, expand_dims /
    broadcast and ``scf.for`` iter args instead, as long as that adds no conversion;
-6. a conversion feeding only a narrowing cast moves after it (fewer bytes through shared memory).
+6. a conversion feeding only a narrowing cast moves after it (fewer bytes through shared memory);
+7. ``reshape(convert(x))`` becomes ``convert(reshape(x))`` when ``x``'s own layout reshapes to a
+   blocked layout (the reshape then renames registers; the conversion meets the next one).
 
 Loads, dots and reductions are anchors: their layouts are never changed here.
 """
@@ -31,6 +34,9 @@ from ._util import broadcastable, convert_before, encoding, set_type, with_encod
 from .layout_forward import forward_fold
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
+# expand_dims and broadcast only rename registers (the operand takes the slice / the same layout):
+# recomputing them costs no instruction, so they take nothing from the budget below
+LAYOUT_ONLY = {"tt.expand_dims", "tt.broadcast"}
 # Recomputing a few ALU ops per thread is cheaper than a round trip through shared memory (what a
 # conversion costs); longer slices are left converted.
 MAX_REMAT_OPS = 12
@@ -71,7 +77,7 @@ class _Remat:
             return True
         if op.name not in CHEAP and not (_elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
             return False
-        if op.name not in CHEAP:
+        if op.name not in CHEAP and op.name not in LAYOUT_ONLY:
             self.budget -= 1
             if self.budget < 0:
                 return False
@@ -158,6 +164,30 @@ def _sink_past_narrowing(cvt: ConvertLayoutOp) -> bool:
     return True
 
 
+def _reshape_past(cvt: ConvertLayoutOp) -> bool:
+    """Rule 7 for every reshape of ``cvt``'s result."""
+    from ..layouts import reshaped_blocked
+    changed = False
+    for use in list(cvt.result.uses):
+        op = use.operation
+        if op.name != "tt.reshape":
+            continue
+        src_t, dst_t = cvt.src.type, op.results[0].type
+        enc = reshaped_blocked(encoding(src_t), src_t.get_shape(), dst_t.get_shape())
+        if enc is None or enc == encoding(dst_t):
+            continue
+        new = op.clone()
+        new.operands[0] = cvt.src
+        op.parent_block().insert_op_before(new, op)
+        set_type(new.results[0], with_encoding(dst_t, enc))
+        back = ConvertLayoutOp(new.results[0], dst_t)
+        op.parent_block().insert_op_before(back, op)
+        op.results[0].replace_all_uses_with(back.result)
+        op.detach(), op.erase()
+        changed = True
+    return changed
+
+
 def _carry_in(loop: Operation, remat: _Remat) -> bool:
     """Rule 4 for one ``scf.for``; True if an iter arg changed layout."""
     body = loop.body.block
@@ -210,7 +240,7 @@ class RemoveLayoutConversions:
                 if op.parent is None:
                     continue  # erased earlier in this sweep
                 if isinstance(op, ConvertLayoutOp):
-                    changed |= _fold_one(op, remat) or _sink_past_narrowing(op)
+                    changed |= _fold_one(op, remat) or _sink_past_narrowing(op) or _reshape_past(op)
                 elif op.name == "scf.for":
                     changed |= _carry_in(op, remat)
             DCE().run(module)

@@ -8,13 +8,14 @@ from .cse import CSE
 from .dce import DCE
 from .inline import Inline
 from .licm import LICM
+from .loop_unroll import LoopUnroll
 from .reorder_broadcast import ReorderBroadcast
 from .rewrite_tensor_pointer import RewriteTensorPointer
 from .sccp import SCCP
 from .symbol_dce import SymbolDCE
 
 PASSES = {p.name: p for p in (Inline, SymbolDCE, Canonicalize, Combine, ReorderBroadcast, CSE, DCE, LICM,
-                              SCCP, RewriteTensorPointer)}
+                              SCCP, RewriteTensorPointer, LoopUnroll)}
 
-__all__ = ["Canonicalize", "Combine", "CSE", "DCE", "Inline", "LICM", "ReorderBroadcast", "RewriteTensorPointer",
+__all__ = ["Canonicalize", "Combine", "CSE", "DCE", "Inline", "LICM", "LoopUnroll", "ReorderBroadcast", "RewriteTensorPointer",
            "SCCP", "SymbolDCE", "PASSES"]

@@ -1,7 +1,8 @@
 """On a CUDA device: load, launch and check the hand-written kernels."""
 import pytest
 
-from tritium_nvidia import binary, kernels, plugin
+from tritium_nvidia import binary, kernels
+from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
 SIG = {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "i32", 4: "fp32"}

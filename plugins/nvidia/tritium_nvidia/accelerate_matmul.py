@@ -274,7 +274,8 @@ class AccelerateMatmul:
                 a = self._alloc(op, x, fence=True, fast_dim=a_fast)
             b = self._alloc(op, y, fence=True, fast_dim=b_fast)
             op.parent_block().insert_op_before(FenceAsyncSharedOp(), op)
-            dot = WarpGroupDotOp(a, b, acc, "tf32" if op.input_precision == "tf32x3" else op.input_precision)
+            dot = WarpGroupDotOp(a, b, acc, "tf32" if op.input_precision == "tf32x3" else op.input_precision,
+                                 max_num_imprecise_acc=op.maxNumImpreciseAcc.value.data)
             wait = WarpGroupDotWaitOp([dot.d], 0)
             op.parent_block().insert_op_before(dot, op)
             op.parent_block().insert_op_before(wait, op)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i32
 from xdsl.ir import Attribute, Dialect, SSAValue
-from xdsl.irdl import (IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def,
+from xdsl.irdl import (IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
                        result_def, traits_def, var_operand_def, var_result_def)
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
@@ -33,15 +33,29 @@ class WarpGroupDotOp(IRDLOperation):
     c = operand_def(TensorType)
     inputPrecision = prop_def(IntegerAttr)
     isAsync = prop_def(IntegerAttr)
+    maxNumImpreciseAcc = opt_prop_def(IntegerAttr)
     d = result_def(TensorType)
     traits = traits_def(MemoryReadEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `,` type($c) `->` type($d)"
 
-    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, input_precision: str = "ieee", is_async: bool = True):
-        super().__init__(operands=[a, b, c], result_types=[SSAValue.get(c).type],
-                         properties={"inputPrecision": INPUT_PRECISION.attr(input_precision),
-                                     "isAsync": IntegerAttr(int(is_async), i32)})
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, input_precision: str = "ieee", is_async: bool = True,
+                 max_num_imprecise_acc: int = 0):
+        props = {"inputPrecision": INPUT_PRECISION.attr(input_precision), "isAsync": IntegerAttr(int(is_async), i32)}
+        if max_num_imprecise_acc:
+            props["maxNumImpreciseAcc"] = IntegerAttr(max_num_imprecise_acc, i32)
+        super().__init__(operands=[a, b, c], result_types=[SSAValue.get(c).type], properties=props)
+
+    @property
+    def max_num_imprecise_acc(self) -> int:
+        return self.maxNumImpreciseAcc.value.data if self.maxNumImpreciseAcc is not None else 0
+
+    def needs_partial_accumulator(self) -> bool:
+        """fp8 products summed into fp32 in chunks of at most ``maxNumImpreciseAcc`` (a chunk's sum in
+        the tensor core's reduced-precision accumulator, the chunks added in fp32)."""
+        from .accelerate_matmul import _kind
+        return (_kind(self.a.type) in ("e4m3", "e5m2") and _kind(self.d.type) == "f32"
+                and self.max_num_imprecise_acc <= self.a.type.get_shape()[-1])
 
     @property
     def input_precision(self) -> str:

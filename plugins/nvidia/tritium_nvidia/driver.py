@@ -243,8 +243,8 @@ class CudaDriver(Driver):
         if shared > _STATIC_SHARED_LIMIT:
             limit = self.get_device_properties(device)["max_shared_mem"]
             if shared > limit:
-                raise RuntimeError(f"kernel {name!r} needs {shared} bytes of shared memory; the "
-                                   f"device allows at most {limit} per block")
+                from tritium.runtime.errors import OutOfResources
+                raise OutOfResources(shared, limit, "shared memory")
             self.check(cu.cuFuncSetAttribute(
                 function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared - static_shared),
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", name)

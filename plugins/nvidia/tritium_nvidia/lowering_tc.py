@@ -254,42 +254,63 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         tail = "p, 1, 1"
     n_k = k // inst_k
     n_a = 4 if a_in_regs else 1
-    # one asm per output tile holding its whole K loop: the accumulators are tied once, not per step
-    regs = ", ".join(f"${i}" for i in range(n_acc))
-    first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
-    # the first step scales the incoming accumulator by ``use_c`` (0: D = A*B, the inputs unread)
-    use_c = f"${first_in + n_k * (n_a + 1)}"
-    lines = ["{", ".reg .pred p, q;", f"setp.ne.b32 p, {use_c}, 0;", f"setp.eq.b32 q, {use_c}, {use_c};"]
-    for s_ in range(n_k):
-        a0 = first_in + s_ * (n_a + 1)
-        a_text = "{" + ", ".join(f"${a0 + i}" for i in range(4)) + "}" if a_in_regs else f"${a0}"
-        lines.append(f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
-                     f"{{{regs}}}, {a_text}, ${a0 + n_a}, {tail.replace('p', 'p' if s_ == 0 else 'q', 1)};")
-    text = "\n".join(lines + ["}"])
     out_c = "=f" if acc_kind == "f32" else "=r"
-    step_cons = (["r"] * 4 if a_in_regs else ["l"]) + ["l"]
-    cons = ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)] + step_cons * n_k + ["r"])
     reg_ty = F32 if acc_kind == "f32" else I32
     ret = ir.LiteralStructType([reg_ty] * n_acc)
 
+    def wgmma_asm(steps: int) -> tuple[str, str]:
+        """One asm holding ``steps`` K steps of one output tile: the accumulators are tied once."""
+        regs = ", ".join(f"${i}" for i in range(n_acc))
+        first_in = 2 * n_acc  # operands count the outputs, then every input (the tied accumulators too)
+        # the first step scales the incoming accumulator by ``use_c`` (0: D = A*B, the inputs unread)
+        use_c = f"${first_in + steps * (n_a + 1)}"
+        lines = ["{", ".reg .pred p, q;", f"setp.ne.b32 p, {use_c}, 0;", f"setp.eq.b32 q, {use_c}, {use_c};"]
+        for s_ in range(steps):
+            a0 = first_in + s_ * (n_a + 1)
+            a_text = "{" + ", ".join(f"${a0 + i}" for i in range(4)) + "}" if a_in_regs else f"${a0}"
+            lines.append(f"wgmma.mma_async.sync.aligned.m64n{inst_n}k{inst_k}.{acc_kind}.{kind}.{kind} "
+                         f"{{{regs}}}, {a_text}, ${a0 + n_a}, {tail.replace('p', 'p' if s_ == 0 else 'q', 1)};")
+        step_cons = (["r"] * 4 if a_in_regs else ["l"]) + ["l"]
+        return "\n".join(lines + ["}"]), ",".join([out_c] * n_acc + [str(i) for i in range(n_acc)]
+                                                   + step_cons * steps + ["r"])
+
+    # fp8 into fp32 with a bounded imprecise accumulation: each chunk of at most
+    # ``maxNumImpreciseAcc`` products starts from zero, and is waited for and added in fp32
+    partial, chunk = op.needs_partial_accumulator(), n_k
+    if partial:
+        chunk = max(1, min(n_k, -(-op.max_num_imprecise_acc // inst_k)))
     zero_c = _is_zero_constant(op.c)
     _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
     for mr in range(0, m, 16 * wm):
         for nr in range(0, n, inst_n * wn):
             d_idx = [[lc.reg_index[(mr + dr, nr + dc)] for dr, dc in reg] for reg in c_frag]
-            operands = []
+            steps = []
             for k0 in range(0, k, inst_k):
-                operands += _frag(b, a_regs, la.reg_index, (mr, k0), a_frag) if a_in_regs else [
-                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))]
-                operands.append(desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape)))
-            if zero_c:
-                acc_in = [ir.Constant(reg_ty, ir.Undefined)] * n_acc
-            else:
-                acc_in = [_pack(b, [acc[i] for i in reg]) for reg in d_idx]
-            r = _asm(b, ret, text, cons, acc_in + operands + [const(I32, 0 if zero_c else 1)])
-            for j, reg in enumerate(d_idx):
-                for i, v in zip(reg, _unpack(b, b.extract_value(r, j), acc[0].type, len(reg))):
-                    acc[i] = v
+                steps.append((_frag(b, a_regs, la.reg_index, (mr, k0), a_frag) if a_in_regs else [
+                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))])
+                    + [desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))])
+            undef = [ir.Constant(reg_ty, ir.Undefined)] * n_acc
+            have_c = not zero_c
+            for s0 in range(0, n_k, chunk):
+                text, cons = wgmma_asm(min(chunk, n_k - s0))
+                operands = [x for st in steps[s0:s0 + chunk] for x in st]
+                if not partial:
+                    acc_in = [_pack(b, [acc[i] for i in reg]) for reg in d_idx] if have_c else undef
+                    r = _asm(b, ret, text, cons, acc_in + operands + [const(I32, int(have_c))])
+                    for j, reg in enumerate(d_idx):
+                        for i, v in zip(reg, _unpack(b, b.extract_value(r, j), acc[0].type, len(reg))):
+                            acc[i] = v
+                    have_c = True
+                    continue
+                # fp32 accumulators: one element per register
+                if have_c or s0:  # registers the fp32 additions touched may be the next chunk's
+                    _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
+                r = _asm(b, ret, text, cons, undef + operands + [const(I32, 0)])
+                _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
+                part = _wait_regs(b, [b.extract_value(r, j) for j in range(n_acc)], 0)
+                for j, (i,) in enumerate(d_idx):
+                    acc[i] = b.fadd(acc[i], part[j]) if have_c else part[j]
+                have_c = True
     _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
     fl.set(op.results[0], acc)
 
@@ -302,6 +323,14 @@ def _is_zero_constant(v) -> bool:
         return False
     val = owner.value
     return isinstance(val, DenseIntOrFPElementsAttr) and all(x == 0 for x in val.get_values())
+
+
+def _wait_regs(b: ir.IRBuilder, regs: list, pend: int) -> list:
+    """``wgmma.wait_group pend`` tied to ``regs``: nothing reads them before it."""
+    ints = [r.type == I32 for r in regs]
+    cons = ",".join(["=r" if i else "=f" for i in ints] + [str(i) for i in range(len(regs))])
+    r = _asm(b, ir.LiteralStructType([x.type for x in regs]), f"wgmma.wait_group.sync.aligned {pend};", cons, regs)
+    return [b.extract_value(r, i) for i in range(len(regs))]
 
 
 def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
@@ -396,7 +425,8 @@ def lower_commit(fl: FunctionLowering, op) -> None:
 
 
 def lower_async_wait(fl: FunctionLowering, op) -> None:
-    _asm(fl.builder, ir.VoidType(), f"cp.async.wait_group {op.num.value.data};", "", [])
+    # the count in hex, as Triton's PTX writes it
+    _asm(fl.builder, ir.VoidType(), f"cp.async.wait_group {op.num.value.data:#x};", "", [])
     fl.set(op.results[0], const(I32, 0))
 
 

@@ -71,6 +71,8 @@ def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     # fp8e4b15 and the FNUZ formats convert in software and reach dot upcast to fp16: any arch
     fp8 = ("fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16") + (("fp8e4nv",) if cc >= 89 else ())
     defaults["supported_fp8_dtypes"] = fp8
+    # wgmma's fp8 accumulation is left unbounded by default on Hopper, as Triton does
+    defaults["max_num_imprecise_acc_default"] = 2 ** 30 if cc == 90 else 0
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):
         opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))

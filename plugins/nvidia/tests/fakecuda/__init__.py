@@ -5,6 +5,10 @@ that process goes to the fake.
 
     lib = fakecuda.load()           # None when there is no C compiler
     lib.fake_launch_count           # ctypes views of what the fake recorded
+
+On a machine with a real driver the subprocess must see the fake only: :func:`isolated_env`
+preloads it (every ``dlopen("libcuda.so.1")`` then finds it) and :func:`foreign_drivers` names any
+other libcuda mapped into the process, which the cases check before and after using CUDA.
 """
 from __future__ import annotations
 
@@ -62,6 +66,28 @@ class Fake:
         from cuda.bindings import driver as cu
         err, dev = cu.cuCtxGetDevice()
         return int(dev) if err == cu.CUresult.CUDA_SUCCESS else None
+
+
+def isolated_env(env: dict, path: str) -> dict:
+    """``env`` for a subprocess whose only CUDA driver is the fake at ``path``: preloaded, and first
+    on the library path, so a lookup by soname finds it whatever else is installed."""
+    env = dict(env)
+    here = os.path.dirname(path)
+    env["LD_PRELOAD"] = " ".join(p for p in [path, env.get("LD_PRELOAD", "")] if p)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in [here, env.get("LD_LIBRARY_PATH", "")] if p)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no third-party plugin brings its own CUDA in
+    return env
+
+
+def foreign_drivers(fake_path: str | None = None) -> list[str]:
+    """Every libcuda mapped into this process that is not the fake (Linux; [] elsewhere)."""
+    fake = os.path.realpath(fake_path or build() or "")
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6}
+    except OSError:
+        return []
+    return sorted(p for p in paths if os.path.basename(p).startswith("libcuda.so") and os.path.realpath(p) != fake)
 
 
 def load() -> Fake | None:

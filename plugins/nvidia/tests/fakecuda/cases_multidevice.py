@@ -19,7 +19,8 @@ os.environ["TRITIUM_BACKEND"] = "nvidia"
 import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
-from tritium_nvidia import memory, plugin  # noqa: E402
+from tritium_nvidia import memory  # noqa: E402
+from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
 from tritium_nvidia.memory import DeviceArray  # noqa: E402
 
 N, BLOCK = 1000, 256
@@ -49,10 +50,12 @@ class DLPackOn:
 def device0_current():
     drv = plugin.tritium_driver("nvidia")
     assert drv.is_active()
+    assert drv.device_count() == 2, "the driver in use is not the two-device fake"
     FAKE.lib.fake_reset_thread()
     drv.set_current_device(0)
     yield drv
     FAKE.lib.fake_reset_thread()
+    assert not fakecuda.foreign_drivers(), f"a real CUDA driver was loaded beside the fake: {fakecuda.foreign_drivers()}"
 
 
 def launch(*args, **kw):
