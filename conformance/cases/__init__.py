@@ -8,10 +8,10 @@ import importlib
 
 MODULES = (
     "elementwise_int", "elementwise_float", "casts", "math_ops", "compare", "bitwise",
-    "shapes", "reductions", "scans", "dot", "dot_tiles", "atomics", "control_flow", "functions",
+    "shapes", "reductions", "scans", "dot", "dot3d", "dot_tiles", "dot_scaled", "atomics", "control_flow", "functions",
     "atomics_sem", "hints", "fp8_storage", "block_ptr", "masks", "grids", "errors", "tutorials_basic", "tutorials_matmul",
     "tutorials_attention", "libdevice", "inline_asm", "compat_arith", "compat_random", "compat_standard", "compat_control", "compat_reduce", "compat_memory",
-    "compat_methods", "tensor_descriptor", "values", "semantics", "loops_options", "shapes_3d",
+    "compat_methods", "tensor_descriptor", "values", "semantics", "ir_files", "loops_options", "shapes_3d",
 )
 
 

@@ -1,7 +1,8 @@
 """tl.dot at the tile sizes that take a GPU's matrix units, inside the usual K loop: every input
-dtype and input_precision, ragged M/N/K (masked tails), num_warps 4/8, num_stages 1-4 (software
-pipelined loops with loop-carried pointers), B given either N-contiguous or K-contiguous, and the
-same loop over block pointers.  Backends without matrix units compute the same products."""
+dtype and input_precision, fp32/int32 and fp16 accumulators, ragged M/N/K (masked tails), num_warps
+4/8, num_stages 1-4 (software pipelined loops with loop-carried pointers), A given K- or
+M-contiguous and B N- or K-contiguous (the layouts some matrix units read only after a transpose),
+and the same loop over block pointers.  Backends without matrix units compute the same products."""
 import numpy as np
 
 import tritium as triton
@@ -13,13 +14,17 @@ from ..case import Case, Out, Rand, tol
 
 @triton.jit
 def tiled_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                        B_KMAJOR: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr):
+                        B_KMAJOR: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
+                        A_MMAJOR: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    if A_MMAJOR:  # A stored as K rows of M
+        a_ptrs = a_ptr + rm[:, None] + rk[None, :] * M
+    else:
+        a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
     if B_KMAJOR:  # B stored as N rows of K
         b_ptrs = b_ptr + rk[:, None] + rn[None, :] * K
     else:
@@ -29,7 +34,10 @@ def tiled_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.c
         a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k * BK), other=0.0)
         b = tl.load(b_ptrs, mask=(rk[:, None] < K - k * BK) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
-        a_ptrs += BK
+        if A_MMAJOR:
+            a_ptrs += BK * M
+        else:
+            a_ptrs += BK
         if B_KMAJOR:
             b_ptrs += BK
         else:
@@ -53,9 +61,9 @@ def block_ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: 
     tl.store(c_blk, acc, boundary_check=(0, 1))
 
 
-def _ref(m, n, k, kmajor, integer):
+def _ref(m, n, k, kmajor, integer, mmajor=False):
     def ref(a_ptr, b_ptr, **_):
-        a = a_ptr.reshape(m, k)
+        a = a_ptr.reshape(k, m).T if mmajor else a_ptr.reshape(m, k)
         b = b_ptr.reshape(n, k).T if kmajor else b_ptr.reshape(k, n)
         if integer:
             return (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
@@ -66,14 +74,16 @@ def _ref(m, n, k, kmajor, integer):
 _TOL = {"tf32": dtypes.TF32_TOLERANCE, "tf32x3": (1e-4, 1e-4)}
 
 
-def _case(tag, m, n, k, bm, bn, bk, warps=4, stages=3, precision="ieee", kmajor=False):
+def _case(tag, m, n, k, bm, bn, bk, warps=4, stages=3, precision="ieee", kmajor=False, mmajor=False, acc=None):
     integer = dtypes.is_int(tag)
-    acc = "int32" if integer else "fp32"
+    acc = acc or ("int32" if integer else "fp32")
     rng = (-8, 8) if integer else (-1, 1)
-    name = (f"dot/tiles-{tag}{'-' + precision if tag == 'fp32' else ''}-{m}x{n}x{k}-{bm}x{bn}x{bk}"
-            f"-w{warps}-s{stages}{'-bk' if kmajor else ''}")
+    name = (f"dot/tiles-{tag}{'-' + precision if tag == 'fp32' else ''}{'-acc' + acc if acc == 'fp16' else ''}"
+            f"-{m}x{n}x{k}-{bm}x{bn}x{bk}-w{warps}-s{stages}{'-am' if mmajor else ''}{'-bk' if kmajor else ''}")
     if integer:
         tolerance = {}
+    elif acc == "fp16":
+        tolerance = tol(dtypes.ACCUM_TOLERANCE, "fp16")
     elif precision in _TOL:
         tolerance = dict(zip(("rtol", "atol"), _TOL[precision]))
     elif tag in ("fp8e4nv", "fp8e5"):
@@ -83,9 +93,9 @@ def _case(tag, m, n, k, bm, bn, bk, warps=4, stages=3, precision="ieee", kmajor=
     return Case(
         id=name, kernel=tiled_matmul_kernel, grid=((m + bm - 1) // bm, (n + bn - 1) // bn),
         constexprs={"BM": bm, "BN": bn, "BK": bk, "B_KMAJOR": kmajor, "PRECISION": precision,
-                    "ACC": getattr(tl, dtypes.LANG_NAME[acc])},
+                    "ACC": getattr(tl, dtypes.LANG_NAME[acc]), "A_MMAJOR": mmajor},
         inputs={"a_ptr": Rand(tag, (m * k,), *rng), "b_ptr": Rand(tag, (k * n,), *rng), "M": m, "N": n, "K": k},
-        outputs={"c_ptr": Out(acc, (m, n))}, reference=_ref(m, n, k, kmajor, integer),
+        outputs={"c_ptr": Out(acc, (m, n))}, reference=_ref(m, n, k, kmajor, integer, mmajor),
         options={"num_warps": warps, "num_stages": stages}, **tolerance)
 
 
@@ -119,6 +129,23 @@ CASES = [
     _case("fp8e4nv", 200, 130, 300, 64, 64, 64),
     _case("fp8e4nv", 128, 128, 256, 64, 128, 64, kmajor=True),
     _case("fp8e5", 128, 96, 160, 64, 32, 64, kmajor=True),
+    # the wgmma variants: fp16 accumulators, 8-bit and tf32 operands read transposed (A M-contiguous, B
+    # N-contiguous), tf32x3, M = 64 rows for 4 and 8 warps; and the mma.sync fp16 accumulator (M = 32)
+    _case("fp16", 256, 192, 256, 64, 64, 32, acc="fp16"),
+    _case("fp16", 256, 256, 128, 128, 128, 64, warps=8, acc="fp16"),
+    _case("fp16", 130, 100, 200, 64, 64, 32, stages=2, kmajor=True, mmajor=True, acc="fp16"),
+    _case("fp16", 96, 96, 128, 32, 32, 32, acc="fp16"),
+    _case("fp16", 128, 256, 128, 64, 128, 64, warps=8),
+    _case("fp16", 200, 130, 160, 64, 64, 32, mmajor=True),
+    _case("int8", 256, 256, 128, 128, 128, 64, warps=8),
+    _case("int8", 130, 200, 192, 64, 64, 64, mmajor=True),
+    _case("int8", 128, 64, 96, 64, 32, 32, stages=2, mmajor=True, kmajor=True),
+    _case("fp32", 128, 64, 96, 64, 16, 32, precision="tf32"),
+    _case("fp32", 130, 96, 70, 64, 32, 16, precision="tf32", mmajor=True),
+    _case("fp32", 256, 128, 128, 128, 128, 64, warps=8, stages=2, precision="tf32x3"),
+    _case("fp8e5", 200, 130, 300, 64, 64, 64),
+    _case("fp8e4nv", 128, 128, 128, 64, 64, 64, mmajor=True),
+    _case("fp8e4nv", 128, 128, 128, 64, 64, 64, acc="fp16"),
     _block_case("fp16", 200, 130, 300, 64, 64, 32),
     _block_case("fp32", 200, 130, 300, 64, 64, 32),
     _block_case("bf16", 130, 200, 96, 64, 64, 32, stages=4),

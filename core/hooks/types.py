@@ -65,6 +65,9 @@ class Options:
     default_dot_input_precision: str = "tf32"
     max_num_imprecise_acc_default: int = 0
     rewrite_tensor_pointer: bool = True
+    #: the backend's ``ttgir`` stage lowers ``tt.dot_scaled`` itself; when False the shared TTGIR
+    #: pipeline decomposes it into an upcast and an ordinary ``tt.dot`` (``decompose-scaled-dot``)
+    native_dot_scaled: bool = False
 
     def hash_key(self) -> str:
         return repr(sorted(dataclasses.asdict(self).items()))

@@ -510,9 +510,18 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _builde
 
 @builtin
 def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
-               rhs_k_pack=True, out_dtype=None, _builder=None):
-    raise NotImplementedError("dot_scaled (microscaled fp4/fp8 matmul) is not supported by any Tritium backend yet; "
-                              "dequantize the operands and use tl.dot")
+               rhs_k_pack=True, out_dtype=_t.float32, _builder=None):
+    """The matrix product of two microscaled blocks (OCP MX: mxfp4 / mxfp8 with e8m0 scales).
+
+    ``lhs_format``/``rhs_format``: ``"e2m1"`` (uint8, two values a byte packed along K, the first
+    in the high nibble), ``"e4m3"``, ``"e5m2"`` (uint8 bits or the fp8 dtype), ``"bf16"``,
+    ``"fp16"``.  ``lhs_scale`` ``[M, K // 32]`` and ``rhs_scale`` ``[N, K // 32]`` are uint8 e8m0
+    exponents (value ``2 ** (s - 127)``, 0xFF is NaN), or ``None`` for an unscaled operand.
+    ``fast_math=True`` lets the compiled code skip the NaN of scale 0xFF.  The result is float32
+    (plus ``acc`` when given)."""
+    from ..frontend import semantic_dot_scaled
+    return semantic_dot_scaled.dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast_math,
+                                          lhs_k_pack, rhs_k_pack, out_dtype, _builder)
 
 
 def cdiv(x, div, _builder=None):

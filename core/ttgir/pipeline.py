@@ -12,8 +12,10 @@ from .dialect import ensure_plugin_encodings
 from .passes.allocate_shared_memory import AllocateSharedMemory
 from .passes.coalesce import Coalesce
 from .passes.convert_to_ttgir import ConvertToTTGIR
+from .passes.decompose_scaled_dot import DecomposeScaledDot
 from .passes.membar import Membar, MembarFilter
 from .passes.remove_layout_conversions import RemoveLayoutConversions
+from .passes.separable_reductions import SeparableReductions
 
 
 def _opt(options, key: str, default):
@@ -23,11 +25,13 @@ def _opt(options, key: str, default):
 
 
 def ttgir_passes(target, options) -> list:
-    """convert-to-ttgir, coalesce, remove-layout-conversions, cse, dce."""
+    """decompose-scaled-dot (unless the backend's options declare ``native_dot_scaled``),
+    convert-to-ttgir, coalesce, remove-layout-conversions, cse, dce."""
     tpw = _opt(options, "threads_per_warp", None) or getattr(target, "warp_size", None)
     if tpw is None:
         raise ValueError("threads_per_warp must come from the target (warp_size) or the options")
-    return [ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
+    first = [] if _opt(options, "native_dot_scaled", False) else [DecomposeScaledDot()]
+    return [*first, ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
             Coalesce(), RemoveLayoutConversions(), CSE(), DCE()]
 
 
@@ -38,6 +42,7 @@ def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
 
 
 def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None) -> ModuleOp:
-    """allocate-shared-memory then membar (``ttg.shared`` is then on the module)."""
-    PassManager("ttgir-finalize", [AllocateSharedMemory(), Membar(membar_filter)]).run(module)
+    """separable-reductions, allocate-shared-memory, then membar (``ttg.shared`` is then on the
+    module)."""
+    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(), Membar(membar_filter)]).run(module)
     return module

@@ -38,6 +38,8 @@ INPUT_PRECISION = Enum("InputPrecision", {"tf32": 0, "tf32x3": 1, "ieee": 2, "bf
 ROUNDING_MODE = Enum("RoundingMode", {"rtz": 0, "rtne": 1})
 PROPAGATE_NAN = Enum("PropagateNan", {"none": 0, "all": 65535})
 PROGRAM_DIM = Enum("ProgramIDDim", {"x": 0, "y": 1, "z": 2})
+SCALE_DOT_ELEM_TYPE = Enum("ScaleDotElemType", {"e4m3": 0, "e5m2": 1, "e2m3": 2, "e3m2": 3, "e2m1": 4, "bf16": 5,
+                                                "fp16": 6})
 
 CMPI_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 CMPF_PREDICATES = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",

@@ -12,6 +12,7 @@ from . import xdsl_compat  # noqa: F401  (parser fixes the TTIR text needs)
 from . import ops, region_ops as rops
 from .mlir_ops import GPU, LLVM
 from .arith import Arith, Math
+from .dot_scaled import DotScaledOp
 from .types import PointerType
 
 TT_OPS = [
@@ -19,7 +20,7 @@ TT_OPS = [
     ops.SplatOp, ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp, ops.TransOp, ops.BitcastOp,
     ops.IntToPtrOp, ops.PtrToIntOp, ops.SplitOp, ops.JoinOp, ops.CatOp, ops.AddPtrOp, ops.MulhiUIOp,
     ops.PreciseSqrtOp, ops.PreciseDivFOp, ops.ClampFOp, ops.FpToFpOp, ops.DotOp, ops.ExternElementwiseOp, ops.ElementwiseInlineAsmOp,
-    ops.PrintOp, ops.AssertOp,
+    ops.PrintOp, ops.AssertOp, DotScaledOp,
     mem.LoadOp, mem.StoreOp, mem.AtomicRMWOp, mem.AtomicCASOp, mem.MakeTensorPtrOp, mem.AdvanceOp,
     rops.ReduceOp, rops.ReduceReturnOp, rops.ScanOp, rops.ScanReturnOp,
 ]

@@ -180,6 +180,9 @@ def _dot_scaled_kernel(x_ptr, BLOCK: tl.constexpr):
     tl.store(x_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot_scaled(a, None, "e4m3", a, None, "e4m3"))
 
 
-def test_dot_scaled_error_is_clear():
-    with pytest.raises(CompilationError, match="dot_scaled"):
-        _ttir(_dot_scaled_kernel, {"x_ptr": "*fp32"}, BLOCK=16)
+def test_dot_scaled_operand_dtype_error_is_clear():
+    # fp32 values are no e4m3 operand: the error names the format, the dtype found and the line
+    with pytest.raises(CompilationError, match="Unexpected dtype for e4m3. Got fp32") as e:
+        _ttir(_dot_scaled_kernel, {"x_ptr": "*fp32"}, BLOCK=32)
+    assert 'tl.dot_scaled(a, None, "e4m3", a, None, "e4m3")' in str(e.value)
+    assert "tt.dot_scaled" in _ttir(_dot_scaled_kernel, {"x_ptr": "*u8"}, BLOCK=32)

@@ -57,3 +57,18 @@ def test_triton_ttir_parses_here(name, tmp_path):
     k = triton.compile(ASTSource(getattr(mod, fn_name), full, consts), target=GPUTarget("cuda", 90, 32))
     ours = parse_module(k.asm["ttir"])  # Triton's text, with its #loc aliases
     assert "tt.func public @" + fn_name in print_module(ours)
+
+
+def test_dot_scaled_text_parses_in_mlir(tmp_path):
+    from conformance.cases.dot_scaled import dot_scaled_kernel
+    sig = {"a_ptr": "*u8", "as_ptr": "*u8", "b_ptr": "*bf16", "bs_ptr": "*u8", "c_ptr": "*fp32", "z_ptr": "*fp32"}
+    for fb, sb, pack in (("e4m3", True, True), ("bf16", False, False)):
+        consts = dict(M=64, N=64, K=64, FA="e2m1", FB=fb, SCALE_A=True, SCALE_B=sb, FAST=sb, USE_ACC=False,
+                      A_K_PACK=pack)
+        sig["b_ptr"] = "*bf16" if fb == "bf16" else "*u8"
+        text = tritium.compile(dot_scaled_kernel, signature=sig, constexprs=consts, target="interpreter",
+                               stage="ttir").asm["ttir"]
+        m = parse_module(text)
+        assert "tt.dot_scaled" in text
+        assert _mlir_parses(print_module(m), tmp_path)
+        assert _mlir_parses(print_module(m, generic=True), tmp_path)

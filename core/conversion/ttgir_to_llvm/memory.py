@@ -41,8 +41,10 @@ def _from_mem(b, v, ty):
 
 
 def _word_shape(vec: int, ebits: int) -> tuple[int, int]:
+    """(bits per word, words) of one access: 32-bit words, or the element's own 64 bits (two f64 are
+    one ``v2.b64`` access, as Triton emits)."""
     total = vec * ebits
-    word = 32 if total >= 32 else total
+    word = max(32, ebits) if total >= 32 else total
     return word, total // word
 
 

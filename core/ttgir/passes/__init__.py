@@ -2,7 +2,9 @@
 from .allocate_shared_memory import AllocateSharedMemory, allocate_shared_memory, register_scratch_size, scratch_size
 from .coalesce import Coalesce, coalesce
 from .convert_to_ttgir import ConvertToTTGIR, convert_to_ttgir
+from .decompose_scaled_dot import DecomposeScaledDot, decompose_scaled_dot
 from .membar import Membar, membar
 from .remove_layout_conversions import RemoveLayoutConversions, remove_layout_conversions
 
-PASSES = {p.name: p for p in (ConvertToTTGIR, Coalesce, RemoveLayoutConversions, AllocateSharedMemory, Membar)}
+PASSES = {p.name: p for p in (DecomposeScaledDot, ConvertToTTGIR, Coalesce, RemoveLayoutConversions,
+                              AllocateSharedMemory, Membar)}

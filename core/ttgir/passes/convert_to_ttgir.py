@@ -30,6 +30,12 @@ _OWN_RULES = {"tt.expand_dims", "tt.broadcast", "tt.dot", "tt.split", "tt.reduce
               "tt.histogram", "tt.gather"}
 
 
+def _lacks_layout(op: Operation) -> bool:
+    """A ``ttg`` op made before layouts were assigned (``decompose-scaled-dot``'s elementwise
+    decoding) gets them like any elementwise op; ``ttg`` ops of TTGIR text already have theirs."""
+    return any(isinstance(r.type, TensorType) and encoding(r.type) is None for r in op.results)
+
+
 class ConvertToTTGIR:
     name = "convert-to-ttgir"
 
@@ -54,7 +60,7 @@ class ConvertToTTGIR:
                 for arg, t in zip(f.entry.args, ins):
                     set_type(arg, t)
         for op in list(module.walk()):
-            if op.name.startswith("ttg.") or op is module:
+            if op is module or op.name.startswith("ttg.") and not _lacks_layout(op):
                 continue
             self._results(op)
             self._operands(op, module)

@@ -33,8 +33,17 @@ def test_fp8_unbounded_by_default_on_hopper():
     assert "wgmma.mma_async" in ptx and "add.f32" not in ptx
 
 
-def test_fp8_bound_below_one_wgmma_k_uses_mma_sync():
+def test_fp8_bound_of_zero_adds_in_fp32_after_every_wgmma_step():
+    # an explicit 0 asks for the most precise accumulation: each 32-deep wgmma step starts from
+    # zero and is added into the fp32 accumulator (64 / 32 = 2 steps)
     ptx = _matmul("fp8e4nv", 64, 64, 64, 0).asm["ptx"]
+    assert "wgmma.mma_async" in ptx
+    assert ptx.count("add.f32") == (64 * 64) // (32 * 8) * 2
+
+
+def test_fp8_bound_below_one_wgmma_k_uses_mma_sync():
+    # a bound between 1 and 31 is finer than one wgmma (K = 32): mma.sync adds in fp32 every step
+    ptx = _matmul("fp8e4nv", 64, 64, 64, 16).asm["ptx"]
     assert "wgmma" not in ptx and "mma.sync.aligned" in ptx
 
 

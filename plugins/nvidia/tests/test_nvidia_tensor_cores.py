@@ -115,7 +115,7 @@ def _compile(target, bm, bn, bk, warps=4, stages=3, sig=SIG, precision="ieee"):
     acc = tritium.language.int32 if sig["c_ptr"] == "*i32" else tritium.language.float32
     return tritium.compile(dot_tiles.tiled_matmul_kernel, target=target, signature=sig,
                            constexprs={"BM": bm, "BN": bn, "BK": bk, "B_KMAJOR": False, "PRECISION": precision,
-                                       "ACC": acc},
+                                       "ACC": acc, "A_MMAJOR": False},
                            attrs={"a_ptr": D, "b_ptr": D, "c_ptr": D, "M": D, "N": D, "K": D},
                            num_warps=warps, num_stages=stages)
 
@@ -154,7 +154,7 @@ def test_tf32_int8_fp8_take_their_instructions(monkeypatch, tmp_path):
     ieee = _compile("cuda:90", 64, 64, 32, sig=dict(SIG, a_ptr="*fp32", b_ptr="*fp32"), precision="ieee")
     assert "mma" not in ieee.asm["ptx"] and "keeps fp32 exact on FMA" in ieee.asm["ttgir"]
     i8 = _compile("cuda:80", 64, 64, 64, sig=dict(SIG, a_ptr="*i8", b_ptr="*i8", c_ptr="*i32"))
-    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in i8.asm["ptx"]
+    assert "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32" in i8.asm["ptx"]
     fp8 = _compile("cuda:90", 64, 64, 64, sig=dict(SIG, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv"))
     assert re.search(r"mma\S*e4m3", fp8.asm["ptx"])
 

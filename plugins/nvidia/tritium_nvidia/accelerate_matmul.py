@@ -1,13 +1,18 @@
 """``nvidia-accelerate-matmul``: put ``tt.dot`` on the tensor cores.
 
-For each dot it picks, by target, dtypes and tile shape:
+For each dot it picks, by target, dtypes, rank and tile shape, what Triton picks:
 
-* **version 3** (sm_90, ``wgmma``): M a multiple of 64, ``num_warps`` a multiple of 4, fp16/bf16
-  operands in either major order, tf32/fp8/int8 with both operands K-contiguous.  The operands go to
-  shared memory in the ``nvmma_shared`` layout (``ttg.local_alloc``, then ``ttng.fence_async_shared``)
-  and the dot becomes ``ttng.warp_group_dot`` + ``ttng.warp_group_dot_wait``;
-* **version 2** (sm_80+, ``mma.sync``): operands through shared memory into ``dot_op`` registers of
-  the ``nvidia_mma`` parent (``ttg.local_alloc`` + ``ttg.local_load``), then ``tt.dot``;
+* **version 3** (sm_90, ``wgmma``): a 2-D dot with M a multiple of 64, N of 8, ``num_warps`` a
+  multiple of 4 and K at least one instruction (32 bytes of operand), fp16/bf16/tf32/int8/fp8
+  operands (not for the dot of a decomposed ``tt.dot_scaled``, which takes version 2 as Triton's
+  does).  fp16 (and fp8) may accumulate in fp16.  The operands go to shared memory in the
+  ``nvmma_shared`` layout (``ttg.local_alloc``, then ``ttng.fence_async_shared``): fp16/bf16 in
+  either major order, the other types K-contiguous (wgmma reads them no other way: the
+  ``local_alloc`` transposes them on the way in).  ``tf32x3`` becomes three tf32 dots of the high
+  and low tf32 parts.  The dot becomes ``ttng.warp_group_dot`` + ``ttng.warp_group_dot_wait``;
+* **version 2** (sm_80+, ``mma.sync``): every other tensor-core dot, 3-D (batched) dots included
+  (warps split the batch).  Operands through shared memory into ``dot_op`` registers of the
+  ``nvidia_mma`` parent (``ttg.local_alloc`` + ``ttg.local_load``), then ``tt.dot``;
 * otherwise it leaves the FMA dot and records why in ``tritium.fma_reason`` (visible in IR dumps).
 
 The accumulator is converted into the mma layout and back; ``remove-layout-conversions`` (run
@@ -23,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
+from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.memory_ops import LoadOp
 
@@ -54,6 +60,9 @@ def _kind(t) -> str:
 
 #: operand kind -> (instruction K, elements per 32-bit register)
 INSTR_K = {"f16": (16, 2), "bf16": (16, 2), "f32": (8, 1), "i8": (32, 4), "e4m3": (32, 4), "e5m2": (32, 4)}
+#: operand kind -> accumulator kinds the tensor cores offer (fp16 for fp8 only through wgmma)
+ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "f32": ("f32",), "i8": ("i32",),
+                "e4m3": ("f32", "f16"), "e5m2": ("f32", "f16")}
 
 
 def _defined_in(v: SSAValue, loop: Operation) -> bool:
@@ -115,8 +124,6 @@ class AccelerateMatmul:
     def plan(self, op: Operation) -> tuple[int, str]:
         """(mma version, "") or (0, reason for staying on FMA)."""
         a, b, c = op.operands[0].type, op.operands[1].type, op.operands[2].type
-        if len(c.get_shape()) != 2:
-            return 0, "batched (3-D) dots run on FMA"
         ka, kb, kc = _kind(a), _kind(b), _kind(c)
         precision = op.input_precision
         if ka != kb:
@@ -129,27 +136,45 @@ class AccelerateMatmul:
             return 0, f"no tensor-core instruction for {ka} operands"
         if ka in ("e4m3", "e5m2") and self.capability < 89:
             return 0, "fp8 tensor-core instructions need sm_89+"
-        if ka == "i8" and kc != "i32" or ka != "i8" and kc != "f32":
-            return 0, f"accumulator {kc} with {ka} operands (the tensor cores accumulate in fp32 / int32)"
-        m, n = c.get_shape()
+        if kc not in ACCUMULATORS[ka]:
+            return 0, f"accumulator {kc} with {ka} operands (the tensor cores accumulate {ka} in " \
+                      f"{' or '.join(ACCUMULATORS[ka])})"
+        m, n = c.get_shape()[-2:]
         k = a.get_shape()[-1]
         instr_k = INSTR_K[ka][0]
         if m < 16 or n < 8 or k < instr_k:
             return 0, f"tile {m}x{n}x{k} is smaller than one mma instruction (16x8x{instr_k})"
-        if self._v3_ok(op, ka, m, n):
+        if self._v3_ok(op, ka, kc):
             return 3, ""
+        if kc == "f16" and ka != "f16":
+            return 0, f"an fp16 accumulator with {ka} operands needs wgmma (mma.sync accumulates them in fp32)"
         return 2, ""
 
-    def _v3_ok(self, op: Operation, ka: str, m: int, n: int) -> bool:
-        if self.capability != 90 or m % 64 or self.num_warps % 4 or n % 8 or op.input_precision == "tf32x3":
+    def _v3_ok(self, op: Operation, ka: str, kc: str) -> bool:
+        """Triton's conditions for wgmma (``supportMMA`` version 3)."""
+        shape = op.operands[2].type.get_shape()
+        if self.capability != 90 or len(shape) != 2 or self.num_warps % 4:
             return False
-        if ka in ("e4m3", "e5m2") and op.maxNumImpreciseAcc.value.data < 32:
-            return False  # a partial sum shorter than one wgmma's K: mma.sync accumulates each step in fp32
+        if FROM_DOT_SCALED in op.attributes:
+            # a decomposed dot_scaled: both operands are upcast in registers, which mma.sync takes
+            # (through dot_op registers) as Triton's scaled dot does on sm_90; wgmma would need B
+            # written back to shared memory first
+            return False
+        m, n = shape
+        if m % 64 or n % 8:
+            return False
+        if ka in ("e4m3", "e5m2") and kc == "f32" and 0 < op.maxNumImpreciseAcc.value.data < 32:
+            return False  # asked to add the fp8 products into fp32 more often than wgmma can
+        return all(shared_encoding_for(v.type, f) is not None for v, f in self._v3_operands(op, ka))
+
+    @staticmethod
+    def _v3_operands(op: Operation, ka: str) -> list[tuple[SSAValue, int]]:
+        """The operands' register sources and the dimension each is made contiguous along in shared
+        memory: their own for 16-bit types, K for the others."""
         a, b = _source(op.operands[0]), _source(op.operands[1])
-        a_fast, b_fast = _fast_dim(a), _fast_dim(b)
-        if ka not in ("f16", "bf16") and (a_fast != 1 or b_fast != 0):
-            return False  # only 16-bit types may be read transposed by wgmma
-        return all(shared_encoding_for(v.type, f) is not None for v, f in ((a, a_fast), (b, b_fast)))
+        if ka in ("f16", "bf16"):
+            return [(a, _fast_dim(a)), (b, _fast_dim(b))]
+        return [(a, 1), (b, 0)]
 
     # -- the rewrite ------------------------------------------------------------------------------
     def run(self, module: ModuleOp) -> None:
@@ -166,13 +191,16 @@ class AccelerateMatmul:
         c = op.operands[2].type
         return TensorType(c.element_type, c.get_shape(), enc)
 
-    def _alloc(self, op: Operation, v: SSAValue, fence: bool = False) -> SSAValue:
+    def _alloc(self, op: Operation, v: SSAValue, fence: bool = False, fast_dim: int | None = None) -> SSAValue:
+        """``v`` (or the register tensor it was converted from) written to a shared buffer before
+        ``op``, contiguous along ``fast_dim`` (default: as ``v`` is in registers)."""
         src = _source(v)
-        enc = shared_encoding_for(src.type, _fast_dim(src))
+        shape = src.type.get_shape()
+        enc = shared_encoding_for(src.type, _fast_dim(src) if fast_dim is None else fast_dim)
         if enc is None:  # rows narrower than 32 bytes: plain row-major, unswizzled
             from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
-            enc = SwizzledSharedEncodingAttr(1, 1, 1, (1, 0))
-        alloc = LocalAllocOp(MemDescType(src.type.get_shape(), src.type.element_type, enc), src)
+            enc = SwizzledSharedEncodingAttr(1, 1, 1, tuple(range(len(shape) - 1, -1, -1)))
+        alloc = LocalAllocOp(MemDescType(shape, src.type.element_type, enc), src)
         # a loop-invariant operand (attention's Q) is written to shared memory once, before the loop
         anchor = op
         while isinstance(anchor.parent_op(), scf.ForOp) and not _defined_in(src, anchor.parent_op()):
@@ -196,10 +224,12 @@ class AccelerateMatmul:
 
     def _to_v2(self, op: Operation) -> None:
         c = op.operands[2].type
-        m, n = c.get_shape()
+        shape = c.get_shape()
         kind = _kind(op.operands[0].type)
-        wm, wn = _warps_v2(m, n, self.num_warps)
-        enc = NvidiaMmaEncodingAttr(2, (wm, wn), (16, 8))
+        if len(shape) == 3:  # batched: warps along the batch, each computing whole 2-D tiles (as Triton)
+            enc = NvidiaMmaEncodingAttr(2, (self.num_warps, 1, 1), (1, 16, 8))
+        else:
+            enc = NvidiaMmaEncodingAttr(2, _warps_v2(*shape, self.num_warps), (16, 8))
         k_width = INSTR_K[kind][1]
         for i in (0, 1):
             buf = self._alloc(op, op.operands[i])
@@ -224,24 +254,46 @@ class AccelerateMatmul:
         wm, wn = _warps_v3(m, self.num_warps)
         instr_n = min(256, n // wn)
         enc = NvidiaMmaEncodingAttr(3, (wm, wn), (16, instr_n, INSTR_K[kind][0]))
-        a_src = _source(op.operands[0])
-        if kind in ("f16", "bf16") and not isinstance(a_src.owner, LoadOp):
-            # A computed in registers (attention's P): wgmma reads it from there, no shared memory trip
-            t = op.operands[0].type
-            cvt = ConvertLayoutOp(a_src, TensorType(t.element_type, t.get_shape(), DotOperandEncodingAttr(0, enc, 2)))
-            op.parent_block().insert_op_before(cvt, op)
-            a = cvt.result
+        (a_src, a_fast), (b_src, b_fast) = self._v3_operands(op, kind)
+        if op.input_precision == "tf32x3":
+            # three tf32 products, small terms first: lo(a) hi(b) + hi(a) lo(b) + hi(a) hi(b)
+            (a_hi, a_lo), (b_hi, b_lo) = _tf32_split(op, a_src), _tf32_split(op, b_src)
+            pairs = [(a_lo, b_hi), (a_hi, b_lo), (a_hi, b_hi)]
         else:
-            a = self._alloc(op, op.operands[0], fence=True)
-        b = self._alloc(op, op.operands[1], fence=True)
-        fence = FenceAsyncSharedOp()
-        op.parent_block().insert_op_before(fence, op)
+            pairs = [(op.operands[0], op.operands[1])]
         acc = self._accumulator(op, self._mma_type(op, enc))
-        dot = WarpGroupDotOp(a, b, acc, op.input_precision, max_num_imprecise_acc=op.maxNumImpreciseAcc.value.data)
-        wait = WarpGroupDotWaitOp([dot.d], 0)
-        op.parent_block().insert_op_before(dot, op)
-        op.parent_block().insert_op_before(wait, op)
-        self._replace(op, wait.outputs[0], wait)
+        for x, y in pairs:
+            if kind in ("f16", "bf16") and not isinstance(_source(x).owner, LoadOp):
+                # A computed in registers (attention's P): wgmma reads it from there, no shared memory trip
+                t = x.type
+                cvt = ConvertLayoutOp(_source(x), TensorType(t.element_type, t.get_shape(),
+                                                             DotOperandEncodingAttr(0, enc, 2)))
+                op.parent_block().insert_op_before(cvt, op)
+                a = cvt.result
+            else:
+                a = self._alloc(op, x, fence=True, fast_dim=a_fast)
+            b = self._alloc(op, y, fence=True, fast_dim=b_fast)
+            op.parent_block().insert_op_before(FenceAsyncSharedOp(), op)
+            dot = WarpGroupDotOp(a, b, acc, "tf32" if op.input_precision == "tf32x3" else op.input_precision,
+                                 max_num_imprecise_acc=op.maxNumImpreciseAcc.value.data)
+            wait = WarpGroupDotWaitOp([dot.d], 0)
+            op.parent_block().insert_op_before(dot, op)
+            op.parent_block().insert_op_before(wait, op)
+            acc = wait.outputs[0]
+        self._replace(op, acc, acc.owner)
+
+
+def _tf32_split(op: Operation, v: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(high, low) parts of fp32 tensor ``v``, computed before ``op``: ``high`` is ``v`` rounded to
+    tf32 (to nearest, ties away), ``low = v - high`` (exact), so ``v = high + low`` and a tf32
+    product of the parts loses only the low part's own rounding."""
+    from tritium.ttir.arith import SubFOp
+    from tritium.ttir.ops import ElementwiseInlineAsmOp
+    hi = ElementwiseInlineAsmOp([v], [v.type], "cvt.rna.tf32.f32 $0, $1;", "=r,r", True, 1)
+    lo = SubFOp(v, hi.res[0])
+    op.parent_block().insert_op_before(hi, op)
+    op.parent_block().insert_op_before(lo, op)
+    return hi.res[0], lo.result
 
 
 __all__ = ["AccelerateMatmul", "shared_encoding_for", "REASON"]

@@ -1,6 +1,7 @@
 """NVIDIA's layout encodings, registered in the ``ttg`` dialect through ``tritium_layout_encodings``::
 
     #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+    #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1, 1], instrShape = [1, 16, 8]}>
     #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 256, 16]}>
     #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
 
@@ -8,8 +9,10 @@
 (sm_80+, one warp per 16x8 tile), version 3 is ``wgmma.mma_async.m64nNkK`` (sm_90, a warpgroup of four
 consecutive warps per 64xN tile).  Both place an accumulator element the same way inside a warp's
 16-row slab: lane ``l`` holds rows ``l/4`` and ``l/4 + 8`` and columns ``2*(l%4) + {0, 1}`` of each
-8-column block.  ``dot_op`` operands of a version-2 parent hold the ``mma.sync`` A/B fragments;
-version 3 reads both operands from shared memory.
+8-column block (an fp16 accumulator packs each such column pair into one 32-bit register).  A
+version-2 layout may be 3-D (a batched dot): warps then split the leading batch dimension, each
+holding whole 2-D tiles.  ``dot_op`` operands of a version-2 parent hold the ``mma.sync`` A/B
+fragments; version 3 reads B (and A, unless it was computed in registers) from shared memory.
 
 ``nvmma_shared`` is the shared-memory layout the tensor cores (wgmma descriptors) and 16-byte
 ``cp.async`` copies agree on: the contiguous dimension is cut into rows of ``swizzlingByteWidth``
@@ -60,6 +63,17 @@ def _clip(bases: Sequence[Basis], shape: Sequence[int]) -> tuple[Basis, ...]:
     return tuple(tuple(v if v < shape[d] else 0 for d, v in enumerate(b)) for b in bases)
 
 
+def _batched(tile: LinearLayout, shape: Sequence[int], warps: int) -> LinearLayout:
+    """A 2-D tile layout repeated over a leading batch dimension: ``warps`` warps take consecutive
+    batch indices (warps beyond the batch hold duplicates), and the registers
+    wrap along the batch beyond them."""
+    batch = shape[0]
+    reg = [(0, *b) for b in tile.register] + _repeat((warps, 0, 0), 0, batch)
+    lane = [(0, *b) for b in tile.lane]
+    warp = [(0, *b) for b in tile.warp] + [((1 << i) if (1 << i) < batch else 0, 0, 0) for i in range(log2(warps))]
+    return LinearLayout(tuple(shape), tuple(reg), tuple(lane), tuple(warp))
+
+
 @irdl_attr_definition
 class NvidiaMmaEncodingAttr(ParametrizedAttribute, DistributedEncoding):
     """The tensor-core accumulator layout (see the module docstring)."""
@@ -77,29 +91,45 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute, DistributedEncoding):
     version = property(lambda self: self.versionMajor.data)
     warps_per_cta = property(lambda self: _tuple(self.warpsPerCTA))
     instr_shape = property(lambda self: _tuple(self.instrShape))
-    order = property(lambda self: (1, 0))
-    size_per_thread = property(lambda self: (2, 2))
-    threads_per_warp = property(lambda self: (8, 4))
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return tuple(range(len(self.warps_per_cta) - 1, -1, -1))
+
+    @property
+    def size_per_thread(self) -> tuple[int, ...]:
+        return (1,) * (len(self.warps_per_cta) - 2) + (2, 2)
+
+    @property
+    def threads_per_warp(self) -> tuple[int, ...]:
+        return (1,) * (len(self.warps_per_cta) - 2) + (8, 4)
 
     @property
     def instr_n(self) -> int:
         """Columns one warp's instruction covers (8 for mma.sync, N of m64nNk for wgmma)."""
-        return self.instr_shape[1]
+        return self.instr_shape[1] if self.version == 3 else 8
 
     def verify(self) -> None:
         if self.version not in (2, 3):
             raise VerifyException(f"#ttg.nvidia_mma versionMajor must be 2 or 3, got {self.version}")
-        wm, wn = self.warps_per_cta if len(self.warps_per_cta) == 2 else (0, 0)
-        if not (wm and wn):
-            raise VerifyException(f"#ttg.nvidia_mma needs two warpsPerCTA entries, got {list(self.warps_per_cta)}")
-        if self.version == 3 and wm % 4:
-            raise VerifyException("#ttg.nvidia_mma version 3 needs warpsPerCTA[0] divisible by 4 (warpgroups "
-                                  f"along M), got {wm}")
-        log2(wm), log2(wn)
+        warps = self.warps_per_cta
+        ranks = (2, 3) if self.version == 2 else (2,)
+        if len(warps) not in ranks or not all(warps):
+            raise VerifyException(f"#ttg.nvidia_mma version {self.version} needs {' or '.join(map(str, ranks))} "
+                                  f"warpsPerCTA entries, got {list(warps)}")
+        # (version 3 with warpsPerCTA[0] not a multiple of 4 is a valid layout -- Triton's layout tests
+        # convert through it -- but no wgmma can produce it: ttng.warp_group_dot checks that)
+        for w in warps:
+            log2(w)
 
     def linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        if len(shape) == 3:
+            return _batched(self._tile_layout(shape[1:]), shape, self.warps_per_cta[0])
+        return self._tile_layout(shape)
+
+    def _tile_layout(self, shape: Sequence[int]) -> LinearLayout:
         m, n = shape
-        wm, wn = self.warps_per_cta
+        wm, wn = self.warps_per_cta[-2:]
         inst_n = self.instr_n
         reg: list[Basis] = [(0, 1), (8, 0)]
         reg += _repeat((0, 8), 8, inst_n)                                   # 8-column blocks of one wgmma
@@ -113,12 +143,18 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute, DistributedEncoding):
     def dot_operand_linear_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """``mma.sync`` fragments: with ``g = lane/4``, ``t = lane%4`` and ``kw = k_width`` elements
         per 32-bit register, A's register ``r`` holds row ``g + 8*(r&1)``, columns
-        ``kw*t + 4*kw*(r>>1) + [0, kw)``; B's holds column ``g``, rows ``kw*t + 4*kw*r + [0, kw)``."""
+        ``kw*t + 4*kw*(r>>1) + [0, kw)``; B's holds column ``g``, rows ``kw*t + 4*kw*r + [0, kw)``.
+        A 3-D (batched) operand holds these tiles per batch index, warps split along the batch."""
         if self.version == 3 and op_idx != 0:
             raise NotImplementedError("#ttg.nvidia_mma version 3 reads its B operand from shared memory")
+        if len(shape) == 3:
+            return _batched(self._operand_tile_layout(op_idx, k_width, shape[1:]), shape, self.warps_per_cta[0])
+        return self._operand_tile_layout(op_idx, k_width, shape)
+
+    def _operand_tile_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         # wgmma's A operand in registers is laid out per warp exactly like mma.sync's
         kw = k_width or 2
-        wm, wn = self.warps_per_cta
+        wm, wn = self.warps_per_cta[-2:]
         if op_idx == 0:
             m, k = shape
             reg = [(0, 1 << i) for i in range(log2(kw))] + [(8, 0), (0, 4 * kw)]

@@ -43,7 +43,31 @@ def _smem_i32(b: ir.IRBuilder, ptr) -> ir.Value:
     return b.ptrtoint(ptr, I32)
 
 
-# --- mma.sync (version 2) ---------------------------------------------------------------------
+# --- fragments ----------------------------------------------------------------------------------
+# Offsets (row, column) from the lane's first element of a warp's 16-row tile, per 32-bit register
+# of an instruction operand, in the PTX ISA's element order ("Matrix Fragments for mma.m16n8k*" and
+# "wgmma.mma_async.m64nNk*"): the layouts place each lane's first element, these say what the
+# registers hold around it.
+def acc_fragment(n: int, acc_kind: str) -> list[list[tuple[int, int]]]:
+    """The accumulator of an ``n``-column instruction (8 for mma.sync, N for wgmma): element ``i``
+    sits at row ``8*((i>>1)&1)``, column ``8*(i>>2) + (i&1)``; fp16 packs elements ``2j, 2j+1``
+    into register ``j``, the 32-bit kinds hold one each."""
+    elems = [(8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1)) for i in range(n // 2)]
+    per = 2 if acc_kind == "f16" else 1
+    return [elems[j:j + per] for j in range(0, len(elems), per)]
+
+
+def a_fragment(kw: int) -> list[list[tuple[int, int]]]:
+    """Operand A (mma.sync, or wgmma's A in registers), ``kw`` elements per register: register
+    ``r`` holds row ``8*(r&1)``, columns ``4*kw*(r>>1) + [0, kw)``."""
+    return [[(8 * (r & 1), 4 * kw * (r >> 1) + e) for e in range(kw)] for r in range(4)]
+
+
+def b_fragment(kw: int) -> list[list[tuple[int, int]]]:
+    """Operand B of mma.sync: register ``r`` holds rows ``4*kw*r + [0, kw)`` of the lane's column."""
+    return [[(4 * kw * r + e, 0) for e in range(kw)] for r in range(2)]
+
+
 def _pack(b: ir.IRBuilder, vals: list[ir.Value]) -> ir.Value:
     """``vals`` (1, 2 or 4 elements, 32 bits together) as one i32 register."""
     if len(vals) == 1:
@@ -56,6 +80,26 @@ def _pack(b: ir.IRBuilder, vals: list[ir.Value]) -> ir.Value:
     return b.bitcast(acc, I32)
 
 
+def _unpack(b: ir.IRBuilder, word: ir.Value, ty: ir.Type, n: int) -> list[ir.Value]:
+    """The ``n`` elements of type ``ty`` an i32 register holds (``n == 1``: the register itself)."""
+    if n == 1:
+        return [word]
+    vec = b.bitcast(word, ir.VectorType(ty, n))
+    return [b.extract_element(vec, const(I32, i)) for i in range(n)]
+
+
+def _acc_kind(t) -> str:
+    """PTX accumulator type of a dot result: ``f32``, ``f16`` or ``s32``."""
+    from .accelerate_matmul import _kind
+    return {"i32": "s32", "f16": "f16"}.get(_kind(t), "f32")
+
+
+def _frag(b: ir.IRBuilder, regs: list, index: dict, origin: tuple, frag) -> list[ir.Value]:
+    """The i32 registers of fragment ``frag`` at ``origin`` (leading coordinates, row, column)."""
+    *lead, r0, c0 = origin
+    return [_pack(b, [regs[index[(*lead, r0 + dr, c0 + dc)]] for dr, dc in reg]) for reg in frag]
+
+
 def _tf32_split(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(high, low) tf32 parts of fp32 register ``x`` (as i32): x ~ high + low to 2^-22."""
     f = b.bitcast(x, F32)
@@ -65,70 +109,84 @@ def _tf32_split(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
     return hi, lo
 
 
+# --- mma.sync (version 2) ---------------------------------------------------------------------
 def lower_mma_v2(fl: FunctionLowering, op) -> None:
     b = fl.builder
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
     enc: NvidiaMmaEncodingAttr = c_t.encoding
-    wm, wn = enc.warps_per_cta
-    m, n = c_t.get_shape()
+    shape = c_t.get_shape()
+    *batch, m, n = shape
+    wb, wm, wn = (1,) * (3 - len(enc.warps_per_cta)) + enc.warps_per_cta
     k = a_t.get_shape()[-1]
     kind = _ptx_kind(a_t)
     kw = a_t.encoding.k_width
     instr_k = 8 * kw
-    acc_kind = "s32" if kind == "s8" else "f32"
+    acc_kind = _acc_kind(c_t)
     la, lb, lc = fl.layout(a_t), fl.layout(b_t), fl.layout(c_t)
     a_regs, b_regs = fl.get(op.a), fl.get(op.b)
     acc = list(fl.get(op.c))
     split = op.input_precision == "tf32x3"
+    c_frag = acc_fragment(8, acc_kind)
     a_cache: dict = {}
     b_cache: dict = {}
 
-    def a_frag(m0, k0):
-        key = (m0, k0)
+    def a_frag(lead, m0, k0):
+        key = (*lead, m0, k0)
         if key not in a_cache:
-            regs = []
-            for r in range(4):
-                row, col = m0 + 8 * (r & 1), k0 + 4 * kw * (r >> 1)
-                regs.append(_pack(b, [a_regs[la.reg_index[(row, col + e)]] for e in range(kw)]))
-            a_cache[key] = regs
+            a_cache[key] = _frag(b, a_regs, la.reg_index, key, a_fragment(kw))
         return a_cache[key]
 
-    def b_frag(k0, n0):
-        key = (k0, n0)
+    def b_frag(lead, k0, n0):
+        key = (*lead, k0, n0)
         if key not in b_cache:
-            regs = []
-            for r in range(2):
-                regs.append(_pack(b, [b_regs[lb.reg_index[(k0 + 4 * kw * r + e, n0)]] for e in range(kw)]))
-            b_cache[key] = regs
+            b_cache[key] = _frag(b, b_regs, lb.reg_index, key, b_fragment(kw))
         return b_cache[key]
 
-    text = (f"mma.sync.aligned.m16n8k{instr_k}.row.col.{acc_kind}.{kind}.{kind}.{acc_kind} "
-            "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};")
-    out_c = "=r" if acc_kind == "s32" else "=f"
-    in_c = "r" if acc_kind == "s32" else "f"
-    cons = ",".join([out_c] * 4 + ["r"] * 6 + [in_c] * 4)
-    acc_ty = acc[0].type
-    ret = ir.LiteralStructType([acc_ty] * 4)
+    # int8 saturates on overflow, as Triton's mma.sync does
+    sat = ".satfinite" if acc_kind == "s32" else ""
+    n_c = len(c_frag)
+    d_ops = ", ".join(f"${i}" for i in range(n_c))
+    a_ops = ", ".join(f"${n_c + i}" for i in range(4))
+    b_ops = ", ".join(f"${n_c + 4 + i}" for i in range(2))
+    c_ops = ", ".join(f"${n_c + 6 + i}" for i in range(n_c))
+    text = (f"mma.sync.aligned.m16n8k{instr_k}.row.col{sat}.{acc_kind}.{kind}.{kind}.{acc_kind} "
+            f"{{{d_ops}}}, {{{a_ops}}}, {{{b_ops}}}, {{{c_ops}}};")
+    out_c, in_c = ("=f", "f") if acc_kind == "f32" else ("=r", "r")
+    cons = ",".join([out_c] * n_c + ["r"] * 6 + [in_c] * n_c)
+    reg_ty = F32 if acc_kind == "f32" else I32
+    ret = ir.LiteralStructType([reg_ty] * n_c)
+    elem_ty = acc[0].type
 
     def mma(d_idx, af, bf):
-        r = _asm(b, ret, text, cons, af + bf + [acc[i] for i in d_idx], side_effect=False)
-        for j, i in enumerate(d_idx):
-            acc[i] = b.extract_value(r, j)
+        c_in = [_pack(b, [acc[i] for i in reg]) if acc_kind != "f32" else acc[reg[0]] for reg in d_idx]
+        r = _asm(b, ret, text, cons, af + bf + c_in, side_effect=False)
+        for j, reg in enumerate(d_idx):
+            for i, v in zip(reg, _unpack(b, b.extract_value(r, j), elem_ty, len(reg))):
+                acc[i] = v
 
-    for m0 in range(0, m, 16 * wm):
-        for n0 in range(0, n, 8 * wn):
-            d_idx = [lc.reg_index[(m0 + 8 * i, n0 + j)] for i in (0, 1) for j in (0, 1)]
-            for k0 in range(0, k, instr_k):
-                af, bf = a_frag(m0, k0), b_frag(k0, n0)
-                if not split:
-                    mma(d_idx, af, bf)
-                    continue
-                a_hi, a_lo = zip(*[_tf32_split(b, x) for x in af])
-                b_hi, b_lo = zip(*[_tf32_split(b, x) for x in bf])
-                mma(d_idx, list(a_lo), list(b_hi))
-                mma(d_idx, list(a_hi), list(b_lo))
-                mma(d_idx, list(a_hi), list(b_hi))
+    for lead in _batch_origins(batch, wb):
+        for m0 in range(0, m, 16 * wm):
+            for n0 in range(0, n, 8 * wn):
+                d_idx = [[lc.reg_index[(*lead, m0 + dr, n0 + dc)] for dr, dc in reg] for reg in c_frag]
+                for k0 in range(0, k, instr_k):
+                    af, bf = a_frag(lead, m0, k0), b_frag(lead, k0, n0)
+                    if not split:
+                        mma(d_idx, af, bf)
+                        continue
+                    a_hi, a_lo = zip(*[_tf32_split(b, x) for x in af])
+                    b_hi, b_lo = zip(*[_tf32_split(b, x) for x in bf])
+                    mma(d_idx, list(a_lo), list(b_hi))
+                    mma(d_idx, list(a_hi), list(b_lo))
+                    mma(d_idx, list(a_hi), list(b_hi))
     fl.set(op.results[0], acc)
+
+
+def _batch_origins(batch: list[int], warps: int) -> list[tuple[int, ...]]:
+    """Leading coordinates of the 2-D tiles one thread computes: none for a 2-D dot, else every
+    ``warps``-th batch index (its warp adds its own index to them)."""
+    if not batch:
+        return [()]
+    return [(i,) for i in range(0, batch[0], warps)]
 
 
 # --- wgmma (version 3) ------------------------------------------------------------------------
@@ -157,17 +215,14 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     k = a_t.get_shape()[-1]
     inst_n, inst_k = enc.instr_n, enc.instr_shape[2]
     kind = _ptx_kind(a_t)
-    acc_kind = "s32" if kind == "s8" else "f32"
+    acc_kind = _acc_kind(c_t)
     ea, eb = getattr(a_t, "encoding", None), b_t.encoding
     lc = fl.layout(c_t)
     acc = list(fl.get(op.c))
     a_in_regs = isinstance(a_t, TensorType)
     if a_in_regs:
         la, a_regs = fl.layout(a_t), fl.get(op.a)
-
-        def a_frag(m0, k0):
-            return [_pack(b, [a_regs[la.reg_index[(m0 + 8 * (r & 1), k0 + 8 * (r >> 1) + e)]] for e in range(2)])
-                    for r in range(4)]
+        a_frag = a_fragment(ea.k_width or 2)
 
     def log2(x):
         return x.bit_length() - 1
@@ -188,7 +243,8 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         field = b.and_(field, const(I32, 0x3FFF))
         return b.or_(base_desc, b.zext(field, I64))
 
-    n_acc = inst_n // 2
+    c_frag = acc_fragment(inst_n, acc_kind)
+    n_acc = len(c_frag)
     trans_b = int(not eb.transposed)      # B stored N-contiguous
     if kind in ("f16", "bf16"):
         tail = f"p, 1, 1, {trans_b}" if a_in_regs else f"p, 1, 1, {int(ea.transposed)}, {trans_b}"
@@ -198,8 +254,9 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         tail = "p, 1, 1"
     n_k = k // inst_k
     n_a = 4 if a_in_regs else 1
-    out_c = "=r" if acc_kind == "s32" else "=f"
-    ret = ir.LiteralStructType([acc[0].type] * n_acc)
+    out_c = "=f" if acc_kind == "f32" else "=r"
+    reg_ty = F32 if acc_kind == "f32" else I32
+    ret = ir.LiteralStructType([reg_ty] * n_acc)
 
     def wgmma_asm(steps: int) -> tuple[str, str]:
         """One asm holding ``steps`` K steps of one output tile: the accumulators are tied once."""
@@ -226,30 +283,32 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
     for mr in range(0, m, 16 * wm):
         for nr in range(0, n, inst_n * wn):
-            d_idx = [lc.reg_index[(mr + 8 * i, nr + 8 * j8 + j)]
-                     for j8 in range(inst_n // 8) for i in (0, 1) for j in (0, 1)]
+            d_idx = [[lc.reg_index[(mr + dr, nr + dc)] for dr, dc in reg] for reg in c_frag]
             steps = []
             for k0 in range(0, k, inst_k):
-                steps.append((a_frag(mr, k0) if a_in_regs else [
+                steps.append((_frag(b, a_regs, la.reg_index, (mr, k0), a_frag) if a_in_regs else [
                     desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))])
                     + [desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))])
-            undef = [ir.Constant(acc[i].type, ir.Undefined) for i in d_idx]
+            undef = [ir.Constant(reg_ty, ir.Undefined)] * n_acc
             have_c = not zero_c
             for s0 in range(0, n_k, chunk):
                 text, cons = wgmma_asm(min(chunk, n_k - s0))
                 operands = [x for st in steps[s0:s0 + chunk] for x in st]
                 if not partial:
-                    acc_in = [acc[i] for i in d_idx] if have_c else undef
+                    acc_in = [_pack(b, [acc[i] for i in reg]) for reg in d_idx] if have_c else undef
                     r = _asm(b, ret, text, cons, acc_in + operands + [const(I32, int(have_c))])
-                    for j, i in enumerate(d_idx):
-                        acc[i] = b.extract_value(r, j)
+                    for j, reg in enumerate(d_idx):
+                        for i, v in zip(reg, _unpack(b, b.extract_value(r, j), acc[0].type, len(reg))):
+                            acc[i] = v
+                    have_c = True
                     continue
+                # fp32 accumulators: one element per register
                 if have_c or s0:  # registers the fp32 additions touched may be the next chunk's
                     _asm(b, ir.VoidType(), "wgmma.fence.sync.aligned;", "", [])
                 r = _asm(b, ret, text, cons, undef + operands + [const(I32, 0)])
                 _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
                 part = _wait_regs(b, [b.extract_value(r, j) for j in range(n_acc)], 0)
-                for j, i in enumerate(d_idx):
+                for j, (i,) in enumerate(d_idx):
                     acc[i] = b.fadd(acc[i], part[j]) if have_c else part[j]
                 have_c = True
     _asm(b, ir.VoidType(), "wgmma.commit_group.sync.aligned;", "", [])
@@ -286,7 +345,14 @@ def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
         return
     for v, res in zip(op.inputs, op.outputs):
         regs = list(fl.get(v)) if isinstance(v.type, TensorType) else [fl.get(v)]
-        out = _wait_regs(b, regs, pend)
+        # the wgmma's own registers: fp16 accumulators hold a column pair (consecutive layout
+        # registers) in each
+        per = 2 if regs[0].type == ir.HalfType() else 1
+        words = [_pack(b, regs[i:i + per]) if per > 1 else regs[i] for i in range(0, len(regs), per)]
+        cons = ",".join(["=f" if w.type == F32 else "=r" for w in words] + [str(i) for i in range(len(words))])
+        r = _asm(b, ir.LiteralStructType([w.type for w in words]), f"wgmma.wait_group.sync.aligned {pend};",
+                 cons, words)
+        out = [x for i, w in enumerate(words) for x in _unpack(b, b.extract_value(r, i), regs[0].type, per)]
         fl.set(res, out if isinstance(v.type, TensorType) else out[0])
 
 
@@ -316,6 +382,7 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     base = _smem_i32(b, fl.get(op.result))
     owner = fl.dedup_pred(src_t)
     nbytes = vec * ebytes
+    narrow = False
     for r0 in range(0, len(ptrs), vec):
         if r0 & info.free["register"]:
             continue
@@ -335,6 +402,7 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
             _asm(b, ir.VoidType(), f"{guard}cp.async.{cache}.shared.global [ $0 + 0 ], [ $1 + 0 ], {nbytes}, $2;",
                  cons, args)
         else:  # narrower than cp.async's 4 bytes: an ordinary load and shared store
+            narrow = True
             word = ir.IntType(nbytes * 8)
             w = fl.target.global_load(b, ptrs[r0], nbytes * 8, 1, pred, [const(word, 0)] if pred is not None
                                       else None, "none", "evict_normal", False)[0]
@@ -344,6 +412,10 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
             else:
                 with b.if_then(owner):
                     b.store(w, p)
+    if narrow and fl.target.capability >= 90:
+        # the pipelined wgmma reading this slot gets no fence of its own (cp.async needs none):
+        # order these generic-proxy stores before the tensor cores' async-proxy reads here
+        _asm(b, ir.VoidType(), "fence.proxy.async.shared::cta;", "", [])
     fl.set(op.token, const(I32, 0))
 
 
