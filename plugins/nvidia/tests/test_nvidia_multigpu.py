@@ -9,7 +9,8 @@ import tritium
 import tritium.language as tl
 from tritium.examples.vector_add import add_kernel
 from tritium.runtime.driver import LaunchDeviceError
-from tritium_nvidia import memory, plugin
+from tritium_nvidia import memory
+from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
 torch = pytest.importorskip("torch")
