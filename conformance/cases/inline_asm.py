@@ -83,10 +83,13 @@ def packed_two_results_kernel(a_ptr, b_ptr, c_ptr, d_ptr, B: tl.constexpr):
 
 @triton.jit
 def packed_words_kernel(x_ptr, z_ptr, B: tl.constexpr):
-    # pack=4 on int32: four registers in, four out
+    # pack=4 on int32: four registers in, four out.  Which elements share a pack depends on the
+    # layout, so every slot computes the same function of its own value (3x + 1): a result routed
+    # to another element's slot shows as a wrong value.
     offs = tl.arange(0, B)
     x = tl.load(x_ptr + offs)
-    z = tl.inline_asm_elementwise("add.s32 $0, $4, 1;\nadd.s32 $1, $5, 2;\nadd.s32 $2, $6, 3;\nadd.s32 $3, $7, 4;",
+    z = tl.inline_asm_elementwise("mad.lo.s32 $0, $4, 3, 1;\nmad.lo.s32 $1, $5, 3, 1;\n"
+                                  "mad.lo.s32 $2, $6, 3, 1;\nmad.lo.s32 $3, $7, 3, 1;",
                                   "=r,=r,=r,=r,r,r,r,r", [x], dtype=tl.int32, is_pure=True, pack=4)
     tl.store(z_ptr + offs, z)
 
@@ -125,7 +128,7 @@ CASES = [
          reference=lambda a_ptr, b_ptr: (a_ptr.astype(np.int32), np.maximum(a_ptr.astype(np.float64), b_ptr))),
     Case(id="inline_asm/pack4-int32-registers", kernel=packed_words_kernel, constexprs={"B": B},
          inputs={"x_ptr": Rand("int32", (B,), -1000, 1000)}, outputs={"z_ptr": Out("int32", (B,), poison="sentinel")},
-         reference=lambda x_ptr: x_ptr + np.tile(np.arange(1, 5, dtype=np.int32), B // 4)),
+         reference=lambda x_ptr: x_ptr * np.int32(3) + np.int32(1)),
     Case(id="inline_asm/pack4-padded-uint8", kernel=packed_bytes_kernel, constexprs={"B": 64},
          inputs={"x_ptr": Rand("uint8", (64,))}, outputs={"z_ptr": Out("uint8", (64,), poison="sentinel")},
          reference=lambda x_ptr: x_ptr & np.uint8(0x0F), options={"num_warps": 4}),
