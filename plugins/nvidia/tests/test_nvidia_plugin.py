@@ -96,3 +96,13 @@ def test_dlpack_pointer_from_numpy():
     a = np.arange(8, dtype=np.float32)[2:]
     assert memory._dlpack_pointer(a) == a.ctypes.data
     assert memory.device_of(a) is None  # host memory is not ours
+
+
+@pytest.mark.parametrize("var", ["TRITIUM_DEFAULT_FP_FUSION", "TRITON_DEFAULT_FP_FUSION"])
+def test_default_fp_fusion_from_the_environment(monkeypatch, var):
+    t = GPUTarget("cuda", 90, 32)
+    monkeypatch.setenv(var, "0")
+    assert plugin.tritium_parse_options(t, {}).enable_fp_fusion is False
+    assert plugin.tritium_parse_options(t, {"enable_fp_fusion": True}).enable_fp_fusion is True
+    monkeypatch.setenv(var, "1")
+    assert plugin.tritium_parse_options(t, {}).enable_fp_fusion is True
