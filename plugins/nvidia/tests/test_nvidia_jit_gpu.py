@@ -68,3 +68,20 @@ def test_backend_follows_the_tensors():
     add_kernel[(1,)](x, x, out, 64, BLOCK_SIZE=64)  # CPU tensors: the interpreter
     torch.testing.assert_close(out, x + x)
     _run(lambda t: t)  # CUDA tensors in the same process: nvidia
+
+
+def test_pinned_host_tensor_is_device_reachable():
+    # page-locked host memory is mapped into the device's address space: the kernel writes it
+    n = 3000
+    x = torch.rand(n, device="cuda")
+    y = torch.rand(n, device="cuda")
+    out = torch.full((n,), float("nan"), pin_memory=True)
+    add_kernel[(tritium.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256, backend="nvidia")
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, (x + y).cpu(), rtol=0, atol=0)
+
+
+def test_plain_host_tensor_is_refused():
+    x = torch.rand(256)
+    with pytest.raises(ValueError, match="not on a CUDA device"):
+        add_kernel[(1,)](x, x, x, 256, BLOCK_SIZE=256, backend="nvidia")

@@ -21,9 +21,18 @@ def _cai_pointer(obj) -> int:
 
 
 def _torch_pointer(t) -> int:
-    if not t.is_cuda:
-        raise ValueError(f"a pointer argument is a torch tensor on {t.device}, not on a CUDA device")
+    # page-locked host memory is mapped into every device's address space (unified addressing)
+    if not t.is_cuda and not _is_pinned(t):
+        raise ValueError(f"a pointer argument is a torch tensor on {t.device}, not on a CUDA device "
+                         "(nor in pinned host memory)")
     return t.data_ptr()
+
+
+def _is_pinned(t) -> bool:
+    try:
+        return t.device.type == "cpu" and bool(t.is_pinned())
+    except RuntimeError:  # no CUDA runtime to ask: nothing is pinned
+        return False
 
 
 def _int_pointer(v) -> int:
@@ -67,7 +76,9 @@ class Unplaceable(ValueError):
 
 def _torch_device(t) -> int:
     if not t.is_cuda:
-        raise Unplaceable(f"a torch tensor on {t.device}, not on a CUDA device")
+        if _is_pinned(t):
+            return ANYWHERE
+        raise Unplaceable(f"a torch tensor on {t.device}, not on a CUDA device (nor in pinned host memory)")
     return t.device.index
 
 
