@@ -8,7 +8,8 @@ elements the ISA says, all operands of one instruction must agree on the batch, 
 K slice, each output tile must see every K slice once, and every accumulator register a warp holds
 must be written.  Covered: mma.sync with fp16/bf16 (k16), tf32 (k8) and 8-bit (k32) operands,
 fp32/int32/fp16 accumulators (fp16 packs column pairs), 2-D and batched 3-D layouts; wgmma's
-fp32 and fp16 accumulators over 64xN tiles, with A in registers."""
+fp32 and fp16 accumulators over 64xN tiles, with A in registers; and the shared-memory matrix
+descriptors of K-major 8-bit, fp16 and tf32 operands against the buffers' layout."""
 from functools import partial
 
 import numpy as np
@@ -180,3 +181,50 @@ def test_a_fragment_in_registers_matches_the_wgmma_tables_per_warp(kw):
         for r, reg in enumerate(frag):
             for e, (dr, dc) in enumerate(reg):
                 assert (g + dr, kw * t + dc) == ptx_a(kw, lane, kw * r + e)
+
+
+# --- shared-memory matrix descriptors -------------------------------------------------------------
+def _hardware_address(desc: int, start: int, row: int, kbyte: int) -> int:
+    """Where wgmma reads byte ``kbyte`` (along K) of row ``row`` (along M of A / N of B) of a
+    K-major operand, per the ISA's matrix-descriptor format: 8-row core groups ``stride byte
+    offset`` apart, the rows of a group one swizzle width apart, and the swizzle (16-byte chunk
+    bits XOR the row-in-atom bits) applied to the final address."""
+    sbo = ((desc >> 32) & 0x3FFF) << 4
+    width = {1: 128, 2: 64, 3: 32}[desc >> 62]
+    addr = start + (row // 8) * sbo + (row % 8) * width + kbyte
+    return addr ^ (((addr >> 7) & (width // 16 - 1)) << 4)
+
+
+@pytest.mark.parametrize("bits,shape,operand", [
+    (8, (64, 64), "a"), (8, (128, 128), "a"), (8, (64, 32), "b"), (8, (256, 64), "b"),
+    (32, (64, 32), "a"), (32, (64, 8), "a"), (32, (16, 128), "b"), (32, (64, 64), "b"),
+    (16, (64, 64), "a"), (16, (32, 128), "b"),
+])
+def test_k_major_descriptors_address_the_nvmma_shared_buffer(bits, shape, operand):
+    """8-bit and tf32 operands are read K-major only: one instruction takes 32 bytes of K (32
+    elements, 8 tf32, 16 fp16) from each row, and successive K steps move the descriptor's start
+    address by 32 bytes (to the next column block of the buffer once a swizzle row is used up).
+    Every byte wgmma fetches that way, for 64 rows of A or of B, is the element the ``nvmma_shared``
+    layout put there."""
+    from tritium_nvidia.accelerate_matmul import shared_encoding_for
+    from tritium_nvidia.lowering_tc import _descriptor_base
+    from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
+
+    elem = {8: IntegerType(8), 16: Float16Type(), 32: Float32Type()}[bits]
+    k_dim = 1 if operand == "a" else 0          # A is M x K, B is K x N
+    enc = shared_encoding_for(TensorType(elem, shape), k_dim)
+    assert enc.transposed == (operand == "b") and enc.element_bits == bits
+    desc = _descriptor_base(enc, shape)
+    ebytes = bits // 8
+    instr_k = 32 // ebytes
+    k, rows = shape[k_dim], shape[1 - k_dim]
+
+    def coords(row, kk):
+        return (row, kk) if operand == "a" else (kk, row)
+    for r0 in range(0, rows, 64):
+        for k0 in range(0, k, instr_k):
+            start = enc.plain_byte_offset(coords(r0, k0), shape)    # what the lowering puts in the descriptor
+            for row in range(min(64, rows - r0)):
+                for kk in range(instr_k):
+                    assert _hardware_address(desc, start, row, kk * ebytes) == \
+                        enc.byte_offset(coords(r0 + row, k0 + kk), shape), (r0, k0, row, kk)

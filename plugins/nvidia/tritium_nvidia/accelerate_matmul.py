@@ -257,7 +257,7 @@ class AccelerateMatmul:
         (a_src, a_fast), (b_src, b_fast) = self._v3_operands(op, kind)
         if op.input_precision == "tf32x3":
             # three tf32 products, small terms first: lo(a) hi(b) + hi(a) lo(b) + hi(a) hi(b)
-            (a_hi, a_lo), (b_hi, b_lo) = _tf32_split(op, a_src), _tf32_split(op, b_src)
+            (a_hi, a_lo), (b_hi, b_lo) = _tf32_parts(op, a_src), _tf32_parts(op, b_src)
             pairs = [(a_lo, b_hi), (a_hi, b_lo), (a_hi, b_hi)]
         else:
             pairs = [(op.operands[0], op.operands[1])]
@@ -283,7 +283,7 @@ class AccelerateMatmul:
         self._replace(op, acc, acc.owner)
 
 
-def _tf32_split(op: Operation, v: SSAValue) -> tuple[SSAValue, SSAValue]:
+def _tf32_parts(op: Operation, v: SSAValue) -> tuple[SSAValue, SSAValue]:
     """(high, low) parts of fp32 tensor ``v``, computed before ``op``: ``high`` is ``v`` rounded to
     tf32 (to nearest, ties away), ``low = v - high`` (exact), so ``v = high + low`` and a tf32
     product of the parts loses only the low part's own rounding."""
