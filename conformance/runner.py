@@ -78,6 +78,8 @@ def case_seed(seed: int, case_id: str) -> np.random.Generator:
 
 
 def param_names(kernel) -> list[str]:
+    if hasattr(kernel, "arg_names") and not hasattr(kernel, "fn"):  # an IRKernel
+        return list(kernel.arg_names)
     fn = kernel
     while hasattr(fn, "fn"):
         fn = fn.fn

@@ -33,6 +33,9 @@ def __getattr__(name):
     if name == "ASTSource":
         from .compiler import ASTSource
         return ASTSource
+    if name == "IRSource":
+        from .ir_source import IRSource
+        return IRSource
     raise AttributeError(f"module 'tritium' has no attribute {name!r}")
 
 

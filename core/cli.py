@@ -175,14 +175,23 @@ def _is_compilation_error(exc: BaseException) -> bool:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
-    fn, kernel = load_kernel(ns.kernel)
-    constexprs: dict[str, Any] = {}
-    for item in ns.constexpr or ():
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--constexpr expects NAME=VALUE, got {item!r}")
-        constexprs[name.strip()] = parse_constant(value)
-    signature, consts = map_signature(fn, ns.signature, constexprs)
+    from .ir_source import EXTENSIONS
+    ir_file = Path(ns.kernel).suffix[1:] in EXTENSIONS
+    if ir_file:
+        if not Path(ns.kernel).is_file():
+            raise UsageError(f"no IR file {ns.kernel!r}")
+        fn, kernel, signature, consts = ns.kernel, Path(ns.kernel).stem, None, None
+    else:
+        if ns.signature is None:
+            raise UsageError("compiling a Python kernel needs --signature")
+        fn, kernel = load_kernel(ns.kernel)
+        constexprs: dict[str, Any] = {}
+        for item in ns.constexpr or ():
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise UsageError(f"--constexpr expects NAME=VALUE, got {item!r}")
+            constexprs[name.strip()] = parse_constant(value)
+        signature, consts = map_signature(fn, ns.signature, constexprs)
     target = None
     if ns.target:
         from .hooks.manager import parse_target
@@ -197,8 +206,11 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UsageError(f"the compiler is not available in this installation ({exc})") from None
     try:
-        compiled = compiler.compile(fn, signature=signature, constexprs=consts, target=target,
-                                    stage=ns.stage, options=options)
+        if ir_file:  # the signature and options come from the IR itself
+            compiled = compiler.compile(fn, target=target, stage=ns.stage, options=options)
+        else:
+            compiled = compiler.compile(fn, signature=signature, constexprs=consts, target=target,
+                                        stage=ns.stage, options=options)
     except Exception as exc:
         if _is_compilation_error(exc):
             print(str(exc), file=sys.stderr)
@@ -278,8 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Compile FILE:KERNEL for a target and write <kernel>.<stage> files and "
                                    "<kernel>.json (metadata).\n\n--signature:\n" + SIGNATURE_HELP)
-    c.add_argument("kernel", metavar="FILE:KERNEL", help="Python file and the name of a @jit function in it")
-    c.add_argument("--signature", "-s", required=True, help="parameter types/constants (see above)")
+    c.add_argument("kernel", metavar="FILE:KERNEL",
+                   help="Python file and the name of a @jit function in it, or an IR file "
+                        "(.ttir, .ttgir, .llir, .ptx: its signature and options come from the IR)")
+    c.add_argument("--signature", "-s", help="parameter types/constants (see above; Python kernels only)")
     c.add_argument("--constexpr", "-c", action="append", metavar="NAME=VALUE",
                    help="value of a constexpr parameter (int, float, True/False, None or string); repeatable")
     c.add_argument("--target", "-t", help="target such as cuda:90 or hip:gfx942 (default: the selected backend's)")

@@ -3,10 +3,12 @@ holding every stage's text (``kernel.asm["ttir"]``) and a launcher, through the 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from .frontend.errors import CompilationError
 from .runtime.interface import grid3
+from .ir_source import IRSource  # noqa: F401  (tritium.compiler.IRSource, as in Triton)
 from .runtime.specialize import TensorWrapper
 
 TRITIUM_VERSION = "0.1.0"
@@ -149,12 +151,16 @@ def _ttir_stage(src: ASTSource, target, options):
 
 def compile(src, target=None, options: dict | None = None, *, signature: dict | None = None,
             constexprs: dict | None = None, attrs: dict | None = None, stage: str | None = None, **kw):
-    """Compile ``src`` (an ``ASTSource`` or a ``@jit`` function with ``signature=``/``constexprs=``)
-    for ``target`` (``"cuda:90"``, a ``GPUTarget``, or None for the default backend's current
-    target).  Returns a ``CompiledKernel`` whose ``.asm`` has every stage run (up to ``stage``)."""
+    """Compile ``src`` for ``target`` (``"cuda:90"``, a ``GPUTarget``, or None for the default
+    backend's current target).  ``src`` is an ``ASTSource``, a ``@jit`` function with
+    ``signature=``/``constexprs=``, or IR: an ``IRSource``, a path to a ``.ttir``/``.ttgir``/
+    ``.llir``/``.ptx`` file, or such text (:mod:`tritium.ir_source`).  Returns a
+    ``CompiledKernel`` whose ``.asm`` has every stage run (up to ``stage``)."""
     from .hooks import manager
     from .hooks.types import GPUTarget
-    if not isinstance(src, ASTSource):
+    if isinstance(src, (str, os.PathLike)):
+        src = IRSource(src)
+    elif not isinstance(src, (ASTSource, IRSource)):
         if signature is None:
             raise TypeError("compile(fn, ...) needs signature= (parameter name -> type string)")
         src = ASTSource(src, signature, constexprs, attrs)
@@ -169,21 +175,52 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
         if not isinstance(target, GPUTarget):
             raise TypeError(f"target must be a string like 'cuda:90' or a GPUTarget, got {target!r}")
         backend = manager.get_plugin_manager().backend_for_target(target)
+    if isinstance(src, IRSource):
+        from .compile_ir import compile_ir
+        return compile_ir(src, backend, target, opts, stage)
     return _compile_source(src, backend, target, opts, stage)
 
 
 def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str | None = None) -> CompiledKernel:
-    from .runtime.cache import CacheManager, always_compile, make_key
     options = backend.parse_options(target, opts)
     if src.fn.debug is not None and "debug" not in opts:
         import dataclasses
         options = dataclasses.replace(options, debug=bool(src.fn.debug))
-    key = make_key(TRITIUM_VERSION, _fingerprint(backend), src.key(), options.hash_key(), str(target), backend.name,
-                   backend.info.version, last_stage or "")
+    name = src.name
     runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
                                                    if src.signature[n] != "constexpr")}
+
+    def plan():
+        metadata: dict[str, Any] = {"name": name, "target": str(target), "backend": backend.name,
+                                    "num_warps": options.num_warps, "num_stages": options.num_stages,
+                                    "num_ctas": getattr(options, "num_ctas", 1), "debug": options.debug,
+                                    "arg_names": [n for n in src.fn.arg_names if src.signature[n] != "constexpr"],
+                                    "signature": {n: t for n, t in src.signature.items()}}
+        ttir = _ttir_stage(src, target, options)
+        try:
+            stages = backend.make_stages(target, options, ttir)
+        except ValueError:
+            if last_stage != "ttir":
+                raise
+            stages = {"ttir": ttir}  # TTIR does not depend on the backend's later stages
+        return metadata, stages, src
+
+    def error(st, e):
+        return CompilationError(f"internal compiler error in stage '{st}' for {target}: {type(e).__name__}: {e}",
+                                filename=src.fn.file, lineno=src.fn.file_position(src.fn.parse())[0], fn_name=name)
+
+    return build(backend, target, name, src.key(), options, runtime_sig, plan, error, last_stage)
+
+
+def build(backend, target, name: str, source_key: str, options, runtime_sig: dict, plan, error,
+          last_stage: str | None = None) -> CompiledKernel:
+    """Run a source's stages through the on-disk cache.  ``plan()`` (called on a miss) gives
+    ``(metadata, stages, first input)``; ``error(stage, exc)`` the CompilationError for an
+    internal failure."""
+    from .runtime.cache import CacheManager, always_compile, make_key
+    key = make_key(TRITIUM_VERSION, _fingerprint(backend), source_key, options.hash_key(), str(target), backend.name,
+                   backend.info.version, last_stage or "")
     cache = CacheManager(key)
-    name = src.name
     if not always_compile():
         group = cache.get_group()
         if group is not None:
@@ -196,20 +233,8 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
                 return CompiledKernel(backend, target, asm, metadata, runtime_sig)
             except (KeyError, ValueError, UnicodeDecodeError):
                 cache.remove()  # unreadable: compile again rather than trust it
-    metadata: dict[str, Any] = {"name": name, "target": str(target), "backend": backend.name,
-                                "num_warps": options.num_warps, "num_stages": options.num_stages,
-                                "num_ctas": getattr(options, "num_ctas", 1), "debug": options.debug,
-                                "arg_names": [n for n in src.fn.arg_names if src.signature[n] != "constexpr"],
-                                "signature": {n: t for n, t in src.signature.items()}}
-    ttir = _ttir_stage(src, target, options)
-    try:
-        stages = backend.make_stages(target, options, ttir)
-    except ValueError:
-        if last_stage != "ttir":
-            raise
-        stages = {"ttir": ttir}  # TTIR does not depend on the backend's later stages
+    metadata, stages, cur = plan()
     asm: dict[str, Any] = {}
-    cur: Any = src
     binary_stages = []
     from .ttir.ir import print_module
     from xdsl.dialects.builtin import ModuleOp
@@ -221,9 +246,7 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
             # (the cause, where there is one, is the error a language function raised, in its words)
             raise e.with_traceback(None) from e.__cause__
         except Exception as e:  # noqa: BLE001 - report which stage broke, without internals
-            raise CompilationError(f"internal compiler error in stage '{st}' for {target}: "
-                                   f"{type(e).__name__}: {e}", filename=src.fn.file,
-                                   lineno=src.fn.file_position(src.fn.parse())[0], fn_name=name) from e
+            raise error(st, e) from e
         if isinstance(cur, ModuleOp):
             asm[st] = print_module(cur)
         else:

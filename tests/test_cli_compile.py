@@ -32,3 +32,16 @@ def test_compile_error_is_one_clear_message(tmp_path):
     assert r.returncode == 1
     assert "arange's range must be a power of two, got 12" in r.stderr
     assert f"{src}:6:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_compile_an_ir_file(tmp_path):
+    """An IR file needs no --signature: the kernel, its arguments and options come from the IR."""
+    ir = Path(__file__).parent / "ttgir" / "kernels" / "triton_dump_add.ttgir"
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tritium.cli", "compile", str(ir), "--target", "interpreter",
+                        "-o", str(out)], capture_output=True, text=True,
+                       env={**__import__("os").environ, "TRITIUM_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "add_kernel.json").read_text())
+    assert meta["name"] == "add_kernel" and meta["stages"] == ["ttgir", "interp"] and meta["num_warps"] == 4
+    assert meta["signature"] == {"arg0": "*fp32", "arg1": "*fp32", "arg2": "*fp32", "arg3": "i32"}

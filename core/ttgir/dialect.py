@@ -16,11 +16,13 @@ from xdsl.ir import Dialect
 
 from ..ttir.dialect import register_dialect
 from .encodings import GENERIC_ENCODINGS
+from .linear_encoding import LinearEncodingAttr
 from .mx_ops import MX_OPS
 from .ops import TTG_OPS
 from .types import AsyncTokenType, MemDescType
 
-TritonGPU = Dialect("ttg", [*TTG_OPS, *MX_OPS], [*GENERIC_ENCODINGS, MemDescType, AsyncTokenType])
+TritonGPU = Dialect("ttg", [*TTG_OPS, *MX_OPS], [*GENERIC_ENCODINGS, LinearEncodingAttr, MemDescType,
+                                                 AsyncTokenType])
 
 _plugins_loaded = False
 

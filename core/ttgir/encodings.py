@@ -36,8 +36,8 @@ def _tuple(a: ArrayAttr) -> tuple[int, ...]:
 
 # --- the `<{key = value, ...}>` syntax shared by all encodings ------------------------------------
 def parse_fields(parser: AttrParser, kinds: dict[str, str]) -> dict[str, object]:
-    """Parse ``<{k = v, ...}>``; ``kinds[k]`` is ``"int"``, ``"ints"`` (``[1, 2]``), ``"bool"``
-    (``true``/``false``) or ``"attr"``."""
+    """Parse ``<{k = v, ...}>``; ``kinds[k]`` is ``"int"``, ``"ints"`` (``[1, 2]``), ``"intss"``
+    (``[[0, 1], [2, 0]]``), ``"bool"`` (``true``/``false``) or ``"attr"``."""
     out: dict[str, object] = {}
     parser.parse_punctuation("<")
     parser.parse_punctuation("{")
@@ -52,6 +52,10 @@ def parse_fields(parser: AttrParser, kinds: dict[str, str]) -> dict[str, object]
             out[key] = parser.parse_integer()
         elif kind == "ints":
             out[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        elif kind == "intss":
+            out[key] = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE,
+                lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
         elif kind == "bool":
             word = parser.parse_identifier()
             if word not in ("true", "false"):
@@ -72,6 +76,8 @@ def print_fields(printer: Printer, fields: list[tuple[str, object]]) -> None:
         printer.print_string(f"{key} = ")
         if isinstance(val, Attribute):
             printer.print_attribute(val)
+        elif isinstance(val, tuple) and val and isinstance(val[0], tuple):
+            printer.print_string("[" + ", ".join("[" + ", ".join(map(str, v)) + "]" for v in val) + "]")
         elif isinstance(val, tuple):
             printer.print_string("[" + ", ".join(map(str, val)) + "]")
         else:
@@ -375,7 +381,14 @@ class SwizzledSharedEncodingAttr(ParametrizedAttribute, SharedEncoding):
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         f = parse_fields(parser, {"vec": "int", "perPhase": "int", "maxPhase": "int", "order": "ints",
-                                  "CTAsPerCGA": "ints", "CTASplitNum": "ints", "CTAOrder": "ints"})
+                                  "CTAsPerCGA": "ints", "CTASplitNum": "ints", "CTAOrder": "ints",
+                                  "hasLeadingOffset": "bool"})
+        if f.get("hasLeadingOffset"):
+            # Triton's pre-rename spelling of the tensor-core (wgmma) layout: its byte layout
+            # depends on the element type, which the attribute does not carry
+            parser.raise_error("#ttg.shared with hasLeadingOffset = true is the tensor cores' layout: "
+                               "write it as #ttg.nvmma_shared<{swizzlingByteWidth = ..., transposed = ..., "
+                               "elementBitWidth = ...}>")
         cta = [ints(f[k]) for k in ("CTAsPerCGA", "CTASplitNum", "CTAOrder") if k in f]
         return (IntAttr(f["vec"]), IntAttr(f["perPhase"]), IntAttr(f["maxPhase"]), ints(f["order"]), ArrayAttr(cta))
 

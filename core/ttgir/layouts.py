@@ -201,9 +201,32 @@ def convert_vectors(src_t, dst_t) -> tuple[int, int, int]:
     return w, r, pad
 
 
-def convert_scratch_bytes(src_t, dst_t) -> int:
-    """Bytes of the padded scratch buffer :func:`convert_vectors` describes."""
+#: a conversion whose whole tensor would take more shared memory than this goes through it in
+#: row chunks (one barrier pair each); below it, one round trip (what every kernel the compiler
+#: writes needs: a 128x256 fp32 accumulator is 136 KiB with its padding)
+CONVERT_SCRATCH_LIMIT = 160 * 1024
+
+
+def _convert_bytes(src_t, dst_t, chunks: int) -> int:
     shape = tuple(src_t.get_shape())
     _, _, pad = convert_vectors(src_t, dst_t)
     rows = prod(shape[:-1]) if len(shape) > 1 else 1
-    return rows * (shape[-1] + pad) * max(bit_width(src_t.element_type) // 8, 1)
+    ebytes = max(bit_width(src_t.element_type) // 8, 1)
+    if len(shape) == 1:
+        return shape[0] // chunks * ebytes
+    return rows // chunks * (shape[-1] + pad) * ebytes
+
+
+def convert_chunks(src_t, dst_t) -> int:
+    """How many slices of dimension 0 a conversion moves one after the other (a power of two)."""
+    shape = tuple(src_t.get_shape())
+    n = 1
+    while _convert_bytes(src_t, dst_t, n) > CONVERT_SCRATCH_LIMIT and n < (shape[0] if shape else 1):
+        n *= 2
+    return n
+
+
+def convert_scratch_bytes(src_t, dst_t) -> int:
+    """Bytes of the padded scratch buffer :func:`convert_vectors` describes (one chunk of
+    :func:`convert_chunks`)."""
+    return _convert_bytes(src_t, dst_t, convert_chunks(src_t, dst_t))

@@ -15,6 +15,7 @@ from .passes.convert_to_ttgir import ConvertToTTGIR
 from .passes.decompose_scaled_dot import DecomposeScaledDot
 from .passes.membar import Membar, MembarFilter
 from .passes.remove_layout_conversions import RemoveLayoutConversions
+from .passes.separable_reductions import SeparableReductions
 
 
 def _opt(options, key: str, default):
@@ -41,6 +42,7 @@ def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
 
 
 def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None) -> ModuleOp:
-    """allocate-shared-memory then membar (``ttg.shared`` is then on the module)."""
-    PassManager("ttgir-finalize", [AllocateSharedMemory(), Membar(membar_filter)]).run(module)
+    """separable-reductions, allocate-shared-memory, then membar (``ttg.shared`` is then on the
+    module)."""
+    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(), Membar(membar_filter)]).run(module)
     return module

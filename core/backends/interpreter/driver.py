@@ -11,7 +11,7 @@ import numpy as np
 
 from ...hooks.types import GPUTarget
 from ...runtime.driver import Driver
-from ...ttir.ir import parse_module
+from ...ttgir.ir import parse_module  # TTIR, or TTGIR (its layouts are ignored)
 from .errors import InterpreterError
 from .memory import AddressSpace
 from .numerics import rounder

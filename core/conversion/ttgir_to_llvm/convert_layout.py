@@ -10,7 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.layouts import convert_vectors
+from ...ttgir.layouts import convert_chunks, convert_vectors
 from .lowering import FunctionLowering, lowers
 from .types import I1, I8, I32, I64, bits_of, const
 
@@ -115,6 +115,13 @@ def _same_register_count(src_t, dst_t) -> bool:
         not any(b.free_masks().values())
 
 
+def registers_only(la, lb) -> bool:
+    """Whether a conversion only renames registers: each (lane, warp) keeps the same elements and
+    every register of the result is one of the source's."""
+    return la.ll.lane == lb.ll.lane and la.ll.warp == lb.ll.warp and \
+        all(tuple(int(x) for x in off) in la.reg_index for off in lb.reg_offsets)
+
+
 @lowers("ttg.convert_layout")
 def _convert(fl: FunctionLowering, op) -> None:
     src_t, dst_t = op.operands[0].type, op.results[0].type
@@ -130,7 +137,7 @@ def _convert(fl: FunctionLowering, op) -> None:
     if la.ll == lb.ll:
         fl.set(op.results[0], list(regs))
         return
-    if la.ll.lane == lb.ll.lane and la.ll.warp == lb.ll.warp:
+    if registers_only(la, lb):
         out = [regs[la.reg_index[tuple(int(x) for x in off)]] for off in lb.reg_offsets]
         fl.set(op.results[0], out)
         return
@@ -139,9 +146,22 @@ def _convert(fl: FunctionLowering, op) -> None:
     ety = fl.ty(src_t)
     if ety == I1 or isinstance(ety, ir.PointerType):
         w = r = 1
-    _write_rows(fl, base, regs, src_t, w, pad)
-    fl.target.barrier(fl.builder)
-    fl.set(op.results[0], _read_rows(fl, base, dst_t, r, pad))
+    chunks = convert_chunks(src_t, dst_t)
+    if chunks == 1:
+        _write_rows(fl, base, regs, src_t, w, pad)
+        fl.target.barrier(fl.builder)
+        fl.set(op.results[0], _read_rows(fl, base, dst_t, r, pad))
+        return
+    # dimension 0 in slices: each slice is written by its owners, then read back by its readers
+    rows = src_t.get_shape()[0] // chunks
+    out: list = [None] * len(lb.reg_offsets)
+    for c in range(chunks):
+        if c:
+            fl.target.barrier(fl.builder)  # the previous slice has been read
+        _write_rows(fl, base, regs, src_t, w, pad, (c, rows))
+        fl.target.barrier(fl.builder)
+        out = _read_rows(fl, base, dst_t, r, pad, (c, rows), out)
+    fl.set(op.results[0], out)
 
 
 def _row_index(fl: FunctionLowering, coords: list, shape, pad: int) -> ir.Value:
@@ -161,47 +181,78 @@ def _vector_groups(info, vec: int):
         yield r0, list(range(r0, min(r0 + vec, n)))
 
 
-def _write_rows(fl: FunctionLowering, base, regs: list, t, vec: int, pad: int) -> None:
+def _in_chunk(fl: FunctionLowering, info, t, r0: int, coords: list, chunk):
+    """For a slice ``chunk = (c, rows)`` of dimension 0: ``(False, ...)`` when register ``r0`` is
+    never in it, else ``(pred, coords)`` with ``pred`` an i1 (None: always in it, decided by the
+    register alone) and dimension 0 made relative to the slice."""
+    if chunk is None:
+        return None, coords
+    c, rows = chunk
+    b = fl.builder
+    thread_rows = 0
+    for v in (*info.ll.lane, *info.ll.warp):
+        thread_rows |= v[0]
+    local = [b.and_(coords[0], const(I32, rows - 1)), *coords[1:]]
+    if not thread_rows & ~(rows - 1):  # which slice is fixed by the register: no test at run time
+        return (None, local) if int(info.reg_offsets[r0][0]) // rows == c else (False, local)
+    pred = b.icmp_unsigned("==", b.lshr(coords[0], const(I32, rows.bit_length() - 1)), const(I32, c))
+    return pred, local
+
+
+def _write_rows(fl: FunctionLowering, base, regs: list, t, vec: int, pad: int, chunk=None) -> None:
     b = fl.builder
     info = fl.layout(t)
     owner = fl.dedup_pred(t)
     shape = t.get_shape()
+    shape = (chunk[1], *shape[1:]) if chunk else shape
     rows = fl.coords(t)
     for r0, group in _vector_groups(info, vec):
         if r0 & info.free["register"]:
             continue
-        idx = _row_index(fl, rows[r0], shape, pad)
+        pred, coords = _in_chunk(fl, info, t, r0, rows[r0], chunk)
+        if pred is False:
+            continue
+        pred = fl.and_all([owner, pred])
+        idx = _row_index(fl, coords, shape, pad)
         if len(group) == 1:
-            shared_store(fl, base, idx, regs[r0], owner)
+            shared_store(fl, base, idx, regs[r0], pred)
             continue
         vt = ir.VectorType(regs[r0].type, len(group))
         v = ir.Constant(vt, ir.Undefined)
         for i, r in enumerate(group):
             v = b.insert_element(v, regs[r], const(I32, i))
         p = b.gep(base, [idx], source_etype=regs[r0].type)
-        if owner is None:
+        if pred is None:
             b.store(v, p, align=elem_bytes(regs[r0].type) * len(group))
         else:
-            with b.if_then(owner):
+            with b.if_then(pred):
                 b.store(v, p, align=elem_bytes(regs[r0].type) * len(group))
 
 
-def _read_rows(fl: FunctionLowering, base, t, vec: int, pad: int) -> list:
+def _read_rows(fl: FunctionLowering, base, t, vec: int, pad: int, chunk=None, out=None) -> list:
     b = fl.builder
     info = fl.layout(t)
     ety = fl.ty(t)
     shape = t.get_shape()
+    shape = (chunk[1], *shape[1:]) if chunk else shape
     rows = fl.coords(t)
-    out = []
+    out = list(out) if out is not None else [None] * len(info.reg_offsets)
     for r0, group in _vector_groups(info, vec):
-        idx = _row_index(fl, rows[r0], shape, pad)
-        if len(group) == 1:
-            out.append(shared_load(fl, base, idx, ety))
+        pred, coords = _in_chunk(fl, info, t, r0, rows[r0], chunk)
+        if pred is False:
             continue
-        vt = ir.VectorType(ety, len(group))
-        v = b.load(b.gep(base, [idx], source_etype=ety), typ=vt, align=elem_bytes(ety) * len(group))
-        out.extend(b.extract_element(v, const(I32, i)) for i in range(len(group)))
+        idx = _row_index(fl, coords, shape, pad)
+        if len(group) == 1:
+            got = [shared_load(fl, base, idx, ety)]
+        else:
+            vt = ir.VectorType(ety, len(group))
+            v = b.load(b.gep(base, [idx], source_etype=ety), typ=vt, align=elem_bytes(ety) * len(group))
+            got = [b.extract_element(v, const(I32, i)) for i in range(len(group))]
+        for r, x in zip(group, got):
+            if pred is not None:  # this slice's value where the element is in it, else the earlier one
+                x = b.select(pred, x, out[r] if out[r] is not None else ir.Constant(ety, ir.Undefined))
+            out[r] = x
     return out
 
 
-__all__ = ["shared_store", "shared_load", "elem_bytes", "I32"]
+__all__ = ["shared_store", "shared_load", "elem_bytes", "registers_only", "I32"]

@@ -143,6 +143,8 @@ def _reduce(fl: FunctionLowering, op) -> None:
     # 1. registers: fold those that differ only along the axis, in register order
     acc: dict[tuple, list] = {}
     for r, off in enumerate(info.reg_offsets):
+        if r & info.free["register"]:
+            continue  # a duplicate of a register already folded
         key = tuple(0 if d == axis else int(x) for d, x in enumerate(off))
         vals = [s[r] for s in srcs]
         acc[key] = vals if key not in acc else combine(fl, block, acc[key], vals)

@@ -47,7 +47,8 @@ def _convert_scratch(op: Operation) -> int:
         la, lb = linear_layout(a, src.get_shape()), linear_layout(b, dst.get_shape())
     except (NotImplementedError, TypeError, ValueError):
         return _bytes(src)
-    if la == lb or (la.warp == lb.warp and la.lane == lb.lane):
+    if la == lb or (la.warp == lb.warp and la.lane == lb.lane and
+                    {tuple(o) for o in lb.reg_offsets().tolist()} <= {tuple(o) for o in la.reg_offsets().tolist()}):
         return 0  # same thread owns the same elements: registers are only renamed
     return convert_scratch_bytes(src, dst)  # one full round trip through shared memory, rows padded
 

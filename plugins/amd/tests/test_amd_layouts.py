@@ -177,3 +177,27 @@ def test_model_catches_a_wrong_layout():
     assert enc.linear_layout((32, 32)) == c
     assert not np.array_equal(c_rf, regfile(bad, A @ B))
     assert np.array_equal(c_rf, regfile(c, A @ B))
+
+
+def test_mfma_later_spelling_and_transposed_layout():
+    """Triton's later spelling (`version`, a 3-element instrShape) parses; isTransposed = true swaps
+    rows and columns inside each warp's tile and keeps the warps where they were."""
+    from tritium.ttgir.ir import parse_module
+
+    def layout(transposed):
+        text = f"""
+#m = #ttg.amd_mfma<{{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = {transposed}}}>
+module attributes {{"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32}} {{
+  tt.func public @k(%a: !tt.ptr<f32>) {{
+    %0 = tt.splat %a : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>, #m>
+    tt.return
+  }}
+}}"""
+        op = next(o for o in parse_module(text).walk() if o.name == "tt.splat")
+        return op.results[0].type.encoding.linear_layout((64, 64))
+
+    plain, swapped = layout("false"), layout("true")
+    assert swapped.register[:4] == tuple((c, r) for r, c in plain.register[:4])
+    assert swapped.lane == tuple((c, r) for r, c in plain.lane)
+    assert swapped.warp == plain.warp
+    assert len(swapped.owners()) == 64 * 64

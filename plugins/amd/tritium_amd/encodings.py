@@ -121,7 +121,8 @@ class AMDMatrixEncoding(DistributedEncoding):
 class AMDMfmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
     """The accumulator of CDNA's ``v_mfma_*`` instructions (64-lane wavefronts), ``instrShape``
     ``[32, 32]`` or ``[16, 16]``; ``versionMajor`` is the CDNA generation (2: gfx90a, 3: gfx942).
-    Only the non-transposed form is generated."""
+    ``isTransposed`` swaps rows and columns inside each warp's tile; the compiler's dots produce
+    only the non-transposed form, the transposed one comes from IR files."""
 
     name = "ttg.amd_mfma"
 
@@ -148,14 +149,20 @@ class AMDMfmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
         if self.instr_shape not in ((32, 32), (16, 16)):
             raise VerifyException(f"#ttg.amd_mfma instrShape must be [32, 32] or [16, 16], got "
                                   f"{list(self.instr_shape)}")
-        if self.isTransposed.data:
-            raise VerifyException("#ttg.amd_mfma: the transposed form is not supported")
+
+    @property
+    def is_transposed(self) -> bool:
+        return bool(self.isTransposed.data)
 
     def acc_bases(self):
         m, _n = self.instr_shape
         groups = 64 // m                                     # lane groups of m lanes
         reg = [(1, 0), (2, 0)] + [(4 * groups << b, 0) for b in range(log2(m // (4 * groups)))]
         lane = [(0, 1 << b) for b in range(log2(m))] + [(4 << b, 0) for b in range(log2(groups))]
+        if self.is_transposed:
+            # the transposed accumulator (what Triton's isTransposed = true means): within a warp,
+            # rows and columns trade places -- lanes walk M, registers walk N; warps are unchanged
+            reg, lane = [(c, r) for r, c in reg], [(c, r) for r, c in lane]
         return reg, lane
 
     def operand_bases(self, op_idx, k_width):
@@ -172,9 +179,15 @@ class AMDMfmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
-        f = parse_fields(parser, {"versionMajor": "int", "versionMinor": "int", "warpsPerCTA": "ints",
-                            "instrShape": "ints", "isTransposed": "bool"})
-        return (IntAttr(f["versionMajor"]), ints(f["warpsPerCTA"]), ints(f.get("instrShape", (32, 32))),
+        # `versionMajor`/`versionMinor` (Triton 3.0-3.2) or `version` (later); instrShape [M, N] or
+        # [M, N, K] (later Triton adds K); the CTA fields of one CTA
+        f = parse_fields(parser, {"versionMajor": "int", "versionMinor": "int", "version": "int",
+                                  "warpsPerCTA": "ints", "instrShape": "ints", "isTransposed": "bool",
+                                  "CTAsPerCGA": "ints", "CTASplitNum": "ints", "CTAOrder": "ints"})
+        version = f.get("versionMajor", f.get("version"))
+        if version is None:
+            parser.raise_error("#ttg.amd_mfma needs versionMajor (or version)")
+        return (IntAttr(version), ints(f["warpsPerCTA"]), ints(f.get("instrShape", (32, 32))[:2]),
                 IntAttr(int(f.get("isTransposed", False))))
 
 

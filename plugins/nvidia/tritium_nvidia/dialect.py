@@ -52,6 +52,11 @@ class WarpGroupDotOp(IRDLOperation):
         if k != k2 or tuple(self.d.type.get_shape()) != (m, n):
             raise VerifyException(f"ttng.warp_group_dot shapes do not agree: {m}x{k} * {k2}x{n} -> "
                                   f"{list(self.d.type.get_shape())}")
+        enc = getattr(self.d.type, "encoding", None)
+        wm = getattr(enc, "warps_per_cta", (4,))[0]
+        if wm % 4:
+            raise VerifyException("ttng.warp_group_dot needs its accumulator layout's warpsPerCTA[0] divisible by 4 "
+                                  f"(a warpgroup of four warps along M), got {wm}")
 
 
 @irdl_op_definition

@@ -1,0 +1,262 @@
+"""Run the shared TTGIR -> LLVM lowering on the host CPU, one OS thread per GPU thread.
+
+A test double of a GPU target: :class:`HostSIMTTarget` answers the lowering's questions with
+host code (thread ids from a pthread key, ``pthread_barrier_wait`` for block and warp barriers,
+warp shuffles through a per-warp exchange array between two warp barriers, shared memory as a
+module global, plain predicated loads and stores), and :func:`run_ttgir` JIT-compiles the
+module with llvmlite and launches ``num_warps * threads_per_warp`` threads per program, one
+program after another.  Everything the lowering derives from a layout (which thread holds which
+element, the shuffles of a reduction, the shared-memory round trip of a conversion) therefore
+runs for real: a wrong element mapping gives a wrong result here as it would on a GPU.
+
+Not emulated: vendor instructions (tensor cores, ``cp.async``; a module using them fails to
+lower) and device math libraries.  Barriers in divergent code deadlock as they would on a GPU;
+:func:`run_ttgir` reports a launch that does not finish in time."""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+import numpy as np
+
+from tritium.conversion.target_info import I32, I64, TargetInfo
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_BARRIER_BYTES = 64  # sizeof(pthread_barrier_t) is 32 on x86-64 glibc; room to spare
+_SHARED_BYTES = 256 * 1024
+PTR = ir.PointerType()
+
+
+def _fn(module: ir.Module, name: str, ret, args) -> ir.Function:
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, args), name)
+    return fn
+
+
+def _addr(b: ir.IRBuilder, address: int) -> ir.Value:
+    return b.inttoptr(ir.Constant(I64, address), PTR)
+
+
+class HostSIMTTarget(TargetInfo):
+    """The host CPU as a GPU (see the module docstring); one instance per launch configuration."""
+
+    global_address_space = 0
+    shared_address_space = 0
+    backend_name = "host-simt"
+
+    def __init__(self, num_warps: int, warp_size: int = 32):
+        self._warp_size = warp_size
+        self.num_warps = num_warps
+        self.threads = num_warps * warp_size
+        from tritium.conversion.llvm_init import initialize_llvm
+        initialize_llvm()
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.triple = llvm.get_process_triple()
+        self._tm = llvm.Target.from_triple(self.triple).create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=1)
+        self.data_layout = str(self._tm.target_data)
+        key = ctypes.c_uint()
+        if _libc.pthread_key_create(ctypes.byref(key), None):
+            raise OSError("pthread_key_create failed")
+        self.key = key.value
+        self._block_barrier = ctypes.create_string_buffer(_BARRIER_BYTES)
+        self._warp_barriers = ctypes.create_string_buffer(_BARRIER_BYTES * num_warps)
+        self._exchange = (ctypes.c_uint32 * self.threads)()
+        self.state = (ctypes.c_int32 * 8)()  # pid x/y/z, nprog x/y/z, failed asserts
+        _libc.pthread_barrier_init(self._block_barrier, None, self.threads)
+        for w in range(num_warps):
+            _libc.pthread_barrier_init(ctypes.byref(self._warp_barriers, w * _BARRIER_BYTES), None, warp_size)
+
+    @property
+    def warp_size(self) -> int:
+        return self._warp_size
+
+    # --- ids ---------------------------------------------------------------------------------
+    def thread_id(self, b):
+        get = _fn(b.module, "pthread_getspecific", PTR, [I32])
+        return b.sub(b.trunc(b.ptrtoint(b.call(get, [ir.Constant(I32, self.key)]), I64), I32), ir.Constant(I32, 1))
+
+    def _state(self, b, slot: int):
+        p = b.gep(_addr(b, ctypes.addressof(self.state)), [ir.Constant(I32, slot)], source_etype=I32)
+        return b.load(p, typ=I32)
+
+    def program_id(self, b, axis):
+        return self._state(b, axis)
+
+    def num_programs(self, b, axis):
+        return self._state(b, 3 + axis)
+
+    # --- warp-level data movement -------------------------------------------------------------
+    def _warp_barrier(self, b, warp):
+        wait = _fn(b.module, "pthread_barrier_wait", I32, [PTR])
+        base = _addr(b, ctypes.addressof(self._warp_barriers))
+        b.call(wait, [b.gep(base, [b.mul(warp, ir.Constant(I32, _BARRIER_BYTES))], source_etype=ir.IntType(8))])
+
+    def shuffle_idx(self, b, value, lane):
+        tid = self.thread_id(b)
+        warp = b.udiv(tid, ir.Constant(I32, self.warp_size))
+        ex = _addr(b, ctypes.addressof(self._exchange))
+        b.store(value, b.gep(ex, [tid], source_etype=I32))
+        self._warp_barrier(b, warp)
+        src = b.add(b.mul(warp, ir.Constant(I32, self.warp_size)), lane)
+        out = b.load(b.gep(ex, [src], source_etype=I32), typ=I32)
+        self._warp_barrier(b, warp)  # nobody overwrites a slot before every lane has read it
+        return out
+
+    def shuffle_xor(self, b, value, mask):
+        lane = b.urem(self.thread_id(b), ir.Constant(I32, self.warp_size))
+        return self.shuffle_idx(b, value, b.xor(lane, ir.Constant(I32, mask)))
+
+    def barrier(self, b):
+        wait = _fn(b.module, "pthread_barrier_wait", I32, [PTR])
+        b.call(wait, [_addr(b, ctypes.addressof(self._block_barrier))])
+
+    # --- memory -------------------------------------------------------------------------------
+    def shared_base(self, module):
+        g = module.globals.get("simt_smem")
+        if g is None:
+            g = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), _SHARED_BYTES), "simt_smem")
+            g.initializer = ir.Constant(g.value_type, None)
+            g.type = PTR  # opaque pointers throughout, as the lowering expects
+            g.align = 1024
+        return g
+
+    def global_load(self, b, ptr, word_bits, n_words, pred, other, cache, evict, volatile):
+        wty = ir.IntType(word_bits)
+        vty = ir.VectorType(wty, n_words)
+
+        def load():
+            v = b.load(ptr, typ=vty, align=word_bits // 8)
+            return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
+
+        if pred is None:
+            return load()
+        before = b.block
+        with b.if_then(pred):
+            inside = b.block
+            got = load()
+        out = []
+        for g, o in zip(got, other):
+            phi = b.phi(wty)
+            phi.add_incoming(g, inside)
+            phi.add_incoming(o, before)
+            out.append(phi)
+        return out
+
+    def global_store(self, b, ptr, words, word_bits, pred, cache, evict):
+        vty = ir.VectorType(ir.IntType(word_bits), len(words))
+        v = ir.Constant(vty, ir.Undefined)
+        for i, w in enumerate(words):
+            v = b.insert_element(v, w, ir.Constant(I32, i))
+        if pred is None:
+            b.store(v, ptr, align=word_bits // 8)
+            return
+        with b.if_then(pred):
+            b.store(v, ptr, align=word_bits // 8)
+
+    def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
+        llop = {"fadd": "fadd", "add": "fadd" if not isinstance(value.type, ir.IntType) else "add",
+                "exch": "xchg"}.get(op, op)
+        before = b.block
+        with b.if_then(pred):
+            inside = b.block
+            old = b.atomic_rmw(llop, ptr, value, "seq_cst")
+        phi = b.phi(value.type)
+        phi.add_incoming(old, inside)
+        phi.add_incoming(ir.Constant(value.type, None), before)
+        return phi
+
+    def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
+        before = b.block
+        with b.if_then(pred):
+            inside = b.block
+            old = b.extract_value(b.cmpxchg(ptr, cmp, value, "seq_cst", "seq_cst"), 0)
+        phi = b.phi(value.type)
+        phi.add_incoming(old, inside)
+        phi.add_incoming(ir.Constant(value.type, None), before)
+        return phi
+
+    # --- kernels and debugging ----------------------------------------------------------------
+    def make_kernel(self, fn, num_warps, shared_bytes):
+        if shared_bytes > _SHARED_BYTES:
+            raise ValueError(f"the kernel needs {shared_bytes} bytes of shared memory, the host "
+                             f"emulation has {_SHARED_BYTES}")
+
+    def printf(self, b, fmt, args):
+        pass
+
+    def assert_fail(self, b, message, file, func, line):
+        p = b.gep(_addr(b, ctypes.addressof(self.state)), [ir.Constant(I32, 6)], source_etype=I32)
+        b.atomic_rmw("add", p, ir.Constant(I32, 1), "seq_cst")
+
+    def close(self) -> None:
+        _libc.pthread_key_delete(ctypes.c_uint(self.key))
+
+    @property
+    def failed_asserts(self) -> int:
+        return self.state[6]
+
+    # --- running ------------------------------------------------------------------------------
+    def engine(self, llir: str):
+        mod = llvm.parse_assembly(llir)
+        mod.verify()
+        ee = llvm.create_mcjit_compiler(mod, self._tm)
+        ee.finalize_object()
+        return ee
+
+
+_CTYPES = {"i1": ctypes.c_int32, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+           "i64": ctypes.c_int64, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float,
+           "fp64": ctypes.c_double}
+
+
+def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None, timeout: float = 60.0) -> int:
+    """Lower a TTGIR ``module`` (parsed, not yet finalized), run it over ``grid`` with ``args``
+    (numpy arrays for pointers, Python numbers for scalars; arrays are written in place) and
+    return how many device assertions failed."""
+    from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+    from tritium.ttgir.dialect import module_int
+    from tritium.ttgir.pipeline import finalize_ttgir
+    num_warps = module_int(module, "ttg.num-warps")
+    warp_size = module_int(module, "ttg.threads-per-warp")
+    finalize_ttgir(module, None, {}, None)
+    target = HostSIMTTarget(num_warps, warp_size)
+    llir, meta = lower_to_llvm(module, target)
+    ee = target.engine(llir)
+    addr = ee.get_function_address(meta["name"])
+    argtypes, values = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            argtypes.append(ctypes.c_void_p)
+            values.append(a.ctypes.data)
+        else:
+            ty = (signature or {}).get(i, "fp32" if isinstance(a, float) else "i32")
+            argtypes.append(_CTYPES[ty])
+            values.append(a)
+    kernel = ctypes.CFUNCTYPE(None, *argtypes)(addr)
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    for k in range(3):
+        target.state[3 + k] = grid[k]
+
+    def thread(tid: int):
+        _libc.pthread_setspecific(ctypes.c_uint(target.key), ctypes.c_void_p(tid + 1))
+        kernel(*values)
+
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                target.state[0], target.state[1], target.state[2] = x, y, z
+                threads = [threading.Thread(target=thread, args=(t,), daemon=True) for t in range(target.threads)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(timeout)
+                    if t.is_alive():
+                        raise TimeoutError(f"program {(x, y, z)} did not finish in {timeout} s (a barrier or "
+                                           "shuffle some threads never reach?)")
+    target.close()
+    return target.failed_asserts
