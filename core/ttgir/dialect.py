@@ -22,7 +22,7 @@ from .ops import TTG_OPS
 from .types import AsyncTokenType, MemDescType
 
 TritonGPU = Dialect("ttg", [*TTG_OPS, *MX_OPS], [*GENERIC_ENCODINGS, LinearEncodingAttr, MemDescType,
-                                                AsyncTokenType])
+                                                 AsyncTokenType])
 
 _plugins_loaded = False
 

@@ -41,6 +41,7 @@ def _local_store(tr, op):
     return f
 
 
-@translates("ttg.local_dealloc")
-def _local_dealloc(tr, op):
+@translates("ttg.local_dealloc", "ttg.barrier")
+def _no_op(tr, op):
+    # a program is one logical thread here: nothing to free early, no other threads to wait for
     return lambda fr: None

@@ -15,7 +15,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
 from xdsl.traits import Pure
 
-from . import ops_arith, ops_control, ops_dot_scaled, ops_math, ops_memory, ops_reduce, ops_tensor, ops_ttgir  # noqa: F401,E501 (fill the table)
+from . import (ops_arith, ops_control, ops_dot_scaled, ops_math, ops_memory, ops_reduce,  # noqa: F401 (fill the table)
+               ops_tensor, ops_ttgir)
 from .errors import InterpreterError, location_of
 from .memory import AccessError
 from .numerics import TypeInfo, type_info

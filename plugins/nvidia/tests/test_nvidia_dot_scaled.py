@@ -67,3 +67,24 @@ def test_fp16_format_computes_in_fp16():
                                                           "z_ptr": "*fp32"})
     assert "ttg.e2m1_to_fp" in ck.asm["ttgir"] and "xf16" in ck.asm["ttgir"]
     assert re.search(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", ck.asm["ptx"])
+
+
+def test_the_sm90_ttgir_computes_the_exact_product():
+    # the finalized cuda:90 TTGIR (decomposition, layouts, shared-memory operands, mma.sync dot) run
+    # on the interpreter, which reads layouts as placement only: the same values as the exact product
+    from conformance.cases.dot_scaled import dot_scaled_kernel, scaled, unpack_e2m1
+    m = n = k = 64
+    sig = {"a_ptr": "*u8", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32", "z_ptr": "*fp32"}
+    consts = dict(M=m, N=n, K=k, FA="e2m1", FB="e2m1", SCALE_A=True, SCALE_B=True, FAST=False, USE_ACC=False,
+                  A_K_PACK=True)
+    ttgir = tritium.compile(dot_scaled_kernel, target="cuda:90", signature=sig, constexprs=consts,
+                            stage="ttgir").asm["ttgir"]
+    assert "#ttg.nvidia_mma" in ttgir and "ttg.local_load" in ttgir
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 256, (m, k // 2)).astype(np.uint8), rng.integers(0, 256, (k // 2, n)).astype(np.uint8)
+    sa, sb = (rng.integers(118, 136, (r, k // 32)).astype(np.uint8) for r in (m, n))
+    sa[5, 1] = 0xFF
+    z = np.zeros((m, n), np.float32)
+    tritium.compile(ttgir, target="interpreter")[(1, 1, 1)](a, sa, b, sb, np.zeros((m, n), np.float32), z)
+    exact = scaled(unpack_e2m1(a, 1), sa, 1) @ scaled(unpack_e2m1(b, 0), sb, 0)
+    assert np.isnan(z[5]).all() and np.array_equal(z, exact.astype(np.float32), equal_nan=True)
