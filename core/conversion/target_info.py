@@ -125,6 +125,12 @@ class TargetInfo(ABC):
         for ``arith.divf`` (``/``, which need not be correctly rounded; None: LLVM's ``fdiv``)."""
         return None
 
+    def bf16_to_f32(self, builder: ir.IRBuilder, x: ir.Value) -> ir.Value:
+        """Widen a ``bfloat`` to ``float`` (exact).  Default: LLVM's ``fpext``; a target without a
+        native conversion may spell it as the bit shift it is (``tritium_amd`` does: LLVM's AMDGPU
+        legalisation of thousands of ``fpext bfloat`` in one block takes minutes)."""
+        return builder.fpext(x, ir.FloatType())
+
     #: the backend's name in error messages
     backend_name: str = "this"
 

@@ -8,7 +8,7 @@ import llvmlite.ir as ir
 from .elementwise import map_values
 from .fp8 import f32_to_fp8, fp8_format as _fmt, fp8_to_f32
 from .lowering import FunctionLowering, lowers
-from .types import F32, I1, I16, bits_of, const, is_fp8, scalar_type
+from .types import BF16, F32, I1, I16, bits_of, const, is_fp8, scalar_type
 
 
 def _rtz_narrow(b: ir.IRBuilder, x: ir.Value, dst: ir.Type) -> ir.Value:
@@ -24,10 +24,15 @@ def _rtz_narrow(b: ir.IRBuilder, x: ir.Value, dst: ir.Type) -> ir.Value:
 
 
 def convert_float(b: ir.IRBuilder, x: ir.Value, src_t, dst_t, src_ty: ir.Type, dst_ty: ir.Type,
-                  rtz: bool = False) -> ir.Value:
+                  rtz: bool = False, target=None) -> ir.Value:
+    """``x`` of float type ``src_t`` as ``dst_t``; ``target`` (a ``TargetInfo``), when given, widens
+    bf16 to f32 its way."""
     src_t, dst_t = scalar_type(src_t), scalar_type(dst_t)
     if src_t == dst_t:
         return x
+    if target is not None and src_ty == BF16 and bits_of(dst_ty) >= 32 and not is_fp8(dst_t):
+        x = target.bf16_to_f32(b, x)
+        return x if dst_ty == F32 else b.fpext(x, dst_ty)
     if is_fp8(src_t):
         x = fp8_to_f32(b, x, _fmt(src_t))
         src_ty = F32
@@ -55,7 +60,7 @@ def _float_cast(fl: FunctionLowering, op) -> None:
     src_t, dst_t = op.operands[0].type, op.results[0].type
     rtz = op.name == "tt.fp_to_fp" and op.rounding is not None and op.rounding.value.data == 0
     sty, dty = fl.ty(src_t), fl.ty(dst_t)
-    map_values(fl, op, lambda a: convert_float(fl.builder, a, src_t, dst_t, sty, dty, rtz))
+    map_values(fl, op, lambda a: convert_float(fl.builder, a, src_t, dst_t, sty, dty, rtz, fl.target))
 
 
 @lowers("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.sitofp", "arith.uitofp",

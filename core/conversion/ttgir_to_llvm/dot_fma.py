@@ -22,7 +22,7 @@ def _widen(fl: FunctionLowering, v: ir.Value, src_t, acc_t, acc_ty: ir.Type, sig
     if is_float(acc_ty):
         if isinstance(v.type, ir.IntType) and not type(src_t.element_type).__name__.startswith("Float8"):
             return b.sitofp(v, acc_ty)
-        return convert_float(b, v, src_t, acc_t, v.type, acc_ty)
+        return convert_float(b, v, src_t, acc_t, v.type, acc_ty, target=fl.target)
     return b.sext(v, acc_ty) if v.type.width < acc_ty.width else b.trunc(v, acc_ty)
 
 

@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAt
 from ...ttir.attrs import CMPF_PREDICATES, CMPI_PREDICATES
 from ..target_info import intrinsic
 from .lowering import FunctionLowering, lowers
-from .types import I32, I64, bits_of, const, is_float, scalar_type
+from .types import BF16, I32, I64, bits_of, const, is_float, scalar_type
 
 
 def map_values(fl: FunctionLowering, op, fn) -> None:
@@ -199,7 +199,7 @@ def _math(fl: FunctionLowering, op) -> None:
     def one(*args):
         # half-precision math computes in f32 (as Triton does), then rounds back
         wide = ty if bits_of(ty) >= 32 else ir.FloatType()
-        xs = [a if wide == ty else b.fpext(a, wide) for a in args]
+        xs = [a if wide == ty else fl.target.bf16_to_f32(b, a) if ty == BF16 else b.fpext(a, wide) for a in args]
         r = fl.target.math(b, name, xs, wide)
         if r is None:
             if name == "math.rsqrt":

@@ -28,12 +28,10 @@ _CASES: list[tuple[str, str]] = [
     ("dot_scaled/*-128x128x128-*", _LDS),
     ("dot/tiles-int8-256x256x128-128x128x64-w8-s3", _LDS),
     ("dot/tiles-fp32-tf32x3-256x128x128-128x128x64-w8-s2", _LDS),
-    # batched dots run on FMA here, their operands converted through LDS: 4+ entries of 32x64
-    # tiles (or 2 of 32x128) do not fit
-    ("dot3d/*-b[48]-64x64x64-*", _LDS),
-    ("dot3d/*-64x64x128-32x32-w*", _LDS),
-    ("dot3d/fp16-fp16-b4-128x128x64-64x64-w4", _LDS),
-    ("dot3d/int8-int32-b8-32x32x128-32x32x32-loop-w4", _LDS),
+    # batched dots run on FMA here, their operands converted through LDS: 8 entries of 32x64 fp32
+    # tiles (or of 32x128 fp16 ones) do not fit
+    ("dot3d/fp32-fp32-tf32-b8-64x64x64-*", _LDS),
+    ("dot3d/fp16-fp16-b8-64x64x128-*", _LDS),
 ]
 
 
