@@ -24,7 +24,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa: E402
+from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz, time_once  # noqa: E402
 
 failures: list[str] = []
 
@@ -39,21 +39,11 @@ def load_kernels(name: str, triton_mod, tl_mod, filename: str = "tutorial_kernel
 
 
 def bench(fn, reps: int = 50) -> float:
-    """Median milliseconds of ``fn`` with CUDA events (L2 flushed between runs)."""
-    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    """Median milliseconds of ``fn`` with CUDA events (L2 flushed between runs), after warm-up."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return time_once(fn, reps)
 
 
 def check(name, out, ref, tol=1e-5):

@@ -27,11 +27,9 @@ class NvidiaPlugin(BackendPlugin):
                     "nvJitLink or ptxas, launched with cuda-python",
     )
 
-    def parse_target(self, text):
-        return parse_target(text)
-
-    def parse_options(self, target, options):
-        return parse_options(target, options)
+    # the target and option parsers are plain functions of the options module
+    parse_target = staticmethod(parse_target)
+    parse_options = staticmethod(parse_options)
 
     def add_stages(self, target, stages, options):
         from .compiler import add_stages
