@@ -125,31 +125,53 @@ def device_of(obj) -> int | None:
 
 
 _POINTER_ATTRIBUTES = None
+_CONTEXT_DEVICE: dict[int, int] = {}
 
 
 def pointer_device(ptr: int) -> int:
     """The device a raw address belongs to, from the driver's pointer attributes (one
-    ``cuPointerGetAttributes`` call); :data:`ANYWHERE` for null, pinned host and managed memory."""
+    ``cuPointerGetAttributes`` call); :data:`ANYWHERE` for null, pinned host and managed memory.
+
+    The device is read from the context that owns the allocation (cached per context); the
+    device-ordinal attribute is used only for memory without one (virtual-memory allocations).
+    cuda-bindings 13.3.1 returned ordinal 0 for a device-1 pointer of the fake two-device driver
+    whose own answer, called directly, was 1; the context was right."""
     global _POINTER_ATTRIBUTES
     if not ptr:
         return ANYWHERE
     from cuda.bindings import driver as cu
     if _POINTER_ATTRIBUTES is None:
         A = cu.CUpointer_attribute
-        _POINTER_ATTRIBUTES = [A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                               A.CU_POINTER_ATTRIBUTE_IS_MANAGED]
+        _POINTER_ATTRIBUTES = [A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, A.CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                               A.CU_POINTER_ATTRIBUTE_CONTEXT, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL]
     # Unlike cuPointerGetAttribute, this does not fail for an unknown address: the memory type
     # reads 0 instead.
-    err, values = cu.cuPointerGetAttributes(3, _POINTER_ATTRIBUTES, ptr)
+    err, values = cu.cuPointerGetAttributes(len(_POINTER_ATTRIBUTES), _POINTER_ATTRIBUTES, ptr)
     if err != cu.CUresult.CUDA_SUCCESS:
         raise Unplaceable(f"address 0x{ptr:x}, whose attributes the driver does not give ({err!r})")
-    mem_type, ordinal, managed = (int(v) for v in values)
+    mem_type, managed, ctx, ordinal = int(values[0]), int(values[1]), values[2], int(values[3])
     if mem_type == 0:
         raise Unplaceable(f"address 0x{ptr:x}, which is not memory CUDA knows (freed, host memory "
                           "not registered with CUDA, or not a pointer)")
     if managed or mem_type == int(cu.CUmemorytype.CU_MEMORYTYPE_HOST):
         return ANYWHERE
-    return ordinal
+    key = int(ctx) if ctx is not None else 0
+    if not key:
+        return ordinal
+    device = _CONTEXT_DEVICE.get(key)
+    if device is None:
+        device = _CONTEXT_DEVICE[key] = _context_device(ctx)
+    return device
+
+
+def _context_device(ctx) -> int:
+    """The device of context ``ctx`` (pushed, asked, popped)."""
+    from cuda.bindings import driver as cu
+    _check(cu.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+    try:
+        return int(_check(cu.cuCtxGetDevice(), "cuCtxGetDevice"))
+    finally:
+        _check(cu.cuCtxPopCurrent(), "cuCtxPopCurrent")
 
 
 _CONTEXTS: dict = {}
