@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import fnmatch
 import multiprocessing
 import os
 import sys
@@ -20,6 +21,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--compile-only", action="store_true", help="compile and check binaries even if a device is present")
     p.add_argument("-k", dest="patterns", action="append", default=[],
                    help="only cases whose id matches (fnmatch pattern or substring); repeatable")
+    p.add_argument("--skip", dest="skip", action="append", default=[], metavar="PATTERN",
+                   help="leave out cases whose id matches (fnmatch pattern); repeatable. The run names "
+                        "how many it left out")
     p.add_argument("--category", action="append", default=[], help="only this category; repeatable")
     p.add_argument("--seed", type=int, help="input seed (default: a fresh one per run, printed in the report)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -67,12 +71,20 @@ def _worker(backend: str, target: str | None, compile_only: bool, seed: int, ids
     return [run_case(cases[i], ctx, seed).to_dict() for i in ids]
 
 
+_CHUNK = 8
+
+
 def _chunks(cases) -> list[list[str]]:
-    """Cases of one kernel stay together, so that each process compiles a kernel once."""
+    """Cases of one kernel stay together, so that each process compiles a kernel once; a kernel
+    with many cases (each usually a specialization of its own) is cut into chunks of ``_CHUNK``
+    so that the workers share it, and the larger groups go first."""
     groups = defaultdict(list)
     for c in cases:
         groups[id(c.kernel)].append(c.id)
-    return list(groups.values())
+    chunks = [g[i:i + _CHUNK] for g in groups.values() for i in range(0, len(g), _CHUNK)]
+    sizes = {id(g[0]): len(g) for g in groups.values()}
+    first = {cid: id(g[0]) for g in groups.values() for cid in g}
+    return sorted(chunks, key=lambda ch: -sizes[first[ch[0]]])
 
 
 def parse_devices(text: str | None, backend) -> list[int]:
@@ -126,6 +138,10 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     from .cases import select
     cases = select(args.patterns, args.category)
+    if args.skip:
+        kept = [c for c in cases if not any(fnmatch.fnmatchcase(c.id, p) for p in args.skip)]
+        print(f"left out {len(cases) - len(kept)} case(s) matching --skip {' '.join(args.skip)}", file=sys.stderr)
+        cases = kept
     if args.list:
         print("\n".join(c.id for c in cases))
         return 0

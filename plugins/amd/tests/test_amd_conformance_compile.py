@@ -8,9 +8,16 @@ import pytest
 from conformance import compile_suite
 
 
+# Batched dots run on FMAs here, fully unrolled: on one wave32 wavefront the largest take 8,192
+# FMAs a lane, and LLVM's AMDGPU code generation of each (run twice: assembly, then the object)
+# took 220 s on a 2-core machine. gfx1100 leaves the one-wavefront batched dots out of CI; gfx942
+# compiles every case, and a vendor's `tritium conformance --backend amd` runs them all.
+SKIP = {"hip:gfx942": (), "hip:gfx1100": ("dot3d/*-w1",)}
+
+
 @pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx1100"])
 def test_conformance_compiles(target, tmp_path):
-    results = compile_suite("amd", target, tmp_path / "r.json")
+    results = compile_suite("amd", target, tmp_path / "r.json", skip=SKIP[target])
     statuses = {r["status"] for r in results}
     assert statuses <= {"compiled", "passed", "excluded"}, statuses
     assert sum(r["status"] == "compiled" for r in results) > 1000
