@@ -1,0 +1,317 @@
+"""AMD code, Tritium against Triton, without an AMD GPU: the same kernel source compiled by both
+for gfx942 and gfx1100, and the AMDGCN of each counted instruction by instruction.
+
+    python bench/amd_vs_triton.py [--targets hip:gfx942,hip:gfx1100] [--kernels add,matmul]
+
+Triton's side needs only its pip wheel (it compiles for AMD targets on a CPU machine):
+``pip install triton==3.6.0``. Without it the table has Tritium's column alone. Nothing here
+runs a kernel; speed on hardware is not measured.
+
+Per kernel and target it prints, Tritium / Triton:
+- instructions in the whole kernel and in the main loop (the loop with the most MFMA/WMMA, else
+  the longest);
+- MFMA/WMMA count; global loads by width;
+- LDS reads and writes by width; ``s_waitcnt``; ``s_barrier``;
+- VGPRs, AGPRs, SGPRs, LDS bytes and scratch bytes, from the assembler's own summary.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_kernels(path: str, triton_mod, tl_mod, name: str):
+    """Execute a kernel file with ``triton``/``tl`` bound to one framework (the files import
+    nothing themselves, so both compilers read the same source)."""
+    mod = types.ModuleType(name)
+    mod.__file__ = path
+    mod.triton, mod.tl = triton_mod, tl_mod
+    sys.modules[name] = mod
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), mod.__dict__)
+    return mod
+
+
+# ---- the kernels ---------------------------------------------------------------------------------
+
+@dataclass
+class Spec:
+    name: str
+    file: str
+    fn: str
+    signature: dict
+    constexprs: dict
+    num_warps: int = 4
+    num_stages: int = 2
+    hints: tuple = ()  # argument names given divisibility 16 (Triton's and Tritium's tt.divisibility)
+
+
+def _mm(dtype: str, out: str, hinted: bool, bm=128, bn=128, bk=64) -> tuple[dict, dict, tuple]:
+    sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{out}", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
+           "stride_cn": "i32"}
+    consts = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8}
+    # the unit strides are constants (1) in both compilers' specialization
+    consts.update(stride_ak=1, stride_bn=1, stride_cn=1)
+    for k in ("stride_ak", "stride_bn", "stride_cn"):
+        sig.pop(k)
+    hints = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm") if hinted else \
+        ("a_ptr", "b_ptr", "c_ptr")
+    return sig, consts, hints
+
+
+def _attn(dtype: str, d: int) -> tuple[dict, dict, tuple]:
+    names = ["Q", "K", "V", "sm_scale", "Out", "stride_qz", "stride_qh", "stride_qm", "stride_qk", "stride_kz",
+             "stride_kh", "stride_kn", "stride_kk", "stride_vz", "stride_vh", "stride_vk", "stride_vn", "stride_oz",
+             "stride_oh", "stride_om", "stride_on", "H", "N_CTX"]
+    sig = {n: ("fp32" if n == "sm_scale" else f"*{dtype}" if len(n) <= 3 and n != "H" else "i32") for n in names}
+    consts = {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": False}
+    for k in ("stride_qk", "stride_kk", "stride_vn", "stride_on"):
+        sig.pop(k)
+        consts[k] = 1
+    hints = ("Q", "K", "V", "Out", "stride_qz", "stride_qh", "stride_qm", "stride_kz", "stride_kh", "stride_kn",
+             "stride_vz", "stride_vh", "stride_vk", "stride_oz", "stride_oh", "stride_om", "N_CTX")
+    return sig, consts, hints
+
+
+def specs() -> list[Spec]:
+    tut, mm = os.path.join(HERE, "tutorial_kernels.py"), os.path.join(HERE, "matmul_kernels.py")
+    add_sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    sm_sig = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32",
+              "n_rows": "i32", "n_cols": "i32"}
+    ln_sig = {"X": "*fp32", "Y": "*fp32", "W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32",
+              "stride": "i32", "N": "i32", "eps": "fp32"}
+    out = [
+        Spec("add", tut, "add_kernel", add_sig, {"BLOCK_SIZE": 1024}, hints=("x_ptr", "y_ptr", "output_ptr")),
+        Spec("softmax", tut, "softmax_kernel", sm_sig, {"BLOCK_SIZE": 1024}, hints=("output_ptr", "input_ptr")),
+        Spec("layernorm", tut, "layer_norm_fwd", ln_sig, {"BLOCK_SIZE": 1024}, hints=("X", "Y", "W", "B")),
+    ]
+    # (an int8 matmul needs a kernel with an int32 accumulator; the tutorial's accumulates in fp32)
+    for name, dtype, outt, hinted in (("matmul", "fp16", "fp16", False), ("matmul-hints", "fp16", "fp16", True)):
+        sig, consts, hints = _mm(dtype, outt, hinted)
+        out.append(Spec(name, mm, "matmul_kernel", sig, consts, hints=hints))
+    for d in (64, 128):
+        sig, consts, hints = _attn("fp16", d)
+        out.append(Spec(f"attention-d{d}", mm, "attn_fwd", sig, consts, hints=hints))
+    return out
+
+
+# ---- the counts ----------------------------------------------------------------------------------
+
+_INSTR = re.compile(r"^\s+([a-z_][a-z0-9_.]*)\b")
+_LABEL = re.compile(r"^(\.?[A-Za-z_$][\w$.]*):")
+_BRANCH = re.compile(r"^\s+s_cbranch_\w+\s+(\S+)|^\s+s_branch\s+(\S+)")
+# the assembler's resource summary (both compilers print it through LLVM's AMDGPU asm printer)
+_SUMMARY = {"vgpr": r"\.set \S+\.num_vgpr, (\d+)", "agpr": r"\.set \S+\.num_agpr, (\d+)",
+            "sgpr": r"\.amdhsa_next_free_sgpr (\d+)", "scratch": r"\.amdhsa_private_segment_fixed_size (\d+)",
+            "lds": r"\.amdhsa_group_segment_fixed_size (\d+)"}
+
+
+@dataclass
+class Stats:
+    instructions: int = 0
+    loop_instructions: int = 0
+    matrix: int = 0
+    global_loads: Counter = field(default_factory=Counter)
+    lds_reads: Counter = field(default_factory=Counter)
+    lds_writes: Counter = field(default_factory=Counter)
+    waitcnt: int = 0
+    barrier: int = 0
+    regs: dict = field(default_factory=dict)
+
+    def lds_total(self) -> int:
+        return sum(self.lds_reads.values()) + sum(self.lds_writes.values())
+
+
+def _kernel_body(asm: str) -> list[str]:
+    """The lines of the kernel's function body (from its first label to ``s_endpgm``)."""
+    lines = asm.splitlines()
+    start = next((i for i, ln in enumerate(lines) if _LABEL.match(ln) and not ln.startswith(".L")), 0)
+    end = next((i for i in range(start, len(lines)) if "s_endpgm" in lines[i]), len(lines) - 1)
+    return lines[start:end + 1]
+
+
+def _mnemonic(line: str) -> str | None:
+    m = _INSTR.match(line)
+    if not m or m.group(1).startswith("."):
+        return None
+    return m.group(1)
+
+
+def _width(mnemonic: str) -> str:
+    """``ds_read_b128`` -> ``b128``, ``global_load_dwordx4`` -> ``x4``, ``ds_read2st64_b64`` -> ``2st64_b64``."""
+    for prefix in ("ds_read", "ds_load", "ds_write", "ds_store", "global_load", "buffer_load"):
+        if mnemonic.startswith(prefix):
+            rest = mnemonic[len(prefix):].lstrip("_")
+            return rest.replace("dword", "") or "x1"
+    return mnemonic
+
+
+def count(asm: str, lds_bytes: int | None = None) -> Stats:
+    """The counts of one kernel's assembly; ``lds_bytes`` overrides the code object's fixed LDS
+    size (for a compiler that sizes LDS at launch)."""
+    body = _kernel_body(asm)
+    st = Stats()
+    labels: dict[str, int] = {}
+    loops: list[tuple[int, int]] = []
+    for i, line in enumerate(body):
+        lab = _LABEL.match(line)
+        if lab:
+            labels[lab.group(1)] = i
+            continue
+        b = _BRANCH.match(line)
+        if b:
+            target = b.group(1) or b.group(2)
+            if target in labels:  # a branch back to a label above: a loop
+                loops.append((labels[target], i))
+        m = _mnemonic(line)
+        if m is None:
+            continue
+        st.instructions += 1
+        if m.startswith(("v_mfma", "v_wmma", "v_smfmac")):
+            st.matrix += 1
+        elif m.startswith(("global_load", "buffer_load")):
+            st.global_loads[_width(m)] += 1
+        elif m.startswith(("ds_read", "ds_load")) and "addtid" not in m:
+            st.lds_reads[_width(m)] += 1
+        elif m.startswith(("ds_write", "ds_store")):
+            st.lds_writes[_width(m)] += 1
+        elif m.startswith("s_waitcnt"):
+            st.waitcnt += 1
+        elif m == "s_barrier":
+            st.barrier += 1
+
+    def in_loop(lo, hi):
+        ms = [_mnemonic(ln) for ln in body[lo:hi + 1]]
+        ms = [m for m in ms if m]
+        return sum(m.startswith(("v_mfma", "v_wmma")) for m in ms), len(ms)
+
+    if loops:
+        st.loop_instructions = max(in_loop(lo, hi) for lo, hi in loops)[1]
+    for key, pattern in _SUMMARY.items():
+        m = re.search(pattern, asm)
+        st.regs[key] = int(m.group(1)) if m else None
+    if lds_bytes is not None:
+        st.regs["lds"] = lds_bytes
+    return st
+
+
+# ---- compiling -----------------------------------------------------------------------------------
+
+def compile_tritium(spec: Spec, target: str):
+    import tritium
+    import tritium.language as tl
+    mod = load_kernels(spec.file, tritium, tl, f"_tritium_{os.path.basename(spec.file)[:-3]}")
+    attrs = {n: {"tt.divisibility": 16} for n in spec.hints}
+    k = tritium.compile(getattr(mod, spec.fn), target=target, signature=spec.signature, constexprs=spec.constexprs,
+                        attrs=attrs, num_warps=spec.num_warps, num_stages=spec.num_stages)
+    return k.asm["amdgcn"], int(k.metadata["shared"])
+
+
+def triton_available() -> bool:
+    try:
+        import triton  # noqa: F401
+        from triton.backends.compiler import GPUTarget  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def compile_triton(spec: Spec, target: str):
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    mod = load_kernels(spec.file, triton, tl, f"_triton_{os.path.basename(spec.file)[:-3]}")
+    fn = getattr(mod, spec.fn)
+    sig = dict(spec.signature, **{c: "constexpr" for c in spec.constexprs})
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in spec.hints}
+    arch = target.split(":", 1)[1]
+    gpu = GPUTarget("hip", arch, 64 if arch.startswith("gfx9") else 32)
+    k = triton.compile(ASTSource(fn, sig, spec.constexprs, attrs), target=gpu,
+                       options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
+    # Triton's LDS is sized at launch (the code object's fixed size is 0): its metadata says how much
+    return k.asm["amdgcn"], int(k.metadata.shared)
+
+
+# ---- the table -----------------------------------------------------------------------------------
+
+def _widths(c: Counter) -> str:
+    return " ".join(f"{w}:{n}" for w, n in sorted(c.items())) or "-"
+
+
+def _pair(a, b) -> str:
+    return f"{a} / {b}" if b is not None else f"{a}"
+
+
+def row(name: str, t: Stats, r: Stats | None) -> list[str]:
+    g = (lambda f: f(r)) if r is not None else (lambda f: None)
+    regs = lambda s: f"{s.regs.get('vgpr')}/{s.regs.get('agpr')}/{s.regs.get('sgpr')}"  # noqa: E731
+    return [name,
+            _pair(t.instructions, g(lambda s: s.instructions)),
+            _pair(t.loop_instructions, g(lambda s: s.loop_instructions)),
+            _pair(t.matrix, g(lambda s: s.matrix)),
+            _pair(_widths(t.global_loads), g(lambda s: _widths(s.global_loads))),
+            _pair(_widths(t.lds_reads), g(lambda s: _widths(s.lds_reads))),
+            _pair(_widths(t.lds_writes), g(lambda s: _widths(s.lds_writes))),
+            _pair(t.waitcnt, g(lambda s: s.waitcnt)),
+            _pair(t.barrier, g(lambda s: s.barrier)),
+            _pair(regs(t), g(regs)),
+            _pair(t.regs.get("lds"), g(lambda s: s.regs.get("lds"))),
+            _pair(t.regs.get("scratch"), g(lambda s: s.regs.get("scratch")))]
+
+
+HEADER = ["kernel", "instructions", "main loop", "mfma/wmma", "global loads", "LDS reads", "LDS writes",
+          "s_waitcnt", "s_barrier", "v/a/s GPRs", "LDS bytes", "scratch"]
+
+
+def markdown(rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(HEADER) + " |", "|" + " --- |" * len(HEADER)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--targets", default="hip:gfx942,hip:gfx1100")
+    ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("TRITIUM_CACHE_DIR", tempfile.mkdtemp(prefix="tritium-amd-vs-triton-"))
+    wanted = {k for k in args.kernels.split(",") if k}
+    chosen = [s for s in specs() if not wanted or s.name in wanted]
+    have_triton = triton_available()
+    if not have_triton:
+        print("Triton is not importable: only Tritium's column is shown (pip install triton==3.6.0 adds it)")
+    failures = 0
+    for target in args.targets.split(","):
+        rows = []
+        for spec in chosen:
+            try:
+                t = count(*compile_tritium(spec, target))
+            except Exception as exc:  # report and go on: one kernel must not hide the others
+                print(f"{target} {spec.name}: Tritium failed: {type(exc).__name__}: {str(exc)[:300]}")
+                failures += 1
+                continue
+            r = None
+            if have_triton:
+                try:
+                    r = count(*compile_triton(spec, target))
+                except Exception as exc:
+                    print(f"{target} {spec.name}: Triton failed: {type(exc).__name__}: {str(exc)[:300]}")
+            rows.append(row(spec.name, t, r))
+        side = "Tritium / Triton 3.6" if have_triton else "Tritium"
+        print(f"\n{target} ({side}; num_warps {chosen[0].num_warps if chosen else '-'}, counts from the AMDGCN)\n")
+        print(markdown(rows))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""``bench/amd_vs_triton.py`` counts AMDGCN instruction by instruction; these check its counting on
+a hand-written listing (a loop, LDS and global traffic of several widths, the resource summary)
+and on a real Tritium compile (no Triton needed)."""
+import importlib.util
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+@pytest.fixture(scope="module")
+def avt():
+    spec = importlib.util.spec_from_file_location("amd_vs_triton", os.path.join(ROOT, "bench", "amd_vs_triton.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["amd_vs_triton"] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+LISTING = """\
+\t.text
+\t.globl\tk
+k:
+\ts_load_dwordx2 s[0:1], s[0:1], 0x0
+\tglobal_load_dwordx4 v[0:3], v4, s[0:1]
+\ts_waitcnt vmcnt(0)
+.LBB0_1:
+\tds_write_b64 v5, v[0:1]
+\ts_waitcnt lgkmcnt(0)
+\ts_barrier
+\tds_read_b128 v[8:11], v5
+\tds_read2st64_b64 v[12:15], v5 offset1:1
+\tv_mfma_f32_32x32x8_f16 a[0:15], v[8:9], v[12:13], a[0:15]
+\ts_cbranch_scc1 .LBB0_1
+\tglobal_store_dword v4, v0, s[0:1]
+\ts_endpgm
+\t.amdhsa_group_segment_fixed_size 4096
+\t.amdhsa_private_segment_fixed_size 0
+\t.amdhsa_next_free_sgpr 18
+\t.set k.num_vgpr, 16
+\t.set k.num_agpr, 16
+"""
+
+
+def test_counts_of_a_listing(avt):
+    st = avt.count(LISTING)
+    assert st.instructions == 12
+    assert st.loop_instructions == 7  # ds_write .. s_cbranch
+    assert st.matrix == 1 and st.waitcnt == 2 and st.barrier == 1
+    assert dict(st.global_loads) == {"x4": 1}
+    assert dict(st.lds_reads) == {"b128": 1, "2st64_b64": 1} and dict(st.lds_writes) == {"b64": 1}
+    assert st.regs == {"vgpr": 16, "agpr": 16, "sgpr": 18, "scratch": 0, "lds": 4096}
+
+
+def test_counts_of_tritium_matmul(avt, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    spec = next(s for s in avt.specs() if s.name == "matmul")
+    asm, lds = avt.compile_tritium(spec, "hip:gfx942")
+    st = avt.count(asm, lds)
+    # 128x128x64 on 4 wavefronts of 32x32x8 MFMAs: 2x2 tiles a wavefront, 8 k-steps
+    assert st.matrix == 32 and st.loop_instructions > st.matrix
+    assert st.lds_reads and st.lds_writes and st.regs["lds"] > 0 and st.regs["vgpr"] > 0
+    row = avt.row("matmul", st, None)
+    assert len(row) == len(avt.HEADER) and row[3] == "32"
