@@ -5,11 +5,14 @@ for gfx942 and gfx1100, and the AMDGCN of each counted instruction by instructio
 
 Triton's side needs only its pip wheel (it compiles for AMD targets on a CPU machine):
 ``pip install triton==3.6.0``. Without it the table has Tritium's column alone. Nothing here
-runs a kernel; speed on hardware is not measured.
+runs a kernel; speed on hardware is not measured. Exits 1 when Tritium fails to compile a kernel
+(the row then shows Triton's figures beside "failed").
 
 Per kernel and target it prints, Tritium / Triton:
 - instructions in the whole kernel and in the main loop (the loop with the most MFMA/WMMA, else
   the longest);
+  kernels: vector add, softmax, layer norm, the tutorial matmul (fp16 without and with divisibility
+  hints, int8 with an int32 accumulator), attention forward (fp16 d64 and d128, bf16 d128);
 - MFMA/WMMA count; global loads by width;
 - LDS reads and writes by width; ``s_waitcnt``; ``s_barrier``;
 - VGPRs, AGPRs, SGPRs, LDS bytes and scratch bytes, from the assembler's own summary.
@@ -94,13 +97,14 @@ def specs() -> list[Spec]:
         Spec("softmax", tut, "softmax_kernel", sm_sig, {"BLOCK_SIZE": 1024}, hints=("output_ptr", "input_ptr")),
         Spec("layernorm", tut, "layer_norm_fwd", ln_sig, {"BLOCK_SIZE": 1024}, hints=("X", "Y", "W", "B")),
     ]
-    # (an int8 matmul needs a kernel with an int32 accumulator; the tutorial's accumulates in fp32)
-    for name, dtype, outt, hinted in (("matmul", "fp16", "fp16", False), ("matmul-hints", "fp16", "fp16", True)):
+    for name, dtype, outt, hinted in (("matmul", "fp16", "fp16", False), ("matmul-hints", "fp16", "fp16", True),
+                                      ("matmul-int8", "i8", "i32", True)):
         sig, consts, hints = _mm(dtype, outt, hinted)
+        consts["ACC_INT"] = dtype == "i8"
         out.append(Spec(name, mm, "matmul_kernel", sig, consts, hints=hints))
-    for d in (64, 128):
-        sig, consts, hints = _attn("fp16", d)
-        out.append(Spec(f"attention-d{d}", mm, "attn_fwd", sig, consts, hints=hints))
+    for dtype, d in (("fp16", 64), ("fp16", 128), ("bf16", 128)):
+        sig, consts, hints = _attn(dtype, d)
+        out.append(Spec(f"attention-{dtype}-d{d}", mm, "attn_fwd", sig, consts, hints=hints))
     return out
 
 
@@ -299,14 +303,17 @@ def main(argv=None) -> int:
             except Exception as exc:  # report and go on: one kernel must not hide the others
                 print(f"{target} {spec.name}: Tritium failed: {type(exc).__name__}: {str(exc)[:300]}")
                 failures += 1
-                continue
+                t = None
             r = None
             if have_triton:
                 try:
                     r = count(*compile_triton(spec, target))
                 except Exception as exc:
                     print(f"{target} {spec.name}: Triton failed: {type(exc).__name__}: {str(exc)[:300]}")
-            rows.append(row(spec.name, t, r))
+            if t is not None:
+                rows.append(row(spec.name, t, r))
+            elif r is not None:  # Triton's figures beside Tritium's failure
+                rows.append([spec.name] + [f"failed / {c}" for c in row(spec.name, r, None)[1:]])
         side = "Tritium / Triton 3.6" if have_triton else "Tritium"
         print(f"\n{target} ({side}; num_warps {chosen[0].num_warps if chosen else '-'}, counts from the AMDGCN)\n")
         print(markdown(rows))

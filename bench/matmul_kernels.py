@@ -6,7 +6,8 @@
 @triton.jit  # noqa: F821
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,  # noqa: F821
-                  GROUP_SIZE_M: tl.constexpr):  # noqa: F821
+                  GROUP_SIZE_M: tl.constexpr, ACC_INT: tl.constexpr = False):  # noqa: F821
+    # ACC_INT: accumulate in int32 (int8 operands), else in fp32
     pid = tl.program_id(axis=0)  # noqa: F821
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)  # noqa: F821
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)  # noqa: F821
@@ -21,11 +22,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     offs_k = tl.arange(0, BLOCK_SIZE_K)  # noqa: F821
     a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
     b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)  # noqa: F821
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.int32 if ACC_INT else tl.float32)  # noqa: F821
     for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):  # noqa: F821
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)  # noqa: F821
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)  # noqa: F821
-        accumulator = tl.dot(a, b, accumulator)  # noqa: F821
+        accumulator = tl.dot(a, b, accumulator, out_dtype=tl.int32 if ACC_INT else tl.float32)  # noqa: F821
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
     c = accumulator.to(c_ptr.dtype.element_ty)
@@ -73,7 +74,7 @@ def attn_fwd(Q, K, V, sm_scale, Out, stride_qz, stride_qh, stride_qm, stride_qk,
         l_i = l_i * alpha + l_ij
         acc = acc * alpha[:, None]
         v = tl.load(v_ptrs + start_n * stride_vk)  # noqa: F821
-        acc = tl.dot(p.to(tl.float16), v, acc)  # noqa: F821
+        acc = tl.dot(p.to(v.dtype), v, acc)  # noqa: F821
         m_i = m_ij
     acc = acc / l_i[:, None]
     tl.store(Out + q_off + offs_m[:, None] * stride_om + offs_d[None, :] * stride_on, acc.to(Out.type.element_ty))  # noqa: F821
