@@ -273,8 +273,21 @@ def convert_vectors(src_t, dst_t) -> tuple[int, int, int]:
 
 #: a conversion whose whole tensor would take more shared memory than this goes through it in
 #: row chunks (one barrier pair each); below it, one round trip (what every kernel the compiler
-#: writes needs: a 128x256 fp32 accumulator is 136 KiB with its padding)
+#: writes needs: a 128x256 fp32 accumulator is 136 KiB with its padding).  A backend with less
+#: shared memory sets its own bound on the module (:data:`SCRATCH_LIMIT_ATTR`).
 CONVERT_SCRATCH_LIMIT = 160 * 1024
+SCRATCH_LIMIT_ATTR = "ttg.convert-scratch-limit"
+
+
+def scratch_limit(op) -> int:
+    """The conversion scratch bound of the module holding ``op``: its ``ttg.convert-scratch-limit``
+    attribute, else :data:`CONVERT_SCRATCH_LIMIT`."""
+    while op is not None:
+        attr = getattr(op, "attributes", {}).get(SCRATCH_LIMIT_ATTR)
+        if attr is not None:
+            return int(attr.value.data)
+        op = op.parent_op()
+    return CONVERT_SCRATCH_LIMIT
 
 
 def _convert_bytes(src_t, dst_t, chunks: int) -> int:
@@ -287,16 +300,17 @@ def _convert_bytes(src_t, dst_t, chunks: int) -> int:
     return rows // chunks * (shape[-1] + pad) * ebytes
 
 
-def convert_chunks(src_t, dst_t) -> int:
-    """How many slices of dimension 0 a conversion moves one after the other (a power of two)."""
+def convert_chunks(src_t, dst_t, limit: int = CONVERT_SCRATCH_LIMIT) -> int:
+    """How many slices of dimension 0 a conversion moves one after the other (a power of two) so
+    that one slice's scratch stays within ``limit`` bytes."""
     shape = tuple(src_t.get_shape())
     n = 1
-    while _convert_bytes(src_t, dst_t, n) > CONVERT_SCRATCH_LIMIT and n < (shape[0] if shape else 1):
+    while _convert_bytes(src_t, dst_t, n) > limit and n < (shape[0] if shape else 1):
         n *= 2
     return n
 
 
-def convert_scratch_bytes(src_t, dst_t) -> int:
+def convert_scratch_bytes(src_t, dst_t, limit: int = CONVERT_SCRATCH_LIMIT) -> int:
     """Bytes of the padded scratch buffer :func:`convert_vectors` describes (one chunk of
     :func:`convert_chunks`)."""
-    return _convert_bytes(src_t, dst_t, convert_chunks(src_t, dst_t))
+    return _convert_bytes(src_t, dst_t, convert_chunks(src_t, dst_t, limit))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.layouts import convert_chunks, convert_vectors
+from ...ttgir.layouts import convert_chunks, convert_vectors, scratch_limit
 from .lowering import FunctionLowering, lowers
 from .types import I1, I8, I32, I64, bits_of, const
 
@@ -146,7 +146,7 @@ def _convert(fl: FunctionLowering, op) -> None:
     ety = fl.ty(src_t)
     if ety == I1 or isinstance(ety, ir.PointerType):
         w = r = 1
-    chunks = convert_chunks(src_t, dst_t)
+    chunks = convert_chunks(src_t, dst_t, scratch_limit(op))
     if chunks == 1:
         _write_rows(fl, base, regs, src_t, w, pad)
         fl.target.barrier(fl.builder)

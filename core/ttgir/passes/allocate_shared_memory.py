@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 
 from ..dialect import SHARED
 from ..encodings import DistributedEncoding
-from ..layouts import bit_width, convert_scratch_bytes, linear_layout
+from ..layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
 from ..types import MemDescType
 from ._util import encoding, func_ops
 
@@ -50,7 +50,7 @@ def _convert_scratch(op: Operation) -> int:
     if la == lb or (la.warp == lb.warp and la.lane == lb.lane and
                     {tuple(o) for o in lb.reg_offsets().tolist()} <= {tuple(o) for o in la.reg_offsets().tolist()}):
         return 0  # same thread owns the same elements: registers are only renamed
-    return convert_scratch_bytes(src, dst)  # one full round trip through shared memory, rows padded
+    return convert_scratch_bytes(src, dst, scratch_limit(op))  # a round trip through shared memory, rows padded
 
 
 def _reduce_scratch(op: Operation) -> int:

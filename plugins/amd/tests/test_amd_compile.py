@@ -224,12 +224,45 @@ def test_fp8_dot_upcasts_to_fp16_matrix_instructions(target, instr):
     check_hsaco(k.asm["hsaco"], k.metadata)
 
 
-def test_too_much_lds_is_out_of_resources():
-    from tritium_amd.compiler import OutOfResources
+def test_large_tiles_convert_through_lds_in_row_slices():
+    """A layout conversion that would not fit in 64 KiB of LDS whole goes through it in row slices
+    (the module's ``ttg.convert-scratch-limit``): a 256x256x128 matmul with an fp32 result fits."""
     sig = dict(MM_SIG, c_ptr="*fp32")
-    with pytest.raises(OutOfResources, match="Required: .*Hardware limit: 65536 on gfx942"):
-        compile_kernel(matmul.matmul_kernel.fn, "hip:gfx942", sig,
+    k = compile_kernel(matmul.matmul_kernel.fn, "hip:gfx942", sig,
                        dict(MM_CONSTS, BLOCK_SIZE_M=256, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128), num_warps=8)
+    assert '"ttg.convert-scratch-limit" = 65536' in k.asm["ttgir"]
+    assert 0 < k.metadata["shared"] <= 65536
+    assert mnemonics(k.asm["amdgcn"], "v_mfma") == {"v_mfma_f32_32x32x8_f16"}
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+_WIDE_ROW = """
+#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 64 : i32} {
+  tt.func public @wide_row(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+    %c = tt.make_range {end = 32768 : i32, start = 0 : i32} : tensor<32768xi32, #ttg.slice<{dim = 0, parent = #a}>>
+    %c2 = tt.expand_dims %c {axis = 0 : i32} : tensor<32768xi32, #ttg.slice<{dim = 0, parent = #a}>> -> tensor<1x32768xi32, #a>
+    %ps = tt.splat %x : !tt.ptr<f32> -> tensor<1x32768x!tt.ptr<f32>, #a>
+    %p = tt.addptr %ps, %c2 : tensor<1x32768x!tt.ptr<f32>, #a>, tensor<1x32768xi32, #a>
+    %v = tt.load %p : tensor<1x32768x!tt.ptr<f32>, #a>
+    %w = ttg.convert_layout %v : tensor<1x32768xf32, #a> -> tensor<1x32768xf32, #b>
+    %o = ttg.convert_layout %c2 : tensor<1x32768xi32, #a> -> tensor<1x32768xi32, #b>
+    %qs = tt.splat %y : !tt.ptr<f32> -> tensor<1x32768x!tt.ptr<f32>, #b>
+    %q = tt.addptr %qs, %o : tensor<1x32768x!tt.ptr<f32>, #b>, tensor<1x32768xi32, #b>
+    tt.store %q, %w : tensor<1x32768x!tt.ptr<f32>, #b>
+    tt.return
+  }
+}
+"""
+
+
+def test_too_much_lds_is_out_of_resources():
+    """One row of 128 KiB cannot be sliced further: the compile stops with the figures before
+    LLVM (whose AMDGPU backend would abort the process)."""
+    from tritium_amd.compiler import OutOfResources
+    with pytest.raises(OutOfResources, match="Required: 131136, Hardware limit: 65536 on gfx942"):
+        triton.compile(_WIDE_ROW, target="hip:gfx942")
 
 
 @triton.jit

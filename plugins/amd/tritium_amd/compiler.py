@@ -30,6 +30,8 @@ def membar_filter(op_a, op_b) -> bool:
 
 def make_ttgir(target, options):
     def stage(module, metadata):
+        from xdsl.dialects.builtin import IntegerAttr
+        from tritium.ttgir.layouts import SCRATCH_LIMIT_ATTR
         from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
         # importing the lowering registers its scratch sizes with the allocation pass
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
@@ -37,6 +39,9 @@ def make_ttgir(target, options):
         from .accelerate_matmul import accelerate_matmul
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
+        # 64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in row
+        # slices (a 128x128 fp32 or int32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)
+        module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(arch_of(target).lds_bytes, 32)
         module = finalize_ttgir(module, target, options, membar_filter)
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
