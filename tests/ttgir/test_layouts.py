@@ -152,3 +152,31 @@ def test_swizzled_offsets_are_a_permutation():
     offs = {enc.offset((r, c), (64, 64)) for r in range(64) for c in range(64)}
     assert offs == set(range(64 * 64))
     assert enc.offset((1, 0), (64, 64)) == 64 + 8   # row 1 is in phase 1: its first vector moves
+
+
+def test_scratch_limit_comes_from_the_module():
+    """``ttg.convert-scratch-limit`` on the module bounds one slice of a layout conversion (the AMD
+    stage sets it to its 64 KiB of LDS); without it the core's default holds."""
+    from xdsl.dialects.builtin import IntegerAttr
+    from tritium.ttgir import layouts
+    from tritium.ttir.ir import parse_module
+    text = """
+#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 64 : i32} {
+  tt.func public @k(%x: tensor<128x128xf32, #a>) {
+    %y = ttg.convert_layout %x : tensor<128x128xf32, #a> -> tensor<128x128xf32, #b>
+    tt.return
+  }
+}
+"""
+    module = parse_module(text)
+    cvt = next(op for op in module.walk() if op.name == "ttg.convert_layout")
+    src, dst = cvt.operands[0].type, cvt.results[0].type
+    assert layouts.scratch_limit(cvt) == layouts.CONVERT_SCRATCH_LIMIT
+    whole = layouts.convert_scratch_bytes(src, dst, layouts.scratch_limit(cvt))
+    assert whole > 64 * 1024 and layouts.convert_chunks(src, dst) == 1  # 64 KiB + padding, one piece
+    module.attributes[layouts.SCRATCH_LIMIT_ATTR] = IntegerAttr(64 * 1024, 32)
+    assert layouts.scratch_limit(cvt) == 64 * 1024
+    assert layouts.convert_chunks(src, dst, 64 * 1024) == 2
+    assert layouts.convert_scratch_bytes(src, dst, layouts.scratch_limit(cvt)) == whole // 2
