@@ -81,10 +81,8 @@ def _chunks(cases) -> list[list[str]]:
     groups = defaultdict(list)
     for c in cases:
         groups[id(c.kernel)].append(c.id)
-    chunks = [g[i:i + _CHUNK] for g in groups.values() for i in range(0, len(g), _CHUNK)]
-    sizes = {id(g[0]): len(g) for g in groups.values()}
-    first = {cid: id(g[0]) for g in groups.values() for cid in g}
-    return sorted(chunks, key=lambda ch: -sizes[first[ch[0]]])
+    largest_first = sorted(groups.values(), key=len, reverse=True)
+    return [g[i:i + _CHUNK] for g in largest_first for i in range(0, len(g), _CHUNK)]
 
 
 def parse_devices(text: str | None, backend) -> list[int]:
