@@ -24,23 +24,13 @@ import os
 import re
 import sys
 import tempfile
-import types
 from collections import Counter
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
-
-def load_kernels(path: str, triton_mod, tl_mod, name: str):
-    """Execute a kernel file with ``triton``/``tl`` bound to one framework (the files import
-    nothing themselves, so both compilers read the same source)."""
-    mod = types.ModuleType(name)
-    mod.__file__ = path
-    mod.triton, mod.tl = triton_mod, tl_mod
-    sys.modules[name] = mod
-    with open(path) as f:
-        exec(compile(f.read(), path, "exec"), mod.__dict__)
-    return mod
+from kernel_files import load_kernels  # noqa: E402
 
 
 # ---- the kernels ---------------------------------------------------------------------------------
@@ -48,7 +38,7 @@ def load_kernels(path: str, triton_mod, tl_mod, name: str):
 @dataclass
 class Spec:
     name: str
-    file: str
+    file: str  # a kernel file of bench/
     fn: str
     signature: dict
     constexprs: dict
@@ -86,7 +76,7 @@ def _attn(dtype: str, d: int) -> tuple[dict, dict, tuple]:
 
 
 def specs() -> list[Spec]:
-    tut, mm = os.path.join(HERE, "tutorial_kernels.py"), os.path.join(HERE, "matmul_kernels.py")
+    tut, mm = "tutorial_kernels.py", "matmul_kernels.py"
     add_sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
     sm_sig = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32",
               "n_rows": "i32", "n_cols": "i32"}
@@ -213,7 +203,7 @@ def count(asm: str, lds_bytes: int | None = None) -> Stats:
 def compile_tritium(spec: Spec, target: str):
     import tritium
     import tritium.language as tl
-    mod = load_kernels(spec.file, tritium, tl, f"_tritium_{os.path.basename(spec.file)[:-3]}")
+    mod = load_kernels(f"_tritium_{spec.file[:-3]}", tritium, tl, spec.file)
     attrs = {n: {"tt.divisibility": 16} for n in spec.hints}
     k = tritium.compile(getattr(mod, spec.fn), target=target, signature=spec.signature, constexprs=spec.constexprs,
                         attrs=attrs, num_warps=spec.num_warps, num_stages=spec.num_stages)
@@ -234,7 +224,7 @@ def compile_triton(spec: Spec, target: str):
     import triton.language as tl
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    mod = load_kernels(spec.file, triton, tl, f"_triton_{os.path.basename(spec.file)[:-3]}")
+    mod = load_kernels(f"_triton_{spec.file[:-3]}", triton, tl, spec.file)
     fn = getattr(mod, spec.fn)
     sig = dict(spec.signature, **{c: "constexpr" for c in spec.constexprs})
     attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in spec.hints}
@@ -256,25 +246,29 @@ def _pair(a, b) -> str:
     return f"{a} / {b}" if b is not None else f"{a}"
 
 
+def _regs(s: Stats) -> str:
+    return f"{s.regs.get('vgpr')}/{s.regs.get('agpr')}/{s.regs.get('sgpr')}"
+
+
+#: the table's columns after the kernel's name: heading and figure of one side
+COLUMNS = [
+    ("instructions", lambda s: s.instructions),
+    ("main loop", lambda s: s.loop_instructions),
+    ("mfma/wmma", lambda s: s.matrix),
+    ("global loads", lambda s: _widths(s.global_loads)),
+    ("LDS reads", lambda s: _widths(s.lds_reads)),
+    ("LDS writes", lambda s: _widths(s.lds_writes)),
+    ("s_waitcnt", lambda s: s.waitcnt),
+    ("s_barrier", lambda s: s.barrier),
+    ("v/a/s GPRs", _regs),
+    ("LDS bytes", lambda s: s.regs.get("lds")),
+    ("scratch", lambda s: s.regs.get("scratch")),
+]
+HEADER = ["kernel"] + [heading for heading, _ in COLUMNS]
+
+
 def row(name: str, t: Stats, r: Stats | None) -> list[str]:
-    g = (lambda f: f(r)) if r is not None else (lambda f: None)
-    regs = lambda s: f"{s.regs.get('vgpr')}/{s.regs.get('agpr')}/{s.regs.get('sgpr')}"  # noqa: E731
-    return [name,
-            _pair(t.instructions, g(lambda s: s.instructions)),
-            _pair(t.loop_instructions, g(lambda s: s.loop_instructions)),
-            _pair(t.matrix, g(lambda s: s.matrix)),
-            _pair(_widths(t.global_loads), g(lambda s: _widths(s.global_loads))),
-            _pair(_widths(t.lds_reads), g(lambda s: _widths(s.lds_reads))),
-            _pair(_widths(t.lds_writes), g(lambda s: _widths(s.lds_writes))),
-            _pair(t.waitcnt, g(lambda s: s.waitcnt)),
-            _pair(t.barrier, g(lambda s: s.barrier)),
-            _pair(regs(t), g(regs)),
-            _pair(t.regs.get("lds"), g(lambda s: s.regs.get("lds"))),
-            _pair(t.regs.get("scratch"), g(lambda s: s.regs.get("scratch")))]
-
-
-HEADER = ["kernel", "instructions", "main loop", "mfma/wmma", "global loads", "LDS reads", "LDS writes",
-          "s_waitcnt", "s_barrier", "v/a/s GPRs", "LDS bytes", "scratch"]
+    return [name] + [_pair(f(t), f(r) if r is not None else None) for _, f in COLUMNS]
 
 
 def markdown(rows: list[list[str]]) -> str:

@@ -24,7 +24,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_nvidia import bench, load_kernels  # noqa: E402
+from bench_nvidia import bench  # noqa: E402
+from kernel_files import load_kernels  # noqa: E402
 from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa: E402
 
 failures: list[str] = []

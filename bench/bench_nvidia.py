@@ -13,7 +13,6 @@ The table is printed last.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -25,17 +24,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz, time_once  # noqa: E402
+from kernel_files import load_kernels  # noqa: E402
 
 failures: list[str] = []
-
-
-def load_kernels(name: str, triton_mod, tl_mod, filename: str = "tutorial_kernels.py"):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
-    mod = importlib.util.module_from_spec(spec)
-    mod.triton, mod.tl = triton_mod, tl_mod
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def bench(fn, reps: int = 50) -> float:

@@ -12,7 +12,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_nvidia import load_kernels  # noqa: E402
+from kernel_files import load_kernels  # noqa: E402
 
 PTR = "*fp32"
 # (kernel, signature, constexprs, num_warps, integer args divisible by 16)

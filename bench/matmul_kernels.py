@@ -1,5 +1,5 @@
 # Kernels shared by the Tritium and Triton sides of bench/bench_matmul.py: the module is executed
-# twice, with ``triton``/``tl`` bound to each framework (see bench_nvidia.load_kernels).
+# twice, with ``triton``/``tl`` bound to each framework (see kernel_files.load_kernels).
 # They are the tutorials' kernels, written exactly as for Triton.
 
 

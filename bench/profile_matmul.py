@@ -8,7 +8,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_matmul import run_matmul  # noqa: E402
-from bench_nvidia import load_kernels  # noqa: E402
+from kernel_files import load_kernels  # noqa: E402
 
 import tritium  # noqa: E402
 import tritium.language as ttl  # noqa: E402
