@@ -56,6 +56,7 @@ class JITFunction(KernelInterface):
         self.kernel_cache: dict = {}   # (specialization key) -> CompiledKernel
         self._backend_by_kind: dict = {}
         self._fast = None  # (generated launcher, its cache, torch tensor type); see binder.py
+        self._direct = None  # the binder for this function's argument pattern; see direct_binder.py
         self._by_grid: dict = {}
         functools.update_wrapper(self, fn)
 
@@ -225,6 +226,10 @@ class JITFunction(KernelInterface):
         if wrapped:
             args = [a.base if type(a) is TensorWrapper else a for a in args]
         kernel.launch(grid, stream, args, device)
+        if stream is None and backend_name is None and explicit_target is None and not wrapped and placed \
+                and all(len(key_parts[i]) == 4 for i, _ in pointers):
+            from .direct_binder import fill
+            fill(self, kernel, bound, key_parts, opts, device, driver)
         return kernel
 
     def _fill_fast(self, kernel, runtime, key_parts, device, placed, driver, pointers):
@@ -246,17 +251,18 @@ class JITFunction(KernelInterface):
         if self._fast is None:
             from .binder import build_fast_launch
             self._fast = build_fast_launch(self)
+        entry = self._direct.launch if self._direct is not None else self._fast[0]
         if type(grid) is tuple:  # the usual grid: reuse the partial (its creation costs more)
             try:
                 bound = self._by_grid.get(grid)
             except TypeError:  # an unhashable element
-                return functools.partial(self._fast[0], grid)
-            if bound is None or bound.func is not self._fast[0]:
+                return functools.partial(entry, grid)
+            if bound is None or bound.func is not entry:
                 if len(self._by_grid) > 64:
                     self._by_grid.clear()
-                bound = self._by_grid[grid] = functools.partial(self._fast[0], grid)
+                bound = self._by_grid[grid] = functools.partial(entry, grid)
             return bound
-        return functools.partial(self._fast[0], grid)
+        return functools.partial(entry, grid)
 
     @functools.cached_property
     def specializers(self):
