@@ -201,6 +201,7 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
         if pattern is None or "tensor" not in pattern:
             return
         binder = fn._direct = DirectBinder(fn, pattern)
+        fn._by_grid.clear()  # kernel[grid] now binds the new binder
         # Keys the general binder already holds would be found there first: start it afresh,
         # so that each of them comes through run() once more and is filed here.
         if fn._fast is not None:
