@@ -73,9 +73,12 @@ class DirectBinder:
     """The generated binder of one ``@jit`` function for one pattern, and its cache
     (key -> ``(direct launcher, compiled kernel)``)."""
 
-    def __init__(self, fn, pattern: tuple):
+    def __init__(self, fn, pattern: tuple, options: tuple = ()):
         self.fn = fn
         self.pattern = pattern
+        # the launch options the binder takes (keyword-only, in the key): none until a launch
+        # passes one, so that launches without options do not pay for them
+        self.options = options
         self.cache: dict = {}
         self._directs: dict = {}
         # the parameters whose values reach the direct launcher
@@ -104,13 +107,13 @@ class DirectBinder:
                 parts.append(f"type({n})")
         if aligned:
             parts.append(f"({' | '.join(aligned)}) & 15 and ({''.join(a + ' & 15, ' for a in aligned)})")
-        parts += [o for o in FAST_OPTIONS if o not in fn.arg_names]
+        parts += self.options
         return reads, "(" + "".join(x + ", " for x in parts) + ")"
 
     def _generate(self):
         fn = self.fn
         names = [p.name for p in fn.params]
-        options = [o for o in FAST_OPTIONS if o not in fn.arg_names]
+        options = self.options
         reads, key = self._key_source()
         values = "".join(f"_t_a{i}, " if self.pattern[i] == "tensor" else f"{names[i]}, " for i in self.values)
         every = "(" + "".join(n + ", " for n in names) + ")"
@@ -148,7 +151,7 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
     # -- the general path ------------------------------------------------------------------------
     def _miss(self, grid, values, extra, kw, opts):
         fn = self.fn
-        for name, v in zip(FAST_OPTIONS, opts):
+        for name, v in zip(self.options, opts):
             if v is not _MISSING:
                 kw[name] = v
         general = fn._fast[0]
@@ -158,7 +161,7 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         from .interface import grid3
         if callable(grid):
             meta = dict(zip(self.fn.arg_names, values))
-            meta.update({n: v for n, v in zip(FAST_OPTIONS, opts) if v is not _MISSING})
+            meta.update({n: v for n, v in zip(self.options, opts) if v is not _MISSING})
             meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
             meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
             grid = grid(meta)
@@ -181,7 +184,7 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
             if direct is None:
                 return
             held = self._directs[direct_key] = (launcher, direct)
-        options = [opts.get(o, _MISSING) for o in FAST_OPTIONS if o not in self.fn.arg_names]
+        options = [opts.get(o, _MISSING) for o in self.options]
         try:
             key = self.key(*bound, *options)
         except Exception:
@@ -196,11 +199,15 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
     if type(driver).make_direct_launcher is _NO_DIRECT or any(o not in FAST_OPTIONS for o in opts):
         return
     binder = fn._direct
-    if binder is None:
-        pattern = pattern_of(fn, bound, key_parts)
-        if pattern is None or "tensor" not in pattern:
-            return
-        binder = fn._direct = DirectBinder(fn, pattern)
+    if binder is None or (opts and not binder.options):
+        if binder is None:
+            pattern = pattern_of(fn, bound, key_parts)
+            if pattern is None or "tensor" not in pattern:
+                return
+        else:
+            pattern = binder.pattern
+        options = tuple(o for o in FAST_OPTIONS if o not in fn.arg_names) if opts else ()
+        binder = fn._direct = DirectBinder(fn, pattern, options)
         fn._by_grid.clear()  # kernel[grid] now binds the new binder
         # Keys the general binder already holds would be found there first: start it afresh,
         # so that each of them comes through run() once more and is filed here.

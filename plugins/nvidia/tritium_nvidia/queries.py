@@ -30,10 +30,8 @@ def _stream_before_torch(device: int) -> int:
 
 
 def _device_before_torch() -> int:
-    torch = _torch_if_initialised()
-    if torch is not None:
-        use_torch(torch)
-        return NAMESPACE["current_device"]()
+    # asked right after _stream_before_torch, which switches both answers once torch has
+    # initialised CUDA
     from cuda.bindings import driver as cu
     err, device = cu.cuCtxGetDevice()
     # no current context: -1, so that the launch pushes its device's context
