@@ -97,14 +97,14 @@ class DirectBinder:
                 if not (p.do_not_specialize or p.do_not_specialize_on_alignment):
                     aligned.append(f"_t_a{i}")
             elif kind == "int":
-                parts.append(f"type({n})")
+                parts.append(f"_t_type({n})")
                 if not p.do_not_specialize:
                     parts.append(f"{n} == 1" if p.do_not_specialize_on_alignment else f"{n} & 15 == 0 or {n} == 1 and 2")
                 parts.append(f"-0x80000000 <= {n} <= 0x7fffffff or _t_wide({n})")
             elif kind == "constexpr":
-                parts += [f"type({n})", n]
+                parts += [f"_t_type({n})", n]
             else:  # float, bool, None: the type says it all
-                parts.append(f"type({n})")
+                parts.append(f"_t_type({n})")
         if aligned:
             parts.append(f"({' | '.join(aligned)}) & 15 and ({''.join(a + ' & 15, ' for a in aligned)})")
         parts += self.options
@@ -131,7 +131,7 @@ def _t_launch(_t_grid, {params}*_t_extra{kw_options}, **_t_kw):
         _t_go = None
     if _t_go is None or _t_extra or _t_kw:
         return _t_miss(_t_grid, {every}, _t_extra, _t_kw, ({opts}))
-    if type(_t_grid) is not tuple:
+    if _t_type(_t_grid) is not _t_tuple:
         _t_grid = _t_grid_of(_t_grid, _t_kernel, {every}, ({opts}))
     _t_go(_t_grid, {values})
     return _t_kernel
@@ -142,7 +142,8 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
 """
         scope = {"_t_M": _MISSING, "_t_defaults": {p.num: p.default for p in fn.params}, "_t_env": _ENV_GET,
                  "_t_envkey": _ENV_KEY, "_t_get": self.cache.get, "_t_none": (None, None), "_t_wide": _wide,
-                 "_t_miss": self._miss, "_t_grid_of": self._grid_of}
+                 "_t_miss": self._miss, "_t_grid_of": self._grid_of,
+                 "_t_type": type, "_t_tuple": tuple}
         exec(compile(src, f"<tritium direct binder of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
         launch, key = scope["_t_launch"], scope["_t_key"]
         launch.source = src

@@ -224,10 +224,9 @@ class LaunchState:
     owner: list
     last_stream: list
     fail: Callable
-    launch: Callable | None = None
 
     def namespace(self) -> dict:
-        """Globals for a generated launcher: the shared queries plus this kernel's constants."""
+        """Globals for the generated launcher: this kernel's slots and constants, and helpers."""
         from cuda.bindings import driver as cu
         torch = sys.modules.get("torch")
         ns = {f"s{j}": s for j, s in enumerate(self.buf.slots)}
@@ -286,7 +285,7 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     namespace["launch_fresh"] = launch_fresh
     src = _source(len(signature), arg_types, impl)
     exec(compile(src, f"<tritium launcher {name}>", "exec"), namespace)  # noqa: S102 - generated launcher
-    launch = state.launch = namespace["launch"]
+    launch = namespace["launch"]
     launch.params = buf  # keep the slots alive as long as the launcher
     launch.impl = impl
     launch.source = src
