@@ -169,28 +169,30 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         return grid if type(grid) is tuple and 1 <= len(grid) <= 3 else grid3(grid)
 
     # -- filling ---------------------------------------------------------------------------------
-    def fill(self, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
+    def fill(self, kernel, bound, key_parts, opts: dict, device: int, driver) -> bool:
         """File the launch just made (``bound`` arguments, ``opts`` launch options) when it fits
-        the pattern: its key -> the driver's direct launcher for ``device``."""
+        the pattern: its key -> the driver's direct launcher for ``device``.  Returns whether
+        it was filed."""
         if pattern_of(self.fn, bound, key_parts) != self.pattern:
-            return
+            return False
         launcher = kernel._launchers.get(device)
         if launcher is None:
-            return
+            return False
         positions = tuple(j for j, i in enumerate(self.values) if key_parts[i][0] == "a")
         direct_key = (id(launcher), positions)
         held = self._directs.get(direct_key)
         if held is None or held[0] is not launcher:
             direct = driver.make_direct_launcher(launcher, device, len(self.values), positions)
             if direct is None:
-                return
+                return False
             held = self._directs[direct_key] = (launcher, direct)
         options = [opts.get(o, _MISSING) for o in self.options]
         try:
             key = self.key(*bound, *options)
         except Exception:
-            return
+            return False
         self.cache[key] = (held[1], kernel)
+        return True
 
 
 def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
@@ -208,12 +210,16 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
         else:
             pattern = binder.pattern
         options = tuple(o for o in FAST_OPTIONS if o not in fn.arg_names) if opts else ()
-        binder = fn._direct = DirectBinder(fn, pattern, options)
+        binder = DirectBinder(fn, pattern, options)
+        if not binder.fill(kernel, bound, key_parts, opts, device, driver):
+            return  # no direct launcher for this kernel: keep the general binder alone
+        fn._direct = binder
         fn._by_grid.clear()  # kernel[grid] now binds the new binder
         # Keys the general binder already holds would be found there first: start it afresh,
         # so that each of them comes through run() once more and is filed here.
         if fn._fast is not None:
             fn._fast[1].clear()
+        return
     binder.fill(kernel, bound, key_parts, opts, device, driver)
 
 
