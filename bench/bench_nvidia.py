@@ -6,7 +6,8 @@ Rows: vector add fp32 (2^12, 2^20, 2^28), fused softmax fp32 (4096x1024, 8192x40
 layer-norm forward fp32 (4096^2, 8192^2): Tritium and Triton timed interleaved (A, B, B, A per round,
 ``bench/interleave.py``), the median of the rounds' medians (CUDA events) with the rounds' range,
 GB/s, Tritium/Triton and fraction of the measured device-to-device copy bandwidth; host launch overhead of a 5-argument
-kernel (Tritium, Triton, torch.add); cold compile time to cubin per kernel (empty caches).
+kernel (Tritium, Triton, a bare cuda-python cuLaunchKernel, torch.add) and the same launches replayed
+from CUDA graphs (``--launch-only``: only these); cold compile time to cubin per kernel (empty caches).
 Every output is checked against torch on fresh random inputs (outputs poisoned with NaN) first.
 The table is printed last.
 """
@@ -101,17 +102,67 @@ def _launcher(k, x, y, out):
     return lambda: kern[(8,)](x, y, out, 1024, 2.0, BLOCK=128)
 
 
+def _bare_launch(tritium_kernels, x, y, out):
+    """``cuda.bindings.driver.cuLaunchKernel`` alone, on Tritium's loaded axpy with its parameter
+    array already filled and the stream wrapper built: the floor of any cuda-python launcher."""
+    from cuda.bindings import driver as cu
+    compiled = tritium_kernels.axpy_kernel[(8,)](x, y, out, 1024, 2.0, BLOCK=128)
+    launcher = compiled._launchers[x.device.index]
+    f, params, block = launcher.function, launcher.params.address, launcher.state.block
+    stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
+    return lambda: cu.cuLaunchKernel(f, 8, 1, 1, block, 1, 1, 0, stream, params, 0)
+
+
+def graph_replay_row(gos: dict, x, y, out, per_graph=200, replays=20) -> str:
+    """Each side's launch captured ``per_graph`` times into one CUDA graph (torch.cuda.graph, as a
+    user would), checked, replayed: microseconds per captured launch."""
+    cells = []
+    for name, go in gos.items():
+        out.fill_(float("nan"))
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            go()  # warm on the side stream, as torch's docs ask
+        torch.cuda.current_stream().wait_stream(s)
+        out.fill_(float("nan"))
+        with torch.cuda.graph(g):
+            for _ in range(per_graph):
+                go()
+        if not torch.isnan(out).all():
+            failures.append(f"{name}: the launch ran during capture instead of being captured")
+        g.replay()
+        torch.cuda.synchronize()
+        ref = x + y if name == "torch.add" else 2.0 * x + y
+        check(f"{name} launch replayed from a CUDA graph", out, ref)
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            for _ in range(replays):
+                g.replay()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t) / (replays * per_graph) * 1e6)
+        cells.append(f"{name} {statistics.median(times):.2f}")
+    return f"CUDA graph replay, {per_graph} captured launches per graph (us/launch): " + ", ".join(cells)
+
+
 def launch_row(impls, n_launch=4000, rounds=5) -> str:
-    """Host launch overhead of a 5-argument kernel (Tritium, Triton, torch.add), microseconds per
-    launch: each slot times ``n_launch`` back-to-back launches, the sides interleaved A,B,C,C,B,A."""
+    """Host launch overhead of a 5-argument kernel (Tritium, Triton, a bare cuda-python
+    cuLaunchKernel, torch.add), microseconds per launch: each slot times ``n_launch`` back-to-back
+    launches, the sides interleaved A,B,C,D,D,C,B,A; then the same launches replayed from CUDA
+    graphs."""
     from interleave import slot_order
     x = torch.randn(1024, device="cuda")
     y, out = torch.randn_like(x), torch.empty_like(x)
     gos = {name: _launcher(k, x, y, out) for name, k in impls.items()}
+    gos["bare cuLaunchKernel"] = _bare_launch(impls["tritium"], x, y, out)
     gos["torch.add"] = _launcher("torch", x, y, out)
-    for go in gos.values():
+    for name, go in gos.items():
+        out.fill_(float("nan"))
         go()
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        if name != "bare cuLaunchKernel":
+            check(f"{name} launch", out, x + y if name == "torch.add" else 2.0 * x + y)
     per = {name: [] for name in gos}
     for order in slot_order(list(gos), rounds):
         for name in order:
@@ -125,8 +176,10 @@ def launch_row(impls, n_launch=4000, rounds=5) -> str:
         f"{k} {v:.2f} [{min(per[k]):.2f}-{max(per[k]):.2f}]" for k, v in t.items())
     if "triton" in t:
         text += f"; tritium/triton {t['tritium'] / t['triton']:.2f}"
-    text += f", tritium/torch.add {t['tritium'] / t['torch.add']:.2f}"
-    return text
+    text += (f", tritium/torch.add {t['tritium'] / t['torch.add']:.2f}, "
+             f"tritium - bare cuLaunchKernel {t['tritium'] - t['bare cuLaunchKernel']:.2f} us")
+    graph_gos = {name: go for name, go in gos.items() if name != "bare cuLaunchKernel"}
+    return text + "\n" + graph_replay_row(graph_gos, x, y, out)
 
 
 COMPILE_SIGS = {
@@ -184,7 +237,11 @@ def main() -> int:
     except ImportError:
         print("Triton is not installed: Tritium only")
     if args.launch_only:
+        print(host_line())
         print(launch_row(impls))
+        if failures:
+            print("\nCORRECTNESS FAILURES:\n  " + "\n  ".join(failures))
+            return 1
         return 0
     reps = 10 if args.quick else 20
     rounds = 3 if args.quick else 5

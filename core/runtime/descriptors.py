@@ -75,6 +75,8 @@ def _companion(fn, layout: tuple):
     comp.kernel_cache = {}
     comp._backend_by_kind = {}
     comp._fast = None
+    comp._direct = None
+    comp._by_grid = {}
     base_scope = fn.global_scope
 
     def global_scope():

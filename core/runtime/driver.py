@@ -84,6 +84,18 @@ class Driver(abc.ABC):
         finally:
             self.set_current_device(previous)
 
+    def make_direct_launcher(self, launcher: Callable, device: int, arity: int,
+                             positions: tuple[int, ...]) -> Callable | None:
+        """Optional: the launch fast path's entry for ``launcher`` (from :meth:`make_launcher`,
+        for ``device``), or None (the default: the core then calls ``launcher``).
+
+        Return ``direct(grid, v0, ..., v{arity-1})``, called on every fast launch once the core
+        knows the launch runs on ``device`` with no stream given: ``grid`` is a tuple of 1 to 3
+        ints; the kernel's runtime arguments are ``v[positions[0]], v[positions[1]], ...``, with
+        pointer arguments as integer addresses.  It launches on ``device``'s current stream and
+        handles every case ``launcher`` does (another device current, another thread)."""
+        return None
+
     def device_target(self, device: int):
         """``GPUTarget`` of ``device`` (kernels are compiled for the device they launch on)."""
         return self.get_current_target()

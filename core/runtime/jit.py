@@ -56,6 +56,7 @@ class JITFunction(KernelInterface):
         self.kernel_cache: dict = {}   # (specialization key) -> CompiledKernel
         self._backend_by_kind: dict = {}
         self._fast = None  # (generated launcher, its cache, torch tensor type); see binder.py
+        self._direct = None  # the binder for this function's argument pattern; see direct_binder.py
         self._by_grid: dict = {}
         functools.update_wrapper(self, fn)
 
@@ -225,6 +226,10 @@ class JITFunction(KernelInterface):
         if wrapped:
             args = [a.base if type(a) is TensorWrapper else a for a in args]
         kernel.launch(grid, stream, args, device)
+        if stream is None and backend_name is None and explicit_target is None and not wrapped and placed \
+                and all(len(key_parts[i]) == 4 for i, _ in pointers):
+            from .direct_binder import fill
+            fill(self, kernel, bound, key_parts, opts, device, driver)
         return kernel
 
     def _fill_fast(self, kernel, runtime, key_parts, device, placed, driver, pointers):
@@ -232,6 +237,7 @@ class JITFunction(KernelInterface):
         from .binder import _torch_tensor_type, build_fast_launch, env_token, make_entry
         if self._fast[2] is None and _torch_tensor_type() is not None:
             self._fast = build_fast_launch(self)  # torch arrived after the binder was built
+            self._by_grid.clear()
         meta = {"num_warps": kernel.metadata.get("num_warps", 4), "num_stages": kernel.metadata.get("num_stages", 3)}
         position = {i: j for j, i in enumerate(runtime)}
         ptrs = [(position[i], n) for i, n in pointers if i in position]
@@ -243,20 +249,29 @@ class JITFunction(KernelInterface):
                                                               driver, ptrs)
 
     def __getitem__(self, grid):
+        try:
+            bound = self._by_grid.get(grid)  # the usual grid: a tuple launched before
+        except TypeError:  # an unhashable grid
+            bound = None
+        return bound if bound is not None else self._bind_grid(grid)
+
+    def _bind_grid(self, grid):
+        """``launch(*args, **kwargs)`` for ``grid``: the binder with the grid bound; kept for
+        tuples (creating the partial costs more than finding it).  ``_by_grid`` is emptied
+        whenever the binder changes."""
         if self._fast is None:
             from .binder import build_fast_launch
             self._fast = build_fast_launch(self)
-        if type(grid) is tuple:  # the usual grid: reuse the partial (its creation costs more)
+        entry = self._direct.launch if self._direct is not None else self._fast[0]
+        bound = functools.partial(entry, grid)
+        if type(grid) is tuple:
             try:
-                bound = self._by_grid.get(grid)
-            except TypeError:  # an unhashable element
-                return functools.partial(self._fast[0], grid)
-            if bound is None or bound.func is not self._fast[0]:
                 if len(self._by_grid) > 64:
                     self._by_grid.clear()
-                bound = self._by_grid[grid] = functools.partial(self._fast[0], grid)
-            return bound
-        return functools.partial(self._fast[0], grid)
+                self._by_grid[grid] = bound
+            except TypeError:  # an unhashable element
+                pass
+        return bound
 
     @functools.cached_property
     def specializers(self):

@@ -85,3 +85,55 @@ def test_plain_host_tensor_is_refused():
     x = torch.rand(256)
     with pytest.raises(ValueError, match="not on a CUDA device"):
         add_kernel[(1,)](x, x, x, 256, BLOCK_SIZE=256, backend="nvidia")
+
+
+def test_cuda_graph_capture_and_replay():
+    """Launches inside torch.cuda.graph are captured on the capture stream, not run; replaying the
+    graph runs them (the launch fast path asks torch for the current stream on every launch)."""
+    n = 3000
+    x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+    out1, out2 = torch.empty(n, device="cuda"), torch.empty(n, device="cuda")
+    grid = (tritium.cdiv(n, 256),)
+    for _ in range(3):  # compiled, and on the fast path, before capture
+        add_kernel[grid](x, y, out1, n, BLOCK_SIZE=256)
+    torch.cuda.synchronize()
+    out1.fill_(float("nan"))
+    out2.fill_(float("nan"))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        add_kernel[grid](x, y, out1, n, BLOCK_SIZE=256)
+        add_kernel[grid](out1, y, out2, n, BLOCK_SIZE=256)
+    torch.cuda.synchronize()
+    assert torch.isnan(out1).all() and torch.isnan(out2).all(), "a launch ran during capture"
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out1, x + y, rtol=0, atol=0)
+    torch.testing.assert_close(out2, x + y + y, rtol=0, atol=0)
+    x.copy_(torch.rand(n, device="cuda"))
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out2, x + y + y, rtol=0, atol=0)
+
+
+def test_fast_path_arguments_on_the_device():
+    """Repeated launches with every scalar class (n a multiple of 16, 1, other, wide), a float and
+    a misaligned tensor: each launch computes the right values."""
+    from tritium.examples.vector_add import add_kernel as add
+    for n in (4096, 1, 3000, 4096, 1, 3000):
+        x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+        out = torch.full((n,), float("nan"), device="cuda")
+        add[(tritium.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    base = torch.rand(3001, device="cuda")
+    x = base[1:]
+    out = torch.full((3000,), float("nan"), device="cuda")
+    for _ in range(3):
+        add[(tritium.cdiv(3000, 256),)](x, x, out, 3000, BLOCK_SIZE=256)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, x + x, rtol=0, atol=0)
+    with torch.cuda.stream(torch.cuda.Stream()):
+        out.fill_(float("nan"))
+        add[(tritium.cdiv(3000, 256),)](x, x, out, 3000, BLOCK_SIZE=256)
+        torch.cuda.current_stream().synchronize()
+        torch.testing.assert_close(out, x + x, rtol=0, atol=0)

@@ -17,9 +17,10 @@ import numpy as np
 
 from tritium.hooks import GPUTarget
 from tritium.runtime.driver import Driver, LaunchDeviceError, one_device
+from tritium.runtime.interface import grid3
 
 from . import launcher as _launcher
-from . import memory
+from . import memory, queries
 from .options import WARP_SIZE
 
 _STATIC_SHARED_LIMIT = 48 * 1024
@@ -148,15 +149,10 @@ class CudaDriver(Driver):
         return device, self.get_current_stream(device)
 
     def stream_and_current_device(self, device: int) -> tuple[int, int]:
-        """On every launch: ``device``'s current stream and the thread's current device.  Once
-        torch has initialised CUDA this becomes two calls into torch (see ``_torch_queries``)."""
-        torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_initialized():
-            fast = self.stream_and_current_device = _torch_queries(torch)
-            return fast(device)
-        err, current = self.cu.cuCtxGetDevice()
-        # no current context: -1, so that the launch pushes the device's context
-        return 0, int(current) if err == self.cu.CUresult.CUDA_SUCCESS else -1
+        """On every launch: ``device``'s current stream and the thread's current device (-1 when
+        no context is current); see :mod:`.queries`."""
+        ns = queries.NAMESPACE
+        return ns["stream_of"](device), ns["current_device"]()
 
     # --------------------------------------------------------------------- choosing a device
     def select_device(self, pointers) -> int | None:
@@ -178,6 +174,23 @@ class CudaDriver(Driver):
         stays what it was."""
         with memory.on_device(device):
             launcher(grid, stream, args)
+
+    def make_direct_launcher(self, launcher, device: int, arity: int, positions: tuple[int, ...]):
+        """The launch fast path's entry (:func:`.launcher.build_direct`) for ``launcher``, which
+        was made for ``device``; None for cluster and cooperative launchers."""
+        state = getattr(launcher, "state", None)
+        if state is None:
+            return None
+
+        def fallback(grid, args):
+            # another thread than the slots' owner, or another device current
+            grid = grid3(grid)
+            stream, current = self.stream_and_current_device(device)
+            if current == device:
+                launcher(grid, stream, args)
+            else:
+                self.launch_on(device, launcher, grid, stream, args)
+        return _launcher.build_direct(state, device, arity, positions, fallback)
 
     def device_target(self, device: int) -> GPUTarget:
         return self.get_current_target(device)
@@ -321,18 +334,12 @@ class CudaDriver(Driver):
             a.value.cooperative = 1
             attrs.append(a)
         buf = _launcher.ParamBuffer([t for _, t in arg_types])
+        converts = [_launcher.arg_kind(ty).convert for _, ty in arg_types]
 
         def launch(grid, stream, args):
             gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-            for slot, (pos, ty) in zip(buf.slots, arg_types):
-                v = args[pos]
-                if ty.startswith("*"):
-                    v = memory.pointer_getter(v)(v)
-                elif ty in ("fp16", "f16"):
-                    v = _launcher.fp16_bits(v)
-                elif ty == "bf16":
-                    v = _launcher.bf16_bits(v)
-                slot.value = v
+            for slot, (pos, ty), convert in zip(buf.slots, arg_types, converts):
+                slot.value = convert(args[pos])
             cfg = cu.CUlaunchConfig()
             cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx * num_ctas, gy, gz
             cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block, 1, 1
@@ -401,11 +408,3 @@ class CudaDriver(Driver):
         raise TypeError(f"cannot copy a {type(arg).__name__} to the host")
 
 
-def _torch_queries(torch):
-    """``device -> (torch's current raw stream of device, torch's current device)``: two calls
-    into torch's C extension, the cheapest form of the per-launch question."""
-    raw_stream, current = torch._C._cuda_getCurrentRawStream, torch._C._cuda_getDevice
-
-    def stream_and_current_device(device):
-        return raw_stream(device), current()
-    return stream_and_current_device

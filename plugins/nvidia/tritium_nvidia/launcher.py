@@ -1,11 +1,18 @@
 """Kernel launchers: argument packing decided once per kernel, a few Python statements per launch.
 
-``make_launcher`` generates, from the signature, a ``launch(grid, stream, args)`` function whose
-body writes each argument into a preallocated ctypes scalar (the kernel-parameter array already
-points at them) and calls ``cuLaunchKernel`` with the parameter array's address.  Two call paths:
-``"bindings"`` (``cuda.bindings.driver.cuLaunchKernel``) and ``"ctypes"`` (``cuLaunchKernel`` from
-``libcuda.so.1`` through ctypes); the default is the one measured fastest (see
-``bench/driver_check.py``), overridable with ``TRITIUM_CUDA_LAUNCH=bindings|ctypes``.
+``build_launcher`` generates, from the signature, a ``launch(grid, stream, args)`` function whose
+body writes each argument into a preallocated ctypes slot (the kernel-parameter array already
+points at them) and calls ``cuLaunchKernel`` with the parameter array's address.
+``build_direct`` generates, for the same slots, the launch fast path's entry point
+``direct(grid, *values)``: pointer arguments arrive as addresses, the stream and the current
+device are asked inline (:mod:`.queries`), anything unusual goes to a fallback.
+
+How each kind of parameter is stored is one :class:`ArgKind` in :data:`ARG_KINDS`: its slot and
+the statements writing an argument into it; a new kind of kernel parameter is one entry there.
+
+Two call paths: ``"bindings"`` (``cuda.bindings.driver.cuLaunchKernel``) and ``"ctypes"``
+(``cuLaunchKernel`` from ``libcuda.so.1`` through ctypes); the default is the one measured
+fastest (see ``bench/driver_check.py``), overridable with ``TRITIUM_CUDA_LAUNCH=bindings|ctypes``.
 """
 from __future__ import annotations
 
@@ -14,7 +21,12 @@ import os
 import struct
 import sys
 import threading
+from dataclasses import dataclass
+from typing import Callable
 
+from tritium.runtime.interface import grid3
+
+from . import queries
 from .memory import pointer_getter
 
 # Storage for each scalar kind.  Narrow integers live in 32-bit slots: the driver copies as many
@@ -42,8 +54,6 @@ def bf16_bits(v) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
-_CONVERT = {"fp16": "fp16_bits", "f16": "fp16_bits", "bf16": "bf16_bits"}
-
 # Per-type pointer readers, shared by all launchers (resolved on first sight of a type).
 _POINTER_GETTERS: dict = {}
 
@@ -54,6 +64,54 @@ def _resolve_pointer(obj):
     return getter
 
 
+def read_pointer(obj) -> int:
+    return (_POINTER_GETTERS.get(type(obj)) or _resolve_pointer(obj))(obj)
+
+
+@dataclass(frozen=True)
+class ArgKind:
+    """How a kernel parameter of one kind is passed.  ``store`` and ``store_direct`` are
+    statements (``{s}``: the slot, ``{a}``: the argument) for what a user passes and for what the
+    fast path passes (pointers as addresses); ``convert`` is the same as a function, for the
+    slow launch paths.  ``store_direct`` None: kernels with such a parameter have no fast path."""
+
+    slot: Callable[[str], ctypes._SimpleCData]
+    store: str
+    store_direct: str | None
+    convert: Callable
+
+
+_POINTER = ArgKind(
+    slot=lambda ty: ctypes.c_void_p(),
+    # torch CUDA tensors inline (the common case); everything else through its reader
+    store="{s}.value = {a}.data_ptr() if type({a}) is Tensor and {a}.is_cuda "
+          "else (getters.get(type({a})) or resolve({a}))({a})",
+    store_direct="{s}.value = {a}",
+    convert=read_pointer)
+_SCALAR = ArgKind(slot=lambda ty: _SCALAR_CTYPES[ty](), store="{s}.value = {a}", store_direct="{s}.value = {a}",
+                  convert=lambda v: v)
+_FP16 = ArgKind(slot=lambda ty: ctypes.c_uint32(), store="{s}.value = fp16_bits({a})",
+                store_direct="{s}.value = fp16_bits({a})", convert=fp16_bits)
+_BF16 = ArgKind(slot=lambda ty: ctypes.c_uint32(), store="{s}.value = bf16_bits({a})",
+                store_direct="{s}.value = bf16_bits({a})", convert=bf16_bits)
+
+#: (does this kind take type string ``ty``, the kind), first match wins
+ARG_KINDS: list[tuple[Callable[[str], bool], ArgKind]] = [
+    (lambda ty: ty.startswith("*"), _POINTER),
+    (lambda ty: ty in ("fp16", "f16"), _FP16),
+    (lambda ty: ty == "bf16", _BF16),
+    (lambda ty: ty in _SCALAR_CTYPES, _SCALAR),
+]
+
+
+def arg_kind(ty) -> ArgKind | None:
+    if isinstance(ty, str):
+        for takes, kind in ARG_KINDS:
+            if takes(ty):
+                return kind
+    return None
+
+
 def kernel_arg_types(signature: dict) -> list[tuple[int, str]]:
     """``(position in args, type)`` of the arguments that become kernel parameters.  ``args`` holds
     one value per signature entry, in index order; ``constexpr`` entries are skipped."""
@@ -62,7 +120,7 @@ def kernel_arg_types(signature: dict) -> list[tuple[int, str]]:
         ty = signature[idx]
         if ty == "constexpr":
             continue
-        if not isinstance(ty, str) or not (ty.startswith("*") or ty in _SCALAR_CTYPES):
+        if arg_kind(ty) is None:
             raise ValueError(f"argument {idx}: unsupported type {ty!r} in the kernel signature")
         out.append((pos, ty))
     return out
@@ -72,7 +130,7 @@ class ParamBuffer:
     """Preallocated ctypes slots for one kernel and the ``void*[]`` array pointing at them."""
 
     def __init__(self, types: list[str], extra_null_params: int = 0):
-        self.slots = [ctypes.c_void_p() if t.startswith("*") else _SCALAR_CTYPES[t]() for t in types]
+        self.slots = [arg_kind(t).slot(t) for t in types]
         self.slots += [ctypes.c_void_p() for _ in range(extra_null_params)]
         self.array = (ctypes.c_void_p * max(len(self.slots), 1))(
             *[ctypes.addressof(s) for s in self.slots])
@@ -85,6 +143,21 @@ def _libcuda_launch():
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     return fn
+
+
+def _launch_call(impl: str) -> list[str]:
+    """The statements launching with ``gx, gy, gz`` and ``stream`` (an int) set."""
+    if impl == "ctypes":
+        return ["    err = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, stream or None, PARAMS, None)",
+                "    if err:",
+                "        fail(err, gx, gy, gz, stream)"]
+    # The binding wraps an int stream in a CUstream on every call; reuse the last wrapper.
+    return ["    if stream != last_stream[0]:",
+            "        last_stream[1] = CUstream(int(stream or 0))",
+            "        last_stream[0] = stream",
+            "    err, = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, last_stream[1], PARAMS, 0)",
+            "    if err is not SUCCESS and err != SUCCESS:",
+            "        fail(err, gx, gy, gz, stream)"]
 
 
 def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
@@ -104,31 +177,66 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
         names = ", ".join(f"a{i}" for i in range(n_args))
         lines.append(f"    {names}, = args")
     for j, (idx, ty) in enumerate(arg_types):
-        a = f"a{idx}"
-        if ty.startswith("*"):
-            # torch CUDA tensors inline (the common case); everything else through its reader
-            lines.append(f"    s{j}.value = {a}.data_ptr() if type({a}) is Tensor and {a}.is_cuda "
-                         f"else (getters.get(type({a})) or resolve({a}))({a})")
-        elif ty in _CONVERT:
-            lines.append(f"    s{j}.value = {_CONVERT[ty]}({a})")
-        else:
-            lines.append(f"    s{j}.value = {a}")
-    if impl == "ctypes":
-        lines.append("    err = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, stream or None, PARAMS, None)")
-        lines.append("    if err:")
-    else:
-        # The binding wraps an int stream in a CUstream on every call; reuse the last wrapper.
-        lines.append("    if stream != last_stream[0]:")
-        lines.append("        last_stream[1] = CUstream(int(stream or 0))")
-        lines.append("        last_stream[0] = stream")
-        lines.append("    err, = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, last_stream[1], PARAMS, 0)")
-        lines.append("    if err is not SUCCESS and err != SUCCESS:")
-    lines.append("        fail(err, gx, gy, gz, stream)")
-    return "\n".join(lines) + "\n"
+        lines.append("    " + arg_kind(ty).store.format(s=f"s{j}", a=f"a{idx}"))
+    return "\n".join(lines + _launch_call(impl)) + "\n"
+
+
+def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str) -> str:
+    """Body of the fast path's launcher: values ``v0 .. v{arity-1}``, of which ``positions``
+    are the kernel's parameters in order."""
+    values = [f"v{i}" for i in range(arity)]
+    runtime = "(" + "".join(f"v{p}, " for p in positions) + ")"
+    lines = [f"def direct(grid{''.join(', ' + v for v in values)}):",
+             "    if get_ident() != owner[0]:",
+             f"        return fallback(grid, {runtime})",
+             "    stream = stream_of(DEVICE)",
+             "    if current_device() != DEVICE:",
+             f"        return fallback(grid, {runtime})",
+             "    if len(grid) == 1:",
+             "        gx = grid[0]",
+             "        gy = gz = 1",
+             "    elif len(grid) == 3:",
+             "        gx, gy, gz = grid",
+             "    else:",
+             "        gx, gy, gz = grid3(grid)"]
+    for j, ((_, ty), p) in enumerate(zip(arg_types, positions)):
+        lines.append("    " + arg_kind(ty).store_direct.format(s=f"s{j}", a=f"v{p}"))
+    return "\n".join(lines + _launch_call(impl)) + "\n"
 
 
 class _NoTensor:  # torch was not imported when the launcher was built
     pass
+
+
+@dataclass
+class LaunchState:
+    """What a launcher and the fast path's launchers built on it share: the slots, the launch
+    constants, the thread that owns the slots, the last stream wrapper."""
+
+    function: object
+    name: str
+    arg_types: list
+    buf: ParamBuffer
+    block: int
+    shared: int
+    impl: str
+    cu_launch: object
+    owner: list
+    last_stream: list
+    fail: Callable
+
+    def namespace(self) -> dict:
+        """Globals for the generated launcher: this kernel's slots and constants, and helpers."""
+        from cuda.bindings import driver as cu
+        torch = sys.modules.get("torch")
+        ns = {f"s{j}": s for j, s in enumerate(self.buf.slots)}
+        ns.update(
+            getters=_POINTER_GETTERS, resolve=_resolve_pointer, fp16_bits=fp16_bits, bf16_bits=bf16_bits,
+            BLOCK=self.block, SHARED=self.shared, PARAMS=self.buf.address, SUCCESS=cu.CUresult.CUDA_SUCCESS,
+            get_ident=threading.get_ident, owner=self.owner, Tensor=getattr(torch, "Tensor", _NoTensor),
+            cu_launch=self.cu_launch, CUstream=cu.CUstream, last_stream=self.last_stream, fail=self.fail,
+            grid3=grid3, FUNC=int(self.function) if self.impl == "ctypes" else self.function)
+        return ns
 
 
 def build_launcher(function, name: str, signature: dict, num_warps: int, threads_per_warp: int,
@@ -142,26 +250,15 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     if impl not in ("bindings", "ctypes"):
         raise ValueError(f"launcher implementation must be 'bindings' or 'ctypes', got {impl!r}")
     arg_types = kernel_arg_types(signature)
-    n_args = len(signature)
-    types = [t for _, t in arg_types]
-    buf = ParamBuffer(types, extra_null_params)
-    namespace = {f"s{j}": s for j, s in enumerate(buf.slots)}
-    torch = sys.modules.get("torch")
-    namespace.update(
-        getters=_POINTER_GETTERS, resolve=_resolve_pointer, fp16_bits=fp16_bits, bf16_bits=bf16_bits,
-        BLOCK=num_warps * threads_per_warp, SHARED=int(shared), PARAMS=buf.address,
-        SUCCESS=cu.CUresult.CUDA_SUCCESS, get_ident=threading.get_ident, owner=[None],
-        Tensor=getattr(torch, "Tensor", _NoTensor))
+    buf = ParamBuffer([t for _, t in arg_types], extra_null_params)
     block = num_warps * threads_per_warp
     if impl == "ctypes":
         raw = _libcuda_launch()
-        namespace.update(cu_launch=raw, FUNC=int(function))
 
         def call(gx, gy, gz, stream):
             return raw(int(function), gx, gy, gz, block, 1, 1, int(shared), stream or None, buf.address, None)
     else:
-        namespace.update(cu_launch=cu.cuLaunchKernel, FUNC=function, CUstream=cu.CUstream,
-                         last_stream=[0, cu.CUstream(0)])
+        raw = cu.cuLaunchKernel
 
         def call(gx, gy, gz, stream):
             return cu.cuLaunchKernel(function, gx, gy, gz, block, 1, 1, int(shared), cu.CUstream(int(stream or 0)),
@@ -170,6 +267,8 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     def fail(err, gx, gy, gz, stream):
         on_error(err, (gx, gy, gz), stream, lambda: call(gx, gy, gz, stream))
 
+    state = LaunchState(function, name, arg_types, buf, block, int(shared), impl, raw, owner=[None],
+                        last_stream=[0, cu.CUstream(0)], fail=fail)
     per_thread = threading.local()
 
     def launch_fresh(grid, stream, args):
@@ -182,15 +281,58 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
                                                      extra_null_params)
         return own(grid, stream, args)
 
-    namespace.update(fail=fail, launch_fresh=launch_fresh)
-    src = _source(n_args, arg_types, impl)
-    exec(compile(src, f"<tritium launcher {name}>", "exec"), namespace)
+    namespace = state.namespace()
+    namespace["launch_fresh"] = launch_fresh
+    src = _source(len(signature), arg_types, impl)
+    exec(compile(src, f"<tritium launcher {name}>", "exec"), namespace)  # noqa: S102 - generated launcher
     launch = namespace["launch"]
     launch.params = buf  # keep the slots alive as long as the launcher
     launch.impl = impl
     launch.source = src
     launch.function = function
+    launch.state = state
     return launch
+
+
+_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback")
+
+
+def _direct_globals() -> dict:
+    """Globals of every direct launcher: :data:`queries.NAMESPACE` (so that switching the
+    queries to torch's reaches them all at once) plus fixed helpers; a kernel's own constants
+    are the generated function's closure."""
+    ns = queries.NAMESPACE
+    if "SUCCESS" not in ns:
+        from cuda.bindings import driver as cu
+        ns.update(SUCCESS=cu.CUresult.CUDA_SUCCESS, CUstream=cu.CUstream, get_ident=threading.get_ident,
+                  grid3=grid3, fp16_bits=fp16_bits, bf16_bits=bf16_bits)
+    return ns
+
+
+def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[int, ...], fallback):
+    """The fast path's launcher for ``state``'s kernel on ``device``: ``direct(grid, v0, ...,
+    v{arity-1})`` writes ``v[positions[k]]`` (pointers as addresses) into slot ``k`` and launches
+    on ``device``'s current stream.  ``grid`` is a tuple of 1 to 3 ints.  On a thread other than
+    the slots' owner, or when ``device`` is not current, it calls ``fallback(grid, runtime
+    values)`` instead.  None when a parameter kind has no direct form."""
+    if len(positions) != len(state.arg_types) or any(
+            arg_kind(ty).store_direct is None for _, ty in state.arg_types):
+        return None
+    body = _direct_source(arity, positions, state.arg_types, state.impl)
+    slots = [f"s{j}" for j in range(len(state.buf.slots))]
+    src = (f"def make({', '.join(slots + list(_CLOSURE))}):\n"
+           + "".join("    " + line + "\n" for line in body.splitlines()) + "    return direct\n")
+    scope = {}
+    exec(compile(src, f"<tritium direct launcher {state.name} on device {device}>", "exec"),  # noqa: S102
+         _direct_globals(), scope)
+    constants = dict(FUNC=int(state.function) if state.impl == "ctypes" else state.function, BLOCK=state.block,
+                     SHARED=state.shared, PARAMS=state.buf.address, owner=state.owner,
+                     last_stream=state.last_stream, cu_launch=state.cu_launch, fail=state.fail, DEVICE=device,
+                     fallback=fallback)
+    direct = scope["make"](*state.buf.slots, *[constants[n] for n in _CLOSURE])
+    direct.source = body
+    direct.params = state.buf  # the slots live as long as the launcher
+    return direct
 
 
 DEFAULT_IMPL = "bindings"

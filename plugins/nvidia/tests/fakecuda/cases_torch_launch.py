@@ -1,0 +1,373 @@
+"""The launch fast path with torch tensors, against the fake two-device libcuda (run in a process of
+its own by test_nvidia_launch_fake.py, with TRITIUM_FAKECUDA=1 and torch's CPU build): CPU
+tensors pose as CUDA tensors of the device in their ``fake_device`` attribute, and torch's CUDA
+queries (current stream, current device) are stood in for, so the launch path runs as on a GPU
+host where torch has initialised CUDA.  Every case checks what the fake driver recorded (device,
+stream, grid, block, parameter values) and that repeated launches take the fast path (no call
+of ``JITFunction.run``)."""
+import os
+import struct
+import threading
+
+import numpy as np
+import pytest
+
+if os.environ.get("TRITIUM_FAKECUDA") != "1":
+    pytest.skip("run through test_nvidia_launch_fake.py", allow_module_level=True)
+
+import fakecuda  # noqa: E402
+
+FAKE = fakecuda.load()
+FAKE.n_params.value = 0  # set per launch: the fake reads that many parameter slots
+os.environ["TRITIUM_BACKEND"] = "nvidia"
+
+import torch  # noqa: E402
+
+import tritium  # noqa: E402
+import tritium.language as tl  # noqa: E402
+from tritium.runtime import direct_binder  # noqa: E402
+from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
+from tritium.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
+from tritium_nvidia import memory, queries  # noqa: E402
+from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
+
+STREAMS = {0: 0x5000, 1: 0x5100}   # each device's "current stream", as torch would answer
+CURRENT = [0]                       # torch's current device
+
+torch.Tensor.is_cuda = property(lambda t: hasattr(t, "fake_device"))
+torch.Tensor.get_device = lambda t: getattr(t, "fake_device", -1)
+_host_device = memory._torch_device
+memory._torch_device = lambda t: t.fake_device if hasattr(t, "fake_device") else _host_device(t)
+torch.cuda.is_initialized = lambda: True
+torch._C._cuda_getCurrentRawStream = lambda device: STREAMS[device]
+torch._C._cuda_getDevice = lambda: CURRENT[0]
+
+
+@tritium.jit
+def axpy(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, alpha * tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@tritium.jit
+def maybe_bias(x_ptr, bias_ptr, n, BLOCK: tl.constexpr, HAS_BIAS: tl.constexpr = False):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n)
+    if HAS_BIAS:
+        v += tl.load(bias_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, v, mask=offs < n)
+
+
+@tritium.jit(do_not_specialize=["n"])
+def copy_dns(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@tritium.jit
+def copy_desc(src_desc, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), src_desc.load([0]))
+
+
+def on(device, *tensors):
+    for t in tensors:
+        t.fake_device = device
+    return tensors
+
+
+def tensors(device=0, n=1024):
+    return on(device, torch.randn(n), torch.randn(n), torch.empty(n))
+
+
+class Runs:
+    """Counts the launches that took the general path (``JITFunction.run`` files every one);
+    ``count`` is reset by the cases once their first launches are done."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        real = direct_binder.fill
+
+        def counting(*a, **k):
+            self.count += 1
+            return real(*a, **k)
+        monkeypatch.setattr(direct_binder, "fill", counting)
+
+
+@pytest.fixture(autouse=True)
+def device0_current():
+    drv = plugin.tritium_driver("nvidia")
+    assert drv.device_count() == 2, "the driver in use is not the two-device fake"
+    FAKE.lib.fake_reset_thread()
+    drv.set_current_device(0)
+    CURRENT[0] = 0
+    yield drv
+    FAKE.lib.fake_reset_thread()
+    assert not fakecuda.foreign_drivers(), f"a real CUDA driver was loaded beside the fake: {fakecuda.foreign_drivers()}"
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    return Runs(monkeypatch)
+
+
+def launched(call, params=0):
+    """Run ``call``, check that it launched once, and return what the fake recorded (the first
+    ``params`` parameter slots read)."""
+    FAKE.n_params.value = params
+    before = FAKE.count.value
+    try:
+        call()
+    finally:
+        FAKE.n_params.value = 0
+    assert FAKE.count.value == before + 1, "nothing was launched"
+    return FAKE.last
+
+
+def divisible(kernel) -> list[bool]:
+    """Per kernel parameter (in order), whether its TTIR carries ``tt.divisibility = 16``."""
+    head = next(line for line in kernel.asm["ttir"].splitlines() if "tt.func public" in line)
+    return ["tt.divisibility" in arg for arg in head.split(" loc(")[:-1]]
+
+
+def f32(bits):
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+def test_torch_tensors_take_the_fast_path(runs):
+    x, y, out = tensors()
+    for i in range(4):
+        last = launched(lambda: axpy[(8,)](x, y, out, 1000, 2.5, BLOCK=128), 5)
+        assert (last.device, last.stream, tuple(last.grid), last.block[0]) == (0, STREAMS[0], (8, 1, 1), 128)
+        assert list(last.params[:3]) == [x.data_ptr(), y.data_ptr(), out.data_ptr()]
+        assert last.params[3] & 0xFFFFFFFF == 1000 and f32(last.params[4]) == 2.5
+        if i == 0:
+            runs.count = 0
+    assert runs.count == 0 and axpy._direct is not None
+    assert axpy[(8,)](x, y, out, 1000, 2.5, BLOCK=128) is next(iter(axpy.kernel_cache.values()))[0]
+    # and not through the general binder either
+    general, misses = axpy._fast, []
+    axpy._fast = (lambda *a, **k: misses.append(a) or general[0](*a, **k),) + general[1:]
+    try:
+        for _ in range(3):
+            launched(lambda: axpy[(8,)](x, y, out, 1000, 2.5, BLOCK=128))
+        launched(lambda: axpy[(8,)](x, y, out, 1000, 2.5, BLOCK=128, stream=0x4242))
+    finally:
+        axpy._fast = general
+    assert len(misses) == 1  # the explicit stream
+
+
+@pytest.mark.parametrize("n, params, dtype", [(1, 4, None), (32, 5, "i32"), (33, 5, "i32"), (-7, 5, "i32"),
+                                              (2 ** 40 + 3, 5, "i64"), (2 ** 63 + 5, 5, "u64")])
+def test_integer_specializations(runs, n, params, dtype):
+    x, y, out = tensors()
+    for i in range(3):
+        last = launched(lambda: axpy[(2,)](x, y, out, n, 1.5, BLOCK=64), params)
+        if i == 0:
+            runs.count = 0
+    assert runs.count == 0
+    kernel = axpy[(2,)](x, y, out, n, 1.5, BLOCK=64)
+    assert len(kernel.runtime_signature) == params  # the three pointers, n unless it is 1, alpha
+    if dtype is None:
+        assert kernel.metadata["signature"]["n"] == "constexpr"
+        assert f32(last.params[3]) == 1.5
+    else:
+        assert kernel.metadata["signature"]["n"] == dtype
+        mask = 0xFFFFFFFF if dtype == "i32" else 0xFFFFFFFFFFFFFFFF
+        assert last.params[3] & mask == n & mask
+    assert divisible(kernel) == [True, True, True] + ([n % 16 == 0] if dtype else []) + [False]
+
+
+def test_integer_out_of_range_is_reported(runs):
+    from tritium.frontend.errors import KernelArgumentOverflowError
+    x, y, out = tensors()
+    for _ in range(2):
+        with pytest.raises(KernelArgumentOverflowError, match="out of range"):
+            axpy[(2,)](x, y, out, 2 ** 64, 1.5, BLOCK=64)
+
+
+def test_bool_int_and_float_arguments_are_told_apart():
+    x, y, out = tensors()
+    seen = {}
+    for alpha in (2.0, 2, True, 2.0, 2, True):
+        axpy[(2,)](x, y, out, 100, alpha, BLOCK=64)
+        sig = axpy[(2,)](x, y, out, 100, alpha, BLOCK=64).metadata["signature"]["alpha"]
+        assert seen.setdefault(type(alpha), sig) == sig
+    assert seen == {float: "fp32", int: "i32", bool: "i1"}
+    for n in (1, True):  # 1 is compiled as a constant, True is an i1 argument
+        kernel = axpy[(2,)](x, y, out, n, 2.0, BLOCK=64)
+        assert kernel.metadata["signature"]["n"] == ("constexpr" if type(n) is int else "i1")
+
+
+def test_constexprs_by_type_and_value_and_by_default(runs):
+    x, bias, _ = tensors()
+    kernels = set()
+    for i in range(2):
+        runs.count = 0
+        kernels.add(id(maybe_bias[(4,)](x, None, 100, 64)))               # HAS_BIAS from its default
+        kernels.add(id(maybe_bias[(4,)](x, None, 100, 64, HAS_BIAS=False)))
+        kernels.add(id(maybe_bias[(4,)](x, bias, 100, 64, HAS_BIAS=True)))
+        kernels.add(id(maybe_bias[(4,)](x, bias, 100, 64, HAS_BIAS=1)))  # 1 is not True
+        kernels.add(id(maybe_bias[(4,)](x, None, 100, BLOCK=128)))
+    assert len(kernels) == 4
+    last = launched(lambda: maybe_bias[(4,)](x, bias, 100, 64, HAS_BIAS=True), 2)
+    assert list(last.params[:2]) == [x.data_ptr(), bias.data_ptr()]
+    assert runs.count == 0  # the second time round, none went through JITFunction.run
+
+
+def test_launch_options_num_warps_and_num_stages(runs):
+    x, y, out = tensors()
+    for _ in range(3):
+        runs.count = 0
+        assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, num_warps=8)).block[0] == 256
+        assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)).block[0] == 128
+        assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, num_warps=2, num_stages=2)).block[0] == 64
+    assert runs.count == 0
+
+
+@pytest.mark.parametrize("grid, expect", [((5,), (5, 1, 1)), ((5, 2), (5, 2, 1)), ((5, 2, 3), (5, 2, 3)),
+                                          (5, (5, 1, 1)), ([5, 2], (5, 2, 1)),
+                                          (lambda meta: (tritium.cdiv(1000, meta["BLOCK"]), meta["num_warps"]), (16, 4, 1))])
+def test_grids(runs, grid, expect):
+    x, y, out = tensors()
+    for _ in range(3):
+        runs.count = 0
+        assert tuple(launched(lambda: axpy[grid](x, y, out, 1000, 1.0, BLOCK=64)).grid) == expect
+    assert runs.count == 0
+    before = FAKE.count.value
+    axpy[(0,)](x, y, out, 1000, 1.0, BLOCK=64)  # an empty grid launches nothing
+    assert FAKE.count.value == before
+
+
+def test_keyword_arguments_and_errors(runs):
+    x, y, out = tensors()
+    for _ in range(2):
+        last = launched(lambda: axpy[(3,)](y_ptr=y, x_ptr=x, out_ptr=out, n=100, alpha=1.0, BLOCK=64), 3)
+        assert list(last.params[:3]) == [x.data_ptr(), y.data_ptr(), out.data_ptr()]
+    with pytest.raises(TypeError, match="missing 1 required argument: 'alpha'"):
+        axpy[(3,)](x, y, out, 100, BLOCK=64)
+    with pytest.raises(TypeError, match="takes 6 arguments but 7 were given"):
+        axpy[(3,)](x, y, out, 100, 1.0, 64, 5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        axpy[(3,)](x, y, out, 100, 1.0, BLOCK=64, bogus=1)
+
+
+def test_misaligned_tensor_is_another_specialization():
+    x, y, out = tensors()
+    xs, = on(0, x[1:])
+    aligned = axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)
+    for _ in range(2):
+        last = launched(lambda: axpy[(2,)](xs, y, out, 100, 1.0, BLOCK=64), 1)
+        assert last.params[0] == xs.data_ptr()
+    misaligned = axpy[(2,)](xs, y, out, 100, 1.0, BLOCK=64)
+    assert divisible(aligned)[:3] == [True, True, True] and divisible(misaligned)[:3] == [False, True, True]
+
+
+def test_do_not_specialize(runs):
+    x, _, out = tensors()
+    for i, n in enumerate((1, 32, 1, 32)):
+        last = launched(lambda: copy_dns[(1,)](x, out, n, 64), 3)
+        assert last.params[2] & 0xFFFFFFFF == n
+        if i == 0:
+            runs.count = 0
+    assert len(copy_dns.kernel_cache) == 1 and runs.count == 0
+
+
+def test_device1_tensors_while_device0_current(runs):
+    a1 = tensors(1)
+    a0 = tensors(0)
+    for i in range(6):
+        args = a1 if i % 2 else a0
+        last = launched(lambda: axpy[(2,)](*args, 100, 1.0, BLOCK=64), 1)
+        assert last.device == i % 2 and last.stream == STREAMS[i % 2] and last.params[0] == args[0].data_ptr()
+        assert FAKE.current_context_device() == 0
+        if i == 1:
+            runs.count = 0
+    assert runs.count == 0
+
+
+def test_mixed_devices_are_rejected_before_launching():
+    (x0, _, out0), (_, y1, _) = tensors(0), tensors(1)
+    axpy[(2,)](*tensors(0), 100, 1.0, BLOCK=64)
+    before = FAKE.count.value
+    for _ in range(2):
+        with pytest.raises(LaunchDeviceError, match="x_ptr on cuda:0.*y_ptr on cuda:1|y_ptr on cuda:1.*x_ptr on cuda:0"):
+            axpy[(2,)](x0, y1, out0, 100, 1.0, BLOCK=64)
+    assert FAKE.count.value == before
+
+
+def test_host_tensor_is_refused():
+    x, y, out = tensors()
+    host = torch.randn(1024)
+    axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)
+    with pytest.raises(LaunchDeviceError, match="out_ptr"):
+        axpy[(2,)](x, y, host, 100, 1.0, BLOCK=64)
+
+
+def test_launches_follow_torchs_current_stream():
+    """What CUDA-graph capture relies on: the capture stream is torch's current stream."""
+    x, y, out = tensors()
+    for stream in (0x5000, 0x7777, 0x7777, 0x5000):
+        STREAMS[0] = stream
+        assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)).stream == stream
+    STREAMS[0] = 0x5000
+    assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, stream=0x4242)).stream == 0x4242
+
+
+def test_torch_current_device_elsewhere(device0_current):
+    x, y, out = tensors(0)
+    axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)
+    CURRENT[0] = 1
+    device0_current.set_current_device(1)
+    last = launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64))
+    assert last.device == 0 and FAKE.current_context_device() == 1
+
+
+def test_other_threads_launch_with_their_own_slots():
+    x, y, out = tensors()
+    axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)
+    errors, records = [], []
+
+    def work():
+        try:
+            plugin.tritium_driver("nvidia").set_current_device(0)
+            for _ in range(3):
+                records.append(launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64), 1).params[0])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert not errors and records == [x.data_ptr()] * 3
+
+
+def test_other_argument_kinds_after_the_pattern_is_set():
+    x, y, out = tensors()
+    axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)
+    raw = [tritium.reinterpret(t.data_ptr(), tl.float32) for t in (x, y, out)]
+    memory.pointer_device = lambda ptr: 0  # the fake does not know these CPU addresses
+    last = launched(lambda: axpy[(2,)](*raw, 100, 1.0, BLOCK=64, backend="nvidia"), 3)
+    assert list(last.params[:3]) == [x.data_ptr(), y.data_ptr(), out.data_ptr()]
+    host = np.zeros(1024, np.float32)
+
+    class OnDevice0:
+        __cuda_array_interface__ = {"data": (host.ctypes.data, False), "shape": (1024,), "typestr": "<f4", "version": 3}
+        device = 0
+    last = launched(lambda: axpy[(2,)](OnDevice0(), y, out, 100, 1.0, BLOCK=64), 2)
+    assert last.params[0] == host.ctypes.data and last.params[1] == y.data_ptr()
+
+
+def test_tensor_descriptor_argument():
+    src, out = on(0, torch.randn(64), torch.empty(64))
+    for _ in range(2):
+        last = launched(lambda: copy_desc[(1,)](TensorDescriptor.from_tensor(src, [64]), out, BLOCK=64), 1)
+        assert last.params[0] == src.data_ptr()
+
+
+def test_queries_switch_to_torch_once_initialised(monkeypatch):
+    queries.reset()
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    assert queries.stream_of(0) == 0 and queries.current_device() == 0
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    assert queries.stream_of(1) == STREAMS[1]
+    assert queries.NAMESPACE["stream_of"] is torch._C._cuda_getCurrentRawStream
