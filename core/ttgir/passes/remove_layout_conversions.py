@@ -170,8 +170,8 @@ def _reshape_past(cvt: ConvertLayoutOp) -> bool:
     changed = False
     for use in list(cvt.result.uses):
         op = use.operation
-        if op.name != "tt.reshape":
-            continue
+        if op.name != "tt.reshape" or "efficient_layout" in op.properties:
+            continue  # an efficient_layout reshape's layout was chosen with its source's
         src_t, dst_t = cvt.src.type, op.results[0].type
         enc = reshaped_blocked(encoding(src_t), src_t.get_shape(), dst_t.get_shape())
         if enc is None or enc == encoding(dst_t):
