@@ -3,7 +3,9 @@ the loops ``optimize-thread-locality`` rewrites to reduce within each thread ins
 across threads once after it.  Rows (axis 1), columns (axis 0) and 1-D blocks (a scalar
 accumulator); sum, max, min, xor_sum; fp32, fp64, int32, and fp16/bf16 reduced in fp32 (``tl.max``
 and ``tl.min`` promote them, as Triton's do);
-a constant init or one loaded from memory (folded in after the loop); masked tails; 1 to 8 warps."""
+a constant init or one loaded from memory (folded in after the loop); masked tails; 1 to 8 warps.
+And the sum over k of a broadcast product (``tl.sum(x[:, :, None] * y[None, :, :], axis=1)``), which
+the compiler turns into a tf32 dot."""
 import numpy as np
 
 import tritium as triton
@@ -84,6 +86,22 @@ def flat_kernel(x_ptr, init_ptr, z_ptr, K, OP: tl.constexpr, ACC: tl.constexpr, 
     tl.store(z_ptr, acc)
 
 
+@triton.jit
+def mul_broadcast_kernel(x_ptr, y_ptr, z_ptr, K, M: tl.constexpr, N: tl.constexpr, BK: tl.constexpr):
+    # z = x @ y written as Triton's test_dot_mulbroadcasted does: the sum over k of a broadcast
+    # product, accumulated over a K loop (the compiler makes it a tf32 dot)
+    rm = tl.arange(0, M)[:, None]
+    rn = tl.arange(0, N)[None, :]
+    rak = tl.arange(0, BK)[None, :]
+    rbk = tl.arange(0, BK)[:, None]
+    acc = tl.full((M, N), 0.0, tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(x_ptr + rm * K + k0 + rak)
+        y = tl.load(y_ptr + (k0 + rbk) * N + rn)
+        acc = tl.sum(x[:, :, None] * y[None, :, :], axis=1) + acc
+    tl.store(z_ptr + rm * N + rn, acc)
+
+
 _KERNELS = {"rows": (rows_kernel, 1), "cols": (cols_kernel, 0), "flat": (flat_kernel, None)}
 _NP = {"sum": np.add, "max": np.maximum, "min": np.minimum, "xor_sum": np.bitwise_xor}
 
@@ -154,3 +172,11 @@ CASES = [
     _case("flat", "min", "fp16", 1, 512, 3000, acc="fp32", masked=True),
     _case("flat", "sum", "bf16", 1, 1024, 4096, warps=8, acc="fp32"),
 ]
+for _m, _n, _bk, _k, _w in ((128, 32, 32, 160, 4), (64, 64, 16, 64, 4), (32, 16, 16, 48, 1)):
+    CASES.append(Case(
+        id=f"reduce_loop/mul-broadcast-sum-fp32-{_m}x{_n}x{_bk}-k{_k}-w{_w}", kernel=mul_broadcast_kernel,
+        constexprs={"M": _m, "N": _n, "BK": _bk},
+        inputs={"x_ptr": Rand("fp32", (_m * _k,), -1, 1), "y_ptr": Rand("fp32", (_k * _n,), -1, 1), "K": _k},
+        outputs={"z_ptr": Out("fp32", (_m, _n))},
+        reference=lambda x_ptr, y_ptr, m=_m, n=_n, k=_k: x_ptr.reshape(m, k) @ y_ptr.reshape(k, n),
+        options={"num_warps": _w}, rtol=1e-2, atol=5e-2))

@@ -123,7 +123,11 @@ def _case_on_simt(case, target: GPUTarget):
     return compare(name, out, prep.host[name].view(dtypes.STORAGE[out.dtype]), expected, prep.out_start[name], case)
 
 
-@pytest.mark.parametrize("case", reduce_loop.CASES, ids=lambda c: c.id)
+# the broadcast-product cases become dots (tensor cores are not emulated on the host)
+_LOOP_CASES = [c for c in reduce_loop.CASES if c.kernel is not reduce_loop.mul_broadcast_kernel]
+
+
+@pytest.mark.parametrize("case", _LOOP_CASES, ids=lambda c: c.id)
 def test_reduce_loop_case_on_host_simt(case):
     problem = _case_on_simt(case, GPUTarget("cuda", 90, 32))
     assert problem is None, problem
