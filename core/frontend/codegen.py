@@ -433,6 +433,18 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         return constexpr(out)
 
     # -- calls to @jit functions ------------------------------------------------------------------------
+    def _check_noinline_args(self, fn, values, node) -> None:
+        """A compiled ``noinline`` function takes scalars (and pointers) only, as in Triton: a block
+        would need one layout for every call site.  The interpreter, like Triton's, has no layouts
+        and accepts blocks."""
+        target = self.builder.target
+        if target is None or getattr(target, "backend", None) == "interpreter":
+            return
+        for name, v in zip(fn.arg_names, values):
+            if isinstance(v, tensor) and v.type.is_block() and v.type.numel > 1:
+                raise self._error(node, f"Function {fn.__name__} is marked noinline, but was called with "
+                                        f"non-scalar argument {name}:{v.type}")
+
     def call_jit(self, fn, args, kwargs, node):
         bound = fn.bind_args(args, kwargs, in_kernel=True)
         values = []
@@ -449,6 +461,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 # As in Triton, a value known at compile time (a number, None, a dtype, a function)
                 # stays one in the callee, which is specialized on it (an axis, a flag, `x is None`).
                 values.append(constexpr(v))
+        if fn.noinline:
+            self._check_noinline_args(fn, values, node)
         sig = [v if isinstance(v, constexpr) else v.type for v in values]
         mangled = fn.mangle(sig)
         if mangled not in self.compiled:

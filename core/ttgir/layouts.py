@@ -160,13 +160,7 @@ def reshaped_blocked(enc: DistributedEncoding, src_shape: Sequence[int],
     if prod(src_shape) != prod(dst_shape) or not all(_is_pow2(n) for n in (*src_shape, *dst_shape)):
         return None
 
-    def offsets(shape):
-        out, off = [0] * len(shape), 0
-        for d in reversed(range(len(shape))):
-            out[d], off = off, off + log2(shape[d])
-        return out
-
-    src_off, dst_off = offsets(src_shape), offsets(dst_shape)
+    src_off, dst_off = _row_major_bit_offsets(src_shape), _row_major_bit_offsets(dst_shape)
 
     def linear_bit(vec) -> int | None:  # -1 for a zero basis, None for one that is not a single bit
         nz = [d for d, v in enumerate(vec) if v]
@@ -208,6 +202,57 @@ def reshaped_blocked(enc: DistributedEncoding, src_shape: Sequence[int],
     if got.lane != want["lane"] or got.warp != want["warp"] or sorted(got.register) != sorted(want["register"]):
         return None
     return cand
+
+
+def _row_major_bit_offsets(shape: Sequence[int]) -> list[int]:
+    """Where each dimension's coordinate bits start in the row-major linear index."""
+    out, off = [0] * len(shape), 0
+    for d in reversed(range(len(shape))):
+        out[d], off = off, off + log2(shape[d])
+    return out
+
+
+def reshaped_layout(enc: DistributedEncoding, src_shape: Sequence[int],
+                    dst_shape: Sequence[int]) -> DistributedEncoding | None:
+    """The layout of ``tt.reshape(x, dst_shape)`` whose lowering renames registers: the blocked one
+    of :func:`reshaped_blocked` where there is one, else the ``#ttg.linear`` layout whose register,
+    lane and warp bases are the source's carried through the row-major reshape (Triton's choice
+    too); None when the source has no linear layout or the shapes are not powers of two."""
+    from .linear_encoding import LinearEncodingAttr
+    blocked = reshaped_blocked(enc, src_shape, dst_shape)
+    if blocked is not None:
+        return blocked
+    try:
+        src = linear_layout(enc, src_shape)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    if prod(src_shape) != prod(dst_shape) or not all(_is_pow2(n) for n in (*src_shape, *dst_shape)):
+        return None
+    src_off, dst_off = _row_major_bit_offsets(src_shape), _row_major_bit_offsets(dst_shape)
+
+    def move(v):
+        lin = sum(x << src_off[d] for d, x in enumerate(v))
+        return tuple((lin >> dst_off[e]) & (dst_shape[e] - 1) for e in range(len(dst_shape)))
+
+    want = LinearLayout(tuple(dst_shape), tuple(map(move, src.register)), tuple(map(move, src.lane)),
+                        tuple(map(move, src.warp)))
+    cand = LinearEncodingAttr(want.register, want.lane, want.warp)
+    return cand if cand.linear_layout(dst_shape) == want else None
+
+
+def permuted_layout(enc: Attribute, perm: Sequence[int]) -> DistributedEncoding | None:
+    """The layout of ``tt.trans(x, order=perm)`` that keeps every element in its thread: blocked
+    fields permuted, or ``#ttg.linear`` bases permuted; None for other layouts."""
+    from .linear_encoding import LinearEncodingAttr
+    if isinstance(enc, BlockedEncodingAttr):
+        inv = {p: i for i, p in enumerate(perm)}
+        return BlockedEncodingAttr([enc.size_per_thread[p] for p in perm], [enc.threads_per_warp[p] for p in perm],
+                                   [enc.warps_per_cta[p] for p in perm], [inv[o] for o in enc.order])
+    if isinstance(enc, LinearEncodingAttr):
+        def f(bases):
+            return [tuple(v[p] for p in perm) for v in bases]
+        return LinearEncodingAttr(f(enc.register), f(enc.lane), f(enc.warp))
+    return None
 
 
 def _is_pow2(n: int) -> bool:

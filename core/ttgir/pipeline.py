@@ -14,6 +14,7 @@ from .passes.coalesce import Coalesce
 from .passes.convert_to_ttgir import ConvertToTTGIR
 from .passes.decompose_scaled_dot import DecomposeScaledDot
 from .passes.membar import Membar, MembarFilter
+from .passes.optimize_thread_locality import OptimizeThreadLocality
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.separable_reductions import SeparableReductions
 
@@ -26,13 +27,13 @@ def _opt(options, key: str, default):
 
 def ttgir_passes(target, options) -> list:
     """decompose-scaled-dot (unless the backend's options declare ``native_dot_scaled``),
-    convert-to-ttgir, coalesce, remove-layout-conversions, cse, dce."""
+    convert-to-ttgir, coalesce, remove-layout-conversions, optimize-thread-locality, cse, dce."""
     tpw = _opt(options, "threads_per_warp", None) or getattr(target, "warp_size", None)
     if tpw is None:
         raise ValueError("threads_per_warp must come from the target (warp_size) or the options")
     first = [] if _opt(options, "native_dot_scaled", False) else [DecomposeScaledDot()]
     return [*first, ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
-            Coalesce(), RemoveLayoutConversions(), CSE(), DCE()]
+            Coalesce(), RemoveLayoutConversions(), OptimizeThreadLocality(), CSE(), DCE()]
 
 
 def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:

@@ -83,3 +83,16 @@ def bad_expand_dims_axis(x_ptr):
 def duplicate_expand_dims_axes(x_ptr):
     t = tl.expand_dims(tl.arange(0, 16), (0, -3))
     tl.store(x_ptr + t, 1)
+
+
+@triton.jit(noinline=True)
+def scale_noinline(val, s):
+    return val * s
+
+
+@triton.jit
+def noinline_with_block(x_ptr):
+    r = tl.arange(0, 128)
+    v = tl.load(x_ptr + r)
+    v = scale_noinline(v, 3)
+    tl.store(x_ptr + r, v)

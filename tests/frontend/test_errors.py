@@ -115,3 +115,16 @@ def test_num_warps_not_a_power_of_two():
     for kind in (AssertionError, ValueError):
         with pytest.raises(kind, match="num_warps must be a power of 2, got 3"):
             K.small_kernel[(1,)](x, 16, BLOCK=16, num_warps=3)
+
+
+def test_noinline_with_a_block_argument():
+    """Triton's rule (and wording): a compiled noinline function takes scalars; the interpreter,
+    which has no layouts, accepts blocks as Triton's does."""
+    with pytest.raises(CompilationError) as info:
+        tritium.compile(K.noinline_with_block, signature={"x_ptr": "*fp32"}, target="cuda:90", stage="ttir")
+    msg = str(info.value)
+    assert "Function scale_noinline is marked noinline, but was called with non-scalar argument val:<128, fp32>" in msg
+    assert str(_line_of(K.noinline_with_block, "scale_noinline(v, 3)")) in msg
+    x = np.arange(128, dtype=np.float32)
+    K.noinline_with_block[(1,)](x, backend="interpreter")
+    np.testing.assert_array_equal(x, np.arange(128, dtype=np.float32) * 3)

@@ -69,6 +69,8 @@ def register_plan(op, f=None, src_index: int = 0, result_index: int = 0):
     """``[result register] -> (source operand, source register)`` when the result's elements already
     live in the same threads as the sources'; None when shared memory is needed."""
     from ...ttgir.layouts import linear_layout
+    if op.name == "tt.reshape" and "efficient_layout" in op.properties:
+        return _renamed(op)
     f = f or _coord_map(op)
     rt = op.results[result_index].type
     ll_dst = linear_layout(rt.encoding, rt.get_shape())
@@ -95,6 +97,17 @@ def register_plan(op, f=None, src_index: int = 0, result_index: int = 0):
             return None
         plan.append((which, r))
     return plan
+
+
+def _renamed(op) -> list:
+    """``tt.reshape allow_reorder efficient_layout``: its layout was chosen so that register ``r``
+    of the source is register ``r`` of the result (the elements may move: the reshape allows it)."""
+    from ...ttgir.layouts import total_elems_per_thread
+    src_t, dst_t = op.operands[0].type, op.results[0].type
+    n = total_elems_per_thread(src_t.encoding, src_t.get_shape())
+    if total_elems_per_thread(dst_t.encoding, dst_t.get_shape()) != n:
+        raise LoweringError(f"an efficient_layout reshape must keep each thread's registers: {src_t} -> {dst_t}")
+    return [(0, r) for r in range(n)]
 
 
 def _scratch(op) -> int:

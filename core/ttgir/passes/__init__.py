@@ -4,7 +4,8 @@ from .coalesce import Coalesce, coalesce
 from .convert_to_ttgir import ConvertToTTGIR, convert_to_ttgir
 from .decompose_scaled_dot import DecomposeScaledDot, decompose_scaled_dot
 from .membar import Membar, membar
+from .optimize_thread_locality import OptimizeThreadLocality, optimize_thread_locality
 from .remove_layout_conversions import RemoveLayoutConversions, remove_layout_conversions
 
 PASSES = {p.name: p for p in (DecomposeScaledDot, ConvertToTTGIR, Coalesce, RemoveLayoutConversions,
-                              AllocateSharedMemory, Membar)}
+                              OptimizeThreadLocality, AllocateSharedMemory, Membar)}

@@ -17,7 +17,10 @@ Rules, applied to a fixed point:
    broadcast and ``scf.for`` iter args instead, as long as that adds no conversion;
 6. a conversion feeding only a narrowing cast moves after it (fewer bytes through shared memory);
 7. ``reshape(convert(x))`` becomes ``convert(reshape(x))`` when ``x``'s own layout reshapes to a
-   blocked layout (the reshape then renames registers; the conversion meets the next one).
+   blocked or ``#ttg.linear`` layout (the reshape then renames registers; the conversion meets the
+   next one);
+8. ``trans(convert(x))`` becomes ``convert(trans(x))`` when ``x``'s layout (blocked or linear)
+   permutes, for the same reason.
 
 Loads, dots and reductions are anchors: their layouts are never changed here.
 """
@@ -165,15 +168,18 @@ def _sink_past_narrowing(cvt: ConvertLayoutOp) -> bool:
 
 
 def _reshape_past(cvt: ConvertLayoutOp) -> bool:
-    """Rule 7 for every reshape of ``cvt``'s result."""
-    from ..layouts import reshaped_blocked
+    """Rules 7 and 8 for every reshape and transpose of ``cvt``'s result."""
+    from ..layouts import permuted_layout, reshaped_layout
     changed = False
     for use in list(cvt.result.uses):
         op = use.operation
-        if op.name != "tt.reshape":
-            continue
-        src_t, dst_t = cvt.src.type, op.results[0].type
-        enc = reshaped_blocked(encoding(src_t), src_t.get_shape(), dst_t.get_shape())
+        src_t, dst_t = cvt.src.type, op.results[0].type if op.results else None
+        if op.name == "tt.reshape" and "efficient_layout" not in op.properties:
+            enc = reshaped_layout(encoding(src_t), src_t.get_shape(), dst_t.get_shape())
+        elif op.name == "tt.trans":
+            enc = permuted_layout(encoding(src_t), op.order.get_values())
+        else:
+            continue  # an efficient_layout reshape's layout was chosen with its source's
         if enc is None or enc == encoding(dst_t):
             continue
         new = op.clone()

@@ -7,17 +7,21 @@
   used only by the add;
 * a load whose mask is all true loses its mask and ``other``; all false, it is its ``other``;
   a store whose mask is all true loses it; all false, it is removed;
-* ``cmpi`` of a ``make_range`` against a constant folds when every element gives the same answer.
+* ``cmpi`` of a ``make_range`` against a constant folds when every element gives the same answer;
+* ``sum(a[:, :, None] * b[None, :, :], axis=1)`` (an fp32 ``addf`` reduction of the product of two
+  broadcast ``expand_dims``) is ``dot(a, b, 0)`` with tf32 inputs, as in Triton, when M, N and K
+  are at least 16; with the rule above, ``acc + sum(...)`` becomes ``dot(a, b, acc)``.
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.pattern_rewriter import PatternRewriter
 
 from .. import arith as A
 from ..attrs import CACHE_MODIFIER, EVICTION_POLICY, PADDING_OPTION
 from ..memory_ops import LoadOp, StoreOp
-from ..ops import AddPtrOp, DotOp, MakeRangeOp, SplatOp
+from ..ops import AddPtrOp, BroadcastOp, DotOp, ExpandDimsOp, MakeRangeOp, SplatOp
+from ..region_ops import ReduceOp
 from ._driver import RewriteTable, apply_tables
 from ._fold import cmpi_eval, const_value, int_width, is_const, make_const
 
@@ -101,6 +105,40 @@ def combine_store_mask(op: StoreOp, rw: PatternRewriter):
         rw.replace(op, store_like(op))
     elif m == 0:
         rw.erase(op)
+
+
+def _expanded(v, axis: int):
+    """``x`` when ``v`` is ``broadcast(expand_dims(x, axis))`` of a 2-d ``x``, else None."""
+    b = v.owner
+    if not isinstance(b, BroadcastOp) or not isinstance(b.src.owner, ExpandDimsOp):
+        return None
+    e = b.src.owner
+    return e.src if e.axis.value.data == axis and len(e.src.type.get_shape()) == 2 else None
+
+
+@COMBINE.on(ReduceOp)
+def combine_broadcast_mul_reduce(op: ReduceOp, rw: PatternRewriter):
+    block = op.combineOp.blocks.first
+    body = list(block.ops)
+    if len(op.operands) != 1 or op.axis.value.data != 1 or len(body) != 2 or not isinstance(body[0], A.AddFOp):
+        return
+    if set(body[0].operands) != set(block.args) or not isinstance(op.results[0].type, TensorType):
+        return
+    mul = op.operands[0].owner
+    if not isinstance(mul, A.MulFOp) or not isinstance(op.results[0].type.element_type, Float32Type):
+        return
+    a, b = _expanded(mul.lhs, 2), _expanded(mul.rhs, 0)
+    if a is None or b is None:
+        return
+    (m, k), (k2, n) = a.type.get_shape(), b.type.get_shape()
+    if k != k2 or min(m, n, k) < 16:
+        return
+    zero = make_const(Float32Type(), 0.0, op)
+    acc = SplatOp(zero.result, op.results[0].type)
+    acc.location = op.location
+    dot = DotOp(a, b, acc.result, "tf32")
+    dot.location = op.location
+    rw.replace(op, [zero, acc, dot])
 
 
 _SWAP = {"slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle", "ult": "ugt", "ugt": "ult",

@@ -84,3 +84,37 @@ def test_cmpi_on_make_range(apply):
     assert "%b = arith.constant dense<false> : tensor<128xi1>" in out
     assert "%c = arith.cmpi slt, %r, %c64" in out  # undecidable: half true, half false
     assert "%d = arith.constant dense<true>" in out
+
+
+_MUL_REDUCE = """
+tt.func public @k(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %ae = tt.expand_dims %a {{axis = 2 : i32}} : tensor<{m}x{k}xf32> -> tensor<{m}x{k}x1xf32>
+  %be = tt.expand_dims %b {{axis = 0 : i32}} : tensor<{k}x{n}xf32> -> tensor<1x{k}x{n}xf32>
+  %ab = tt.broadcast %ae : tensor<{m}x{k}x1xf32> -> tensor<{m}x{k}x{n}xf32>
+  %bb = tt.broadcast %be : tensor<1x{k}x{n}xf32> -> tensor<{m}x{k}x{n}xf32>
+  %p = arith.mulf %ab, %bb : tensor<{m}x{k}x{n}xf32>
+  %s = "tt.reduce"(%p) <{{axis = {axis} : i32}}> ({{
+  ^bb0(%x: f32, %y: f32):
+    %t = {combine} %x, %y : f32
+    tt.reduce.return %t : f32
+  }}) : (tensor<{m}x{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = arith.addf %s, %c : tensor<{m}x{n}xf32>
+  tt.return %r : tensor<{m}x{n}xf32>
+}}"""
+
+
+def test_broadcast_mul_reduce_is_a_dot(apply):
+    """Triton's test_dot_mulbroadcasted pattern: the sum over the shared axis of the broadcast
+    product is a tf32 dot, and the add after it its accumulator."""
+    out = apply(_MUL_REDUCE.format(m=128, k=32, n=32, axis=1, combine="arith.addf"), Combine(), DCE())
+    assert "tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<128x32xf32> * tensor<32x32xf32> -> tensor<128x32xf32>" in out
+    assert "tt.reduce" not in out and "arith.mulf" not in out and "arith.addf" not in out
+
+
+def test_broadcast_mul_reduce_left_alone(apply):
+    # another axis, another combine, or a dimension under 16: not a matrix product Triton rewrites
+    for kw in (dict(m=32, k=32, n=32, axis=0, combine="arith.addf"),
+               dict(m=32, k=32, n=32, axis=1, combine="arith.maxnumf"),
+               dict(m=32, k=8, n=32, axis=1, combine="arith.addf")):
+        out = apply(_MUL_REDUCE.format(**kw), Combine(), DCE())
+        assert "tt.dot" not in out and "tt.reduce" in out, kw
