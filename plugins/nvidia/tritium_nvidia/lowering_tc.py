@@ -227,21 +227,24 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     def log2(x):
         return x.bit_length() - 1
 
-    warp = fl.warp
+    warp = fl.warp_uniform  # the descriptors then stay in uniform registers
     m_wg = b.udiv(b.urem(warp, const(I32, wm)), const(I32, 4))
     n_w = b.udiv(warp, const(I32, wm))
-    if not a_in_regs:
-        a_addr = b.add(_smem_i32(b, fl.get(op.a)),
-                       _bits_sum(b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape)))
-        a_desc0 = const(I64, _descriptor_base(ea, a_t.shape))
-    b_addr = b.add(_smem_i32(b, fl.get(op.b)),
-                   _bits_sum(b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape)))
-    b_desc0 = const(I64, _descriptor_base(eb, b_t.shape))
 
-    def desc(base_desc, addr, off):
-        field = b.lshr(b.add(addr, const(I32, off)), const(I32, 4))
-        field = b.and_(field, const(I32, 0x3FFF))
-        return b.or_(base_desc, b.zext(field, I64))
+    def desc0(enc, t, addr):
+        """The descriptor of the warp's first tile; the others add their offset to it.  Shared
+        addresses are below 256 KiB and 16-byte aligned here, so the 14-bit address field needs no
+        mask and the per-step offsets (multiples of 16 bytes) add to the field without a carry."""
+        return b.or_(const(I64, _descriptor_base(enc, t.shape)), b.zext(b.lshr(addr, const(I32, 4)), I64))
+
+    if not a_in_regs:
+        a_desc = desc0(ea, a_t, b.add(_smem_i32(b, fl.get(op.a)), _bits_sum(
+            b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape))))
+    b_desc = desc0(eb, b_t, b.add(_smem_i32(b, fl.get(op.b)), _bits_sum(
+        b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape))))
+
+    def desc(base, off):
+        return b.add(base, const(I64, off >> 4)) if off else base
 
     c_frag = acc_fragment(inst_n, acc_kind)
     n_acc = len(c_frag)
@@ -287,8 +290,8 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
             steps = []
             for k0 in range(0, k, inst_k):
                 steps.append((_frag(b, a_regs, la.reg_index, (mr, k0), a_frag) if a_in_regs else [
-                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))])
-                    + [desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))])
+                    desc(a_desc, ea.plain_byte_offset((mr, k0), a_t.shape))])
+                    + [desc(b_desc, eb.plain_byte_offset((k0, nr), b_t.shape))])
             undef = [ir.Constant(reg_ty, ir.Undefined)] * n_acc
             have_c = not zero_c
             for s0 in range(0, n_k, chunk):
