@@ -383,15 +383,20 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     place = LinearSharedAccess(fl, value_t, enc, shape)
     vec = min(vec, place.vec)  # consecutive in global memory and in the buffer
     base = _smem_i32(b, fl.get(op.result))
+    thread_base = b.add(base, place.thread_offset)
     owner = fl.dedup_pred(src_t)
     nbytes = vec * ebytes
+    same_mask = _mask_sharing(fl, op.mask, info) if mask is not None else None
     narrow = False
     for r0 in range(0, len(ptrs), vec):
         if r0 & info.free["register"]:
             continue
         r_off = place.byte_offset(info.reg_offsets[r0])
-        dst = b.add(base, b.xor(place.thread_offset, const(I32, r_off)))
-        pred = mask[r0] if mask is not None else None
+        if r_off & place.thread_bits:
+            dst = b.add(base, place.combine(b, r_off))
+        else:  # one base per slot, the register's offset an immediate of the copy
+            dst = b.add(thread_base, const(I32, r_off)) if r_off else thread_base
+        pred = mask[same_mask[r0]] if mask is not None else None
         if nbytes >= 4:
             size = const(I32, nbytes) if pred is None else b.select(pred, const(I32, nbytes), const(I32, 0))
             cache = "cg" if nbytes == 16 else "ca"
@@ -420,6 +425,19 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
         # order these generic-proxy stores before the tensor cores' async-proxy reads here
         _asm(b, ir.VoidType(), "fence.proxy.async.shared::cta;", "", [])
     fl.set(op.token, const(I32, 0))
+
+
+def _mask_sharing(fl: FunctionLowering, mask, info) -> list[int]:
+    """Per register, the register whose mask value it may use: axis info says the mask is constant
+    over aligned blocks of ``constancy`` elements per dimension, so registers whose coordinates
+    differ only below those block sizes share one compare (Triton's copies share them likewise)."""
+    cons = fl.lowering.axis_info.get(mask).constancy
+    low = [(1 << (max(int(c), 1).bit_length() - 1)) - 1 for c in cons]
+    out = []
+    for off in info.reg_offsets:
+        key = tuple(int(o) & ~m for o, m in zip(off, low))
+        out.append(info.reg_index.get(key, len(out)))
+    return out
 
 
 def lower_commit(fl: FunctionLowering, op) -> None:
