@@ -9,7 +9,8 @@ stops (it needs the wheel's disassembler). Nothing here runs a kernel.
 
 Launch parameters are the benchmark's (``bench/bench_matmul.py``): 4096-sized problems, so every
 pointer, size and stride is divisible by 16 and the unit strides are the constant 1 on both sides.
-The main loop is the loop with the most ``HGMMA``. Per kernel the table gives, Tritium / Triton:
+The main loop is the loop with the most wgmma (``HGMMA``, ``QGMMA``, ``IGMMA``). Per kernel the
+table gives, Tritium / Triton:
 the loop's instructions and each class of them (see ``CLASSES``), then the whole kernel's
 instructions, registers, spill instructions and the epilogue's global stores and conversions.
 """
@@ -141,9 +142,11 @@ _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _INSTR = re.compile(r"^\s*(?:/\*[0-9a-f]+\*/\s*)?(@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)\s*([^;]*);")
 _BRANCH = re.compile(r"\bBRA\b.*?(\.L_x_\d+)")
 
+_GMMA = ("HGMMA", "QGMMA", "IGMMA", "BGMMA")  # wgmma: fp16/bf16/tf32, fp8, int8, binary
+
 #: instruction classes, first match wins: (heading, test on the opcode)
 CLASSES = [
-    ("HGMMA", lambda op: op.startswith("HGMMA")),
+    ("GMMA", lambda op: op.startswith(_GMMA)),
     ("wg.arrive", lambda op: op.startswith("WARPGROUP.ARRIVE")),
     ("wg.depbar", lambda op: op.startswith("WARPGROUP.DEPBAR")),
     ("wg.other", lambda op: op.startswith("WARPGROUP") or op.startswith("WARPSYNC")),
@@ -218,10 +221,10 @@ def count(sass: str, res: str) -> Stats:
     body: list[str] = []
     if loops:
         body = max((ops_in(lo, hi) for lo, hi in loops),
-                   key=lambda ops: (sum(o.startswith("HGMMA") for o in ops), len(ops)))
+                   key=lambda ops: (sum(o.startswith(_GMMA) for o in ops), len(ops)))
     loop = Counter(classify(op) for op in body)
     loop["total"] = len(body)
-    shapes = Counter(op.split(".")[1] for op in body if op.startswith("HGMMA"))
+    shapes = Counter(op.split(".")[1] for op in body if op.startswith(_GMMA))
     m = re.search(r"REG:(\d+)", res)
     return Stats(
         instructions=len(instrs), loop=loop, loop_opcodes=Counter(body), hgmma_shapes=shapes,
@@ -241,7 +244,7 @@ def _short(c: Counter) -> str:
 COLUMNS = [("loop", lambda s: s.loop["total"])] + [
     (name, (lambda n: lambda s: s.loop[n])(name)) for name, _ in CLASSES if name not in ("branch",)] + [
     ("loop other", lambda s: s.loop["other"]),
-    ("HGMMA shape", lambda s: _short(s.hgmma_shapes)),
+    ("GMMA shape", lambda s: _short(s.hgmma_shapes)),
     ("kernel", lambda s: s.instructions),
     ("regs", lambda s: s.regs),
     ("spills", lambda s: s.spills),
@@ -297,7 +300,7 @@ def main(argv=None) -> int:
                 with open(os.path.join(args.dump, f"{spec.name}.{side}.sass"), "w") as f:
                     f.write(sass)
         rows.append((spec.name, count(*t), count(*r)))
-    print("sm_90 SASS, Tritium / Triton 3.6; main loop = the loop with the most HGMMA\n")
+    print("sm_90 SASS, Tritium / Triton 3.6; main loop = the loop with the most HGMMA/QGMMA\n")
     print(table(rows))
     if args.diff:
         print()

@@ -171,3 +171,21 @@ def test_big_tiles_compile_fast_and_small(monkeypatch, tmp_path):
     assert len(k.asm["llir"]) < 10 * len(small.asm["llir"]), (len(k.asm["llir"]), len(small.asm["llir"]))
     assert k.asm["ptx"].count("wgmma.mma_async") == 4
     assert elapsed < 60  # loose: the benchmark prints the real figure beside Triton's
+
+
+def test_sm90_main_loop_shares_addresses_and_predicates(monkeypatch, tmp_path):
+    """The 128x256x64 loop as Triton writes it: wgmma descriptors from a lane-0 warp id (uniform
+    registers) plus constant offsets, cp.async destinations one base per operand plus immediates, and
+    one mask compare per block of the mask's constancy (K divisible by 16: B's rows pair up)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    ptx = _compile("cuda:90", 128, 256, 64, warps=8).asm["ptx"]
+    assert "shfl.sync.idx.b32" in ptx
+    assert ", 16383;" not in ptx  # no per-step mask of the descriptor's address field
+    label = re.search(r"bra\s+(\$L__BB\d+_\d+);", ptx[ptx.index("wgmma.mma_async"):]).group(1)
+    body = ptx[ptx.index(label + ":"):]
+    body = body[:body.index(f"bra \t{label};")]
+    copies = re.findall(r"cp\.async\.cg\.shared\.global \[ (%r\d+) \+ 0 \], \[ %rd\d+ \+ 0 \], 16, (%r\d+);", body)
+    assert len(copies) == 12  # A: 4 x 16 bytes per thread, B: 8
+    assert len({size for _, size in copies}) == 4 + 4  # A's 4 rows (M masks); B's 8 rows in 4 pairs
+    offset = set(re.findall(r"add\.s32\s+(%r\d+), %r\d+, \d+;", body))
+    assert sum(dst in offset for dst, _ in copies) == 12 - 2
