@@ -346,16 +346,21 @@ def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
         for v, res in zip(op.inputs, op.outputs):
             fl.set(res, fl.get(v))
         return
-    for v, res in zip(op.inputs, op.outputs):
+    # one wait tied to the registers of every input
+    groups, words = [], []
+    for v in op.inputs:
         regs = list(fl.get(v)) if isinstance(v.type, TensorType) else [fl.get(v)]
         # the wgmma's own registers: fp16 accumulators hold a column pair (consecutive layout
         # registers) in each
         per = 2 if regs[0].type == ir.HalfType() else 1
-        words = [_pack(b, regs[i:i + per]) if per > 1 else regs[i] for i in range(0, len(regs), per)]
-        cons = ",".join(["=f" if w.type == F32 else "=r" for w in words] + [str(i) for i in range(len(words))])
-        r = _asm(b, ir.LiteralStructType([w.type for w in words]), f"wgmma.wait_group.sync.aligned {pend};",
-                 cons, words)
-        out = [x for i, w in enumerate(words) for x in _unpack(b, b.extract_value(r, i), regs[0].type, per)]
+        mine = [_pack(b, regs[i:i + per]) if per > 1 else regs[i] for i in range(0, len(regs), per)]
+        groups.append((regs[0].type, per, len(words), len(mine)))
+        words += mine
+    cons = ",".join(["=f" if w.type == F32 else "=r" for w in words] + [str(i) for i in range(len(words))])
+    r = _asm(b, ir.LiteralStructType([w.type for w in words]), f"wgmma.wait_group.sync.aligned {pend};",
+             cons, words)
+    for v, res, (ty, per, first, n) in zip(op.inputs, op.outputs, groups):
+        out = [x for i in range(first, first + n) for x in _unpack(b, b.extract_value(r, i), ty, per)]
         fl.set(res, out if isinstance(v.type, TensorType) else out[0])
 
 
