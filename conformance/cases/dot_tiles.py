@@ -149,4 +149,12 @@ CASES = [
     _block_case("fp16", 200, 130, 300, 64, 64, 32),
     _block_case("fp32", 200, 130, 300, 64, 64, 32),
     _block_case("bf16", 130, 200, 96, 64, 64, 32, stages=4),
+    # the benchmark's tiles over long K loops (the pipelined main loop in its steady state): K a
+    # multiple of 16 (mask compares shared along the mask's constancy) and of 8 only
+    _case("fp16", 256, 256, 640, 128, 256, 64, warps=8),
+    _case("fp16", 256, 256, 632, 128, 256, 64, warps=8),
+    _case("fp16", 256, 256, 512, 128, 128, 64, stages=4),
+    _case("bf16", 256, 256, 512, 128, 256, 64, warps=8),
+    _case("fp8e4nv", 256, 256, 512, 128, 256, 128, warps=8, kmajor=True),
+    _case("fp32", 256, 256, 256, 128, 128, 32, stages=4, precision="tf32"),
 ]

@@ -115,6 +115,13 @@ class FunctionLowering:
     def warp(self) -> ir.Value:
         return self.target.warp_id(self.prologue, self.tid)
 
+    @cached_property
+    def warp_uniform(self) -> ir.Value:
+        """The warp id read back from lane 0: the same value, but one the assembler knows is equal
+        across the warp, so what is computed from it can live in uniform registers (wgmma
+        descriptors)."""
+        return self.target.shuffle_idx(self.prologue, self.warp, ir.Constant(I32, 0))
+
     # --- layouts --------------------------------------------------------------------------------
     def layout(self, t) -> LayoutInfo:
         """The layout of tensor type ``t`` (or value), with the thread part of its coordinates."""

@@ -45,6 +45,14 @@ class LinearSharedAccess:
                     on = b.and_(b.lshr(thread[d], const(I32, bit)), const(I32, 1))
                     off = b.xor(off, b.mul(on, const(I32, v)))
         self.thread_offset = off
+        # the offset bits the thread part can set (from the coordinate bits lanes and warps set)
+        mask = 0
+        for basis in list(self.info.ll.lane) + list(self.info.ll.warp):
+            for d, c in enumerate(basis):
+                for bit in range(min(int(c).bit_length(), len(self.bases[d]))):
+                    if int(c) >> bit & 1:
+                        mask |= self.bases[d][bit]
+        self.thread_bits = mask
         # the lowest register bits walk consecutive bytes of the buffer: one vector access
         vec = 1
         for basis in self.info.ll.register:
@@ -61,13 +69,20 @@ class LinearSharedAccess:
                     out ^= self.bases[d][bit]
         return out
 
+    def combine(self, b, off: int):
+        """``thread_offset ^ off``; an add where their bits are disjoint (xor == add there), which
+        the assembler folds into the access's immediate offset."""
+        if off & self.thread_bits:
+            return b.xor(self.thread_offset, const(I32, off))
+        return b.add(self.thread_offset, const(I32, off)) if off else self.thread_offset
+
     def groups(self):
         """``(first register, registers, i32 byte offset)`` for each vector this thread accesses."""
         b = self.fl.builder
         n = len(self.info.reg_offsets)
         for r0 in range(0, n, self.vec):
             off = self.byte_offset(self.info.reg_offsets[r0])
-            yield r0, list(range(r0, min(r0 + self.vec, n))), b.xor(self.thread_offset, const(I32, off))
+            yield r0, list(range(r0, min(r0 + self.vec, n))), self.combine(b, off)
 
 
 def _vector_ptr(fl: FunctionLowering, base, byte_off, ety, n: int):

@@ -160,14 +160,20 @@ class Pipeline:
     a spare slot with ``spare_slot(loop) -> bool``; the loop then gets ``num_stages + 1`` slots when
     they fit in ``shared_budget`` bytes, and the slot refilled in iteration ``i`` was last read in
     iteration ``i - 2``.  Without a spare slot those consumers must be waited for (see
-    ``slots_ahead``)."""
+    ``slots_ahead``).
+
+    A backend may instead ask, with ``late_refill(loop) -> bool``, for the refill right after the
+    slots' last consumer: the copies are then issued while that consumer runs on an asynchronous
+    unit rather than before the first one starts (the slot written was still read one iteration
+    earlier, so ``membar`` puts a barrier before the refill)."""
 
     name = "pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None):
+    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None):
         self.num_stages = num_stages
         self.shared_budget = shared_budget
         self.spare_slot = spare_slot
+        self.late_refill = late_refill
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -192,6 +198,7 @@ class Pipeline:
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes <= self.shared_budget
         nslots = s + 1 if spare else s
+        late = not spare and self.late_refill is not None and self.late_refill(loop)
         # one buffer of nslots slots per load
         bufs = []
         for _, alloc in info.loads:
@@ -266,9 +273,10 @@ class Pipeline:
             load.erase()
 
         # refill: iteration i + S - 1 into slot (i + S - 1) % nslots, before the first consumer
+        # (or after the last one)
         y = new_body.last_op
-        users = {u.operation for v in views for u in v.result.uses}
-        at = InsertPoint.before(next(op for op in new_body.ops if op in users))
+        users = [op for op in new_body.ops if op in {u.operation for v in views for u in v.result.uses}]
+        at = InsertPoint.after(users[-1]) if late else InsertPoint.before(users[0])
         env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
         iv_ahead = _binop(arith.AddIOp, iv, dist, at)
         wslot = _binop(arith.AddIOp, slot, _const(s - 1, i32, at), at)

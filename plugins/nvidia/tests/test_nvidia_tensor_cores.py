@@ -171,3 +171,51 @@ def test_big_tiles_compile_fast_and_small(monkeypatch, tmp_path):
     assert len(k.asm["llir"]) < 10 * len(small.asm["llir"]), (len(k.asm["llir"]), len(small.asm["llir"]))
     assert k.asm["ptx"].count("wgmma.mma_async") == 4
     assert elapsed < 60  # loose: the benchmark prints the real figure beside Triton's
+
+
+def test_sm90_main_loop_shares_addresses_and_predicates(monkeypatch, tmp_path):
+    """The 128x256x64 loop as Triton writes it: wgmma descriptors from a lane-0 warp id (uniform
+    registers) plus constant offsets, cp.async destinations one base per operand plus immediates, and
+    one mask compare per block of the mask's constancy (K divisible by 16: B's rows pair up)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    ptx = _compile("cuda:90", 128, 256, 64, warps=8).asm["ptx"]
+    assert "shfl.sync.idx.b32" in ptx
+    assert ", 16383;" not in ptx  # no per-step mask of the descriptor's address field
+    body = _loop_body(ptx)
+    copies = re.findall(r"cp\.async\.cg\.shared\.global \[ (%r\d+) \+ 0 \], \[ %rd\d+ \+ 0 \], 16, (%r\d+);", body)
+    assert len(copies) == 12  # A: 4 x 16 bytes per thread, B: 8
+    assert len({size for _, size in copies}) == 4 + 4  # A's 4 rows (M masks); B's 8 rows in 4 pairs
+    offset = set(re.findall(r"add\.s32\s+(%r\d+), %r\d+, \d+;", body))
+    assert sum(dst in offset for dst, _ in copies) == 12 - 2
+
+
+def _loop_body(ptx: str) -> str:
+    """The PTX of the loop that holds the first wgmma (from its label to the branch back)."""
+    label = re.search(r"bra\s+(\$L__BB\d+_\d+);", ptx[ptx.index("wgmma.mma_async"):]).group(1)
+    body = ptx[ptx.index(label + ":"):]
+    return body[:body.index(f"bra \t{label};")]
+
+
+@pytest.mark.parametrize("d,in_flight", [(64, True), (128, False)])
+def test_sm90_attention_leaves_p_at_v_in_flight(monkeypatch, tmp_path, d, in_flight):
+    """Attention's second wgmma is retired by the next iteration's first wait (which ties the
+    accumulator), and the K/V copies are issued after it; not where the registers live across it
+    would not fit (head dim 128: the accumulator alone takes 128)."""
+    from conformance.cases import tutorials_attention as ta
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_h": "i32",
+           "stride_m": "i32", "N_CTX": "i32"}
+    k = tritium.compile(ta.attn_fwd_kernel, target="cuda:90", signature=sig,
+                        constexprs={"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": False},
+                        attrs={n: D for n in ("Q", "K", "V", "Out", "stride_h", "stride_m", "N_CTX")},
+                        num_warps=4, num_stages=3)
+    body = _loop_body(k.asm["ptx"])
+    waits = body.count("wgmma.wait_group")
+    last_commit = body.rindex("wgmma.commit_group")
+    if in_flight:
+        assert waits == 1
+        assert body.index("cp.async.cg.shared.global") > last_commit
+        assert k.asm["ptx"].count("wgmma.wait_group") == 2  # and one after the loop
+    else:
+        assert waits == 2
+        assert body.rindex("cp.async.cg.shared.global") < body.index("wgmma.mma_async")

@@ -43,6 +43,92 @@ def wants_spare_slot(loop) -> bool:
     return False
 
 
+#: 32-bit registers per thread the tensors live across an in-flight dot may take (accumulators,
+#: register operand, the earlier dot's result): above it ptxas spills in the loop (attention d128)
+IN_FLIGHT_REGISTERS = 160
+
+
+def _regs32(t, threads: int) -> int:
+    from tritium.ttgir.layouts import bit_width
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    return max(n // threads * bit_width(t.element_type) // 32, 1)
+
+
+def _last_dot(body):
+    """The body's last wgmma and its wait, when that wait's result only flows to the yield."""
+    waits = [op for op in body.ops if isinstance(op, WarpGroupDotWaitOp) and len(op.inputs) == 1]
+    if not waits or not isinstance(waits[-1].inputs[0].owner, WarpGroupDotOp):
+        return None
+    uses = list(waits[-1].outputs[0].uses)
+    if len(uses) != 1 or uses[0].operation is not body.last_op:
+        return None
+    return waits[-1].inputs[0].owner, waits[-1]
+
+
+def wants_late_refill(loop) -> bool:
+    """The pipeline's other question: a loop that gets no spare slot (attention: the first dot's
+    result is used in the loop) whose last wgmma reads a buffer the loop fills and may stay in
+    flight across the iteration (see ``_leave_last_dot_in_flight``) within
+    ``IN_FLIGHT_REGISTERS``.  Its copies are then issued after that dot instead of before the first."""
+    from tritium.ttgir.dialect import num_warps_of
+    body = loop.body.block
+    last = _last_dot(body)
+    if wants_spare_slot(loop) or last is None:
+        return False
+    dot, wait = last
+    if not any(getattr(v.owner, "name", None) == "ttg.local_alloc" and v.owner.parent_block() is body
+               for v in (dot.a, dot.b)):
+        return False
+    module = loop
+    while not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    threads = num_warps_of(module) * 32
+    live = [dot.c.type] + ([dot.a.type] if isinstance(dot.a.type, TensorType) else [])
+    live += [v.type for op in body.ops if isinstance(op, WarpGroupDotWaitOp) and op is not wait
+             for v in op.inputs if isinstance(v.type, TensorType)]
+    return sum(_regs32(t, threads) for t in live) <= IN_FLIGHT_REGISTERS
+
+
+def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGroupDotOp) -> bool:
+    """Attention's ``P @ V``: the loop's last dot, its waited result only flowing to the yield, every
+    copy of the body issued after it (a late refill) and an earlier full wait in the body before any
+    use of that loop-carried accumulator.  The earlier wait (the next iteration's ``Q @ K``) then
+    retires this dot too, before the refill of the slot it reads (``membar`` puts a barrier between
+    them for the other warpgroups): the dot needs no wait of its own.  The earlier wait takes the
+    accumulator as an operand, so nothing reads its registers before it."""
+    body = loop.body.block
+    ops = list(body.ops)
+    pos = {op: i for i, op in enumerate(ops)}
+    first = next((op for op in ops if isinstance(op, WarpGroupDotWaitOp)), None)
+    if first is None or first is wait or first.pendings.value.data != 0 or pos[first] > pos[dot]:
+        return False
+    if any(op.name == "ttg.async_copy_global_to_local" and pos[op] < pos[dot] for op in ops):
+        return False
+    # its buffers: pipeline slots (refilled after the barrier past the next full wait) or buffers
+    # written before the loop
+    if not all(getattr(v.owner, "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(v.owner)
+               for v in (dot.a, dot.b) if not isinstance(v.type, TensorType) and isinstance(v.owner, Operation)):
+        return False
+    uses = list(wait.outputs[0].uses)
+    if len(uses) != 1 or uses[0].operation is not body.last_op:
+        return False
+    acc = body.args[1 + uses[0].index]
+    if any(pos.get(u.operation, -1) <= pos[first] for u in acc.uses):
+        return False
+    merged = WarpGroupDotWaitOp(list(first.inputs) + [acc], 0)
+    Rewriter.insert_op(merged, InsertPoint.before(first))
+    for old, new in zip(first.outputs, merged.outputs):
+        old.replace_all_uses_with(new)
+    first.detach()
+    first.erase()
+    for use in list(acc.uses):
+        if use.operation is not merged:
+            use.operation.operands[use.index] = merged.outputs[-1]
+    return True
+
+
 def _prune_fences(module: ModuleOp) -> None:
     """A ``ttng.fence_async_shared`` before a wgmma orders ordinary ``st.shared`` writes before the
     tensor cores read them.  Where every buffer operand is a pipeline slot (filled by ``cp.async``,
@@ -75,13 +161,20 @@ class AsyncDotWaits:
             if not isinstance(loop, scf.ForOp) or len(wait.inputs) != 1:
                 continue
             dot = wait.inputs[0].owner
-            if not isinstance(dot, WarpGroupDotOp) or not _pipelined(dot):
+            if not isinstance(dot, WarpGroupDotOp):
                 continue
             uses = list(wait.outputs[0].uses)
             yield_op = loop.body.block.last_op
             if len(uses) != 1 or uses[0].operation is not yield_op:
                 continue
-            wait.properties["pendings"] = IntegerAttr(1, i32)
+            if _pipelined(dot):
+                wait.properties["pendings"] = IntegerAttr(1, i32)
+            elif _leave_last_dot_in_flight(loop, wait, dot):
+                wait.outputs[0].replace_all_uses_with(wait.inputs[0])
+                wait.detach()
+                wait.erase()
+            else:
+                continue
             res = loop.results[uses[0].index]
             final = WarpGroupDotWaitOp([res], 0)
             Rewriter.insert_op(final, InsertPoint.after(loop))

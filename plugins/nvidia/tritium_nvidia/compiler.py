@@ -26,9 +26,10 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.cse import CSE
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
-    from .async_dot import AsyncDotWaits, wants_spare_slot
+    from .async_dot import AsyncDotWaits, wants_late_refill, wants_spare_slot
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
-            Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot),
+            Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
+                     late_refill=wants_late_refill),
             AsyncDotWaits(), CSE(), DCE()]
 
 

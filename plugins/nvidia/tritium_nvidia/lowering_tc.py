@@ -227,21 +227,28 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     def log2(x):
         return x.bit_length() - 1
 
-    warp = fl.warp
+    warp = fl.warp_uniform  # the descriptors then stay in uniform registers
     m_wg = b.udiv(b.urem(warp, const(I32, wm)), const(I32, 4))
     n_w = b.udiv(warp, const(I32, wm))
-    if not a_in_regs:
-        a_addr = b.add(_smem_i32(b, fl.get(op.a)),
-                       _bits_sum(b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape)))
-        a_desc0 = const(I64, _descriptor_base(ea, a_t.shape))
-    b_addr = b.add(_smem_i32(b, fl.get(op.b)),
-                   _bits_sum(b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape)))
-    b_desc0 = const(I64, _descriptor_base(eb, b_t.shape))
 
-    def desc(base_desc, addr, off):
-        field = b.lshr(b.add(addr, const(I32, off)), const(I32, 4))
-        field = b.and_(field, const(I32, 0x3FFF))
-        return b.or_(base_desc, b.zext(field, I64))
+    def desc0(enc, t, addr):
+        """The descriptor of the warp's first tile; the others add their offset to it.  Shared
+        addresses are below 256 KiB and 16-byte aligned here, so the 14-bit address field needs no
+        mask and the per-step offsets (multiples of 16 bytes) add to the field without a carry."""
+        d = _descriptor_base(enc, t.shape)
+        # the low word (address and leading offset fields) in 32 bits; the high word a constant
+        return b.add(b.lshr(addr, const(I32, 4)), const(I32, d & 0xFFFFFFFF)), d >> 32
+
+    if not a_in_regs:
+        a_desc = desc0(ea, a_t, b.add(_smem_i32(b, fl.get(op.a)), _bits_sum(
+            b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape))))
+    b_desc = desc0(eb, b_t, b.add(_smem_i32(b, fl.get(op.b)), _bits_sum(
+        b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape))))
+
+    def desc(base, off):
+        low, high = base
+        low = b.add(low, const(I32, off >> 4)) if off else low
+        return b.or_(b.zext(low, I64), const(I64, high << 32))
 
     c_frag = acc_fragment(inst_n, acc_kind)
     n_acc = len(c_frag)
@@ -287,8 +294,8 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
             steps = []
             for k0 in range(0, k, inst_k):
                 steps.append((_frag(b, a_regs, la.reg_index, (mr, k0), a_frag) if a_in_regs else [
-                    desc(a_desc0, a_addr, ea.plain_byte_offset((mr, k0), a_t.shape))])
-                    + [desc(b_desc0, b_addr, eb.plain_byte_offset((k0, nr), b_t.shape))])
+                    desc(a_desc, ea.plain_byte_offset((mr, k0), a_t.shape))])
+                    + [desc(b_desc, eb.plain_byte_offset((k0, nr), b_t.shape))])
             undef = [ir.Constant(reg_ty, ir.Undefined)] * n_acc
             have_c = not zero_c
             for s0 in range(0, n_k, chunk):
@@ -343,16 +350,21 @@ def lower_warp_group_dot_wait(fl: FunctionLowering, op) -> None:
         for v, res in zip(op.inputs, op.outputs):
             fl.set(res, fl.get(v))
         return
-    for v, res in zip(op.inputs, op.outputs):
+    # one wait tied to the registers of every input
+    groups, words = [], []
+    for v in op.inputs:
         regs = list(fl.get(v)) if isinstance(v.type, TensorType) else [fl.get(v)]
         # the wgmma's own registers: fp16 accumulators hold a column pair (consecutive layout
         # registers) in each
         per = 2 if regs[0].type == ir.HalfType() else 1
-        words = [_pack(b, regs[i:i + per]) if per > 1 else regs[i] for i in range(0, len(regs), per)]
-        cons = ",".join(["=f" if w.type == F32 else "=r" for w in words] + [str(i) for i in range(len(words))])
-        r = _asm(b, ir.LiteralStructType([w.type for w in words]), f"wgmma.wait_group.sync.aligned {pend};",
-                 cons, words)
-        out = [x for i, w in enumerate(words) for x in _unpack(b, b.extract_value(r, i), regs[0].type, per)]
+        mine = [_pack(b, regs[i:i + per]) if per > 1 else regs[i] for i in range(0, len(regs), per)]
+        groups.append((regs[0].type, per, len(words), len(mine)))
+        words += mine
+    cons = ",".join(["=f" if w.type == F32 else "=r" for w in words] + [str(i) for i in range(len(words))])
+    r = _asm(b, ir.LiteralStructType([w.type for w in words]), f"wgmma.wait_group.sync.aligned {pend};",
+             cons, words)
+    for v, res, (ty, per, first, n) in zip(op.inputs, op.outputs, groups):
+        out = [x for i in range(first, first + n) for x in _unpack(b, b.extract_value(r, i), ty, per)]
         fl.set(res, out if isinstance(v.type, TensorType) else out[0])
 
 
@@ -380,15 +392,20 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     place = LinearSharedAccess(fl, value_t, enc, shape)
     vec = min(vec, place.vec)  # consecutive in global memory and in the buffer
     base = _smem_i32(b, fl.get(op.result))
+    thread_base = b.add(base, place.thread_offset)
     owner = fl.dedup_pred(src_t)
     nbytes = vec * ebytes
+    same_mask = _mask_sharing(fl, op.mask, info) if mask is not None else None
     narrow = False
     for r0 in range(0, len(ptrs), vec):
         if r0 & info.free["register"]:
             continue
         r_off = place.byte_offset(info.reg_offsets[r0])
-        dst = b.add(base, b.xor(place.thread_offset, const(I32, r_off)))
-        pred = mask[r0] if mask is not None else None
+        if r_off & place.thread_bits:
+            dst = b.add(base, place.combine(b, r_off))
+        else:  # one base per slot, the register's offset an immediate of the copy
+            dst = b.add(thread_base, const(I32, r_off)) if r_off else thread_base
+        pred = mask[same_mask[r0]] if mask is not None else None
         if nbytes >= 4:
             size = const(I32, nbytes) if pred is None else b.select(pred, const(I32, nbytes), const(I32, 0))
             cache = "cg" if nbytes == 16 else "ca"
@@ -417,6 +434,19 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
         # order these generic-proxy stores before the tensor cores' async-proxy reads here
         _asm(b, ir.VoidType(), "fence.proxy.async.shared::cta;", "", [])
     fl.set(op.token, const(I32, 0))
+
+
+def _mask_sharing(fl: FunctionLowering, mask, info) -> list[int]:
+    """Per register, the register whose mask value it may use: axis info says the mask is constant
+    over aligned blocks of ``constancy`` elements per dimension, so registers whose coordinates
+    differ only below those block sizes share one compare (Triton's copies share them likewise)."""
+    cons = fl.lowering.axis_info.get(mask).constancy
+    low = [(1 << (max(int(c), 1).bit_length() - 1)) - 1 for c in cons]
+    out = []
+    for off in info.reg_offsets:
+        key = tuple(int(o) & ~m for o, m in zip(off, low))
+        out.append(info.reg_index.get(key, len(out)))
+    return out
 
 
 def lower_commit(fl: FunctionLowering, op) -> None:
