@@ -151,3 +151,32 @@ def test_no_map_below_sm90_or_when_off(monkeypatch):
     assert tensor_map.tensor_map(parse_target("cuda:80"), Desc(), driver=None) is None
     monkeypatch.setenv("TRITIUM_TMA", "0")
     assert tensor_map.tensor_map(parse_target("cuda:90"), Desc(), driver=None) is None
+
+
+def test_bench_persistent_kernels(tmp_path):
+    """bench/persistent_kernels.py compiles for sm_90 under Tritium in its four versions; only the
+    host-descriptor one uses the copy engine (block pointers and in-kernel descriptors keep
+    ordinary loads, as in Triton 3.x for block pointers)."""
+    import os
+    import sys
+    import tritium.language as tl
+    bench = os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench")
+    sys.path.insert(0, bench)
+    try:
+        from kernel_files import load_kernels
+    finally:
+        sys.path.remove(bench)
+    k = load_kernels("pm_tritium_test", tritium, tl, "persistent_kernels.py")
+    cons = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, NUM_SMS=132)
+    scalars = {"M": "i32", "N": "i32", "K": "i32"}
+    for version in ("plain", "block_ptr", "device_desc"):
+        sig = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", stride_am="i32", stride_bn="i32", stride_cm="i32",
+                   **scalars)
+        ptx = tritium.compile(getattr(k, f"persistent_{version}"), target="cuda:90", signature=sig,
+                              constexprs=cons).asm["ptx"]
+        assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" not in ptx, version
+    kd = compile_mapped(k.persistent_host_desc, {"a_desc": ([64, 32], "zero"), "b_desc": ([64, 32], "zero"),
+                                                 "c_desc": ([64, 64], "zero")}, "fp16", cons, scalars)
+    ptx = kd.asm["ptx"]
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 2 and "wgmma.mma_async" in ptx
+    _ptxas_accepts(ptx, tmp_path)

@@ -7,7 +7,7 @@ laid out row-major: the map is encoded without swizzle) followed by one 8-byte m
 
 load::
 
-    bar.sync                                  (the scratch's earlier users are done)
+    fence.proxy.async.shared::cta; bar.sync   (the scratch's earlier users are done)
     thread 0: mbarrier.init [bar], 1; fence.mbarrier_init
     bar.sync                                  (every thread sees the initialised barrier)
     thread 0: fence.proxy.tensormap::generic.acquire [map]
@@ -126,6 +126,8 @@ def lower_descriptor_load(fl: FunctionLowering, op) -> None:
     tile, tile_addr, bar = _tile_and_barrier(fl, op)
     tmap = _map_address(fl, op)
     coords = _coords(fl, op)
+    # the scratch's earlier ordinary accesses come before the copy engine's writes
+    _asm(b, "fence.proxy.async.shared::cta;", "", [])
     fl.target.barrier(b)
     with _thread0(fl):
         _asm(b, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", [bar])
