@@ -5,7 +5,8 @@
 Four versions of one kernel (``persistent_kernels.py``, the same source for both compilers):
 pointer arithmetic, block pointers, tensor descriptors made in the kernel, and host
 ``TensorDescriptor`` arguments (the version that takes Tritium's TMA path on sm_90; set
-``TRITIUM_TMA=0`` to time it on block-pointer loads instead).  Each side keeps its best config of
+``TRITIUM_TMA=0`` to time it on block-pointer loads instead; the ``host_desc_no_tma`` row does that
+for Tritium within the run, against Triton's TMA).  Each side keeps its best config of
 the same list; the best configs are then timed interleaved (A,B,B,A per round,
 ``bench/interleave.py``), and the table gives the median of the rounds, the ratio's range, and the
 SM clock before and after.  ``--check`` only checks every version against torch on a ragged shape.
@@ -25,7 +26,7 @@ from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa:
 CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): the tutorial's fp16 choice first
     (128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 3), (128, 128, 64, 8, 8, 4),
 ]
-VERSIONS = ("plain", "block_ptr", "device_desc", "host_desc")
+VERSIONS = ("plain", "block_ptr", "device_desc", "host_desc", "host_desc_no_tma")
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -53,10 +54,22 @@ def launcher(k, Desc, version, a, b, c, cfg, sms):
     n = b.shape[0]
     grid = (min(sms, ((m + bm - 1) // bm) * ((n + bn - 1) // bn)),)
     meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, NUM_SMS=sms, num_warps=w, num_stages=s)
-    if version == "host_desc":
+    if version.startswith("host_desc"):
         da = Desc.from_tensor(a, [bm, bk])
         db = Desc.from_tensor(b, [bn, bk])
         dc = Desc.from_tensor(c, [bm, bn])
+        if version == "host_desc_no_tma":  # Tritium's block-pointer path for the same launch (Triton's: TMA)
+            def run():
+                before = os.environ.get("TRITIUM_TMA")
+                os.environ["TRITIUM_TMA"] = "0"
+                try:
+                    k.persistent_host_desc[grid](da, db, dc, m, n, kk, **meta)
+                finally:
+                    if before is None:
+                        del os.environ["TRITIUM_TMA"]
+                    else:
+                        os.environ["TRITIUM_TMA"] = before
+            return run
         return lambda: k.persistent_host_desc[grid](da, db, dc, m, n, kk, **meta)
     fn = getattr(k, f"persistent_{version}")
     return lambda: fn[grid](a, b, c, m, n, kk, a.stride(0), b.stride(0), c.stride(0), **meta)
