@@ -77,7 +77,8 @@ for _t in ("fp16", "bf16", "fp32", "int8"):
     CASES.append(Case(
         id=f"tensor_map/scale-overhang-{_t}",
         kernel=_HostDescriptors(map_scale_kernel, {"x_desc": [32, 64], "z_desc": [32, 64]}), grid=(4, 2),
-        constexprs={"BM": 32, "BN": 64}, inputs={"x_desc": Rand(_t, (M, N), -20, 20) if _t == "int8" else Rand(_t, (M, N))},
+        constexprs={"BM": 32, "BN": 64},
+        inputs={"x_desc": Rand(_t, (M, N), -20, 20) if _t == "int8" else Rand(_t, (M, N))},
         outputs={"z_desc": Out(_t, (M, N), poison="sentinel")},
         reference=lambda x_desc: x_desc * 3))
 for _t in ("fp16", "fp32"):

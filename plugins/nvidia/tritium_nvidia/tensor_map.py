@@ -4,7 +4,9 @@
 ``cuTensorMapEncodeTiled`` arguments (innermost dimension first, strides in bytes, no swizzle:
 the kernel's tile buffer is row-major, ``tma.py``); :func:`tensor_map` encodes the map with the
 driver and keeps it in 128 bytes of device memory, cached per (device, address, dtype, shape,
-strides, block, padding), since a kernel receives it as a global pointer.
+strides, block, padding), since a kernel receives it as a global pointer (a new map costs one
+small copy, waited for on a stream of its own; Triton passes the map by value instead, as a
+128-byte ``__grid_constant__`` parameter, which needs no copy).
 
 ``TRITIUM_TMA=0`` switches the path off: descriptors then take the block-pointer lowering."""
 from __future__ import annotations
@@ -92,6 +94,25 @@ def encode(m: TiledMap) -> bytes:
 
 _maps: OrderedDict = OrderedDict()
 _lock = threading.Lock()
+_streams: dict = {}
+
+
+def _upload(arr, data: bytes, device: int) -> None:
+    """Copy the map into ``arr`` and wait for that copy only: on a non-blocking stream of its own
+    (a pageable source is staged at once), so neither the device nor the launch stream is synced,
+    and the copy has landed before any later launch on any stream reads it."""
+    import numpy as np
+    from cuda.bindings import driver as cu
+    from .memory import _check, on_device
+    host = np.frombuffer(data, np.uint8).copy()  # alive until the copy is waited for
+    with on_device(device):
+        stream = _streams.get(device)
+        if stream is None:
+            stream = _streams[device] = _check(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING),
+                                               "cuStreamCreate")
+        err = cu.cuMemcpyHtoDAsync(arr.data_ptr(), host.ctypes.data, host.nbytes, stream)[0]
+        _check((err, None), "cuMemcpyHtoDAsync")
+        _check((cu.cuStreamSynchronize(stream)[0], None), "cuStreamSynchronize")
 
 
 def tensor_map(target, descriptor, driver):
@@ -118,12 +139,8 @@ def tensor_map(target, descriptor, driver):
         if found is not None:
             _maps.move_to_end(key)
             return found
-    import numpy as np
-    from cuda.bindings import driver as cu
-    arr = DeviceArray(128, "uint8", device).copy_from_host(np.frombuffer(encode(m), np.uint8))
-    # the host-to-device copy may still be in flight when it returns; the kernel may run on any stream
-    if cu.cuCtxSynchronize()[0] != cu.CUresult.CUDA_SUCCESS:
-        raise RuntimeError("cuCtxSynchronize failed after writing a tensor map")
+    arr = DeviceArray(128, "uint8", device)
+    _upload(arr, encode(m), device)
     with _lock:
         _maps[key] = arr
         while len(_maps) > _CACHE_SIZE:
