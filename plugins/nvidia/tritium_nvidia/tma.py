@@ -28,7 +28,6 @@ from math import prod
 
 import llvmlite.ir as ir
 
-from tritium.conversion.target_info import intrinsic
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linear
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
@@ -141,7 +140,7 @@ def lower_descriptor_load(fl: FunctionLowering, op) -> None:
              ",".join(["r", "l", "r"] + ["r"] * rank), [tile_addr, tmap, bar] + coords)
     _asm(b, "{\n.reg .pred done;\nwait:\n"
             "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], 0;\n"
-            "@!done bra.uni wait;\n}", "r", [bar])
+            "@!done bra wait;\n}", "r", [bar])  # not .uni: the lanes need not agree
     fl.set(op.results[0], read_linear(fl, tile, t, _Buffer(t), t.get_shape()))
     fl.target.barrier(b)
     with _thread0(fl):
@@ -171,4 +170,4 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
 
 LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store}
 
-__all__ = ["LOWERINGS", "TILE_ALIGN", "intrinsic", "scratch_bytes", "tile_bytes"]
+__all__ = ["LOWERINGS", "TILE_ALIGN", "scratch_bytes", "tile_bytes"]
