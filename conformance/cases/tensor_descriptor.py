@@ -52,18 +52,22 @@ def host_desc_kernel(x_desc, z_desc, scale, BM: tl.constexpr, BN: tl.constexpr):
 
 
 class _HostDescriptors:
-    """Launches ``kernel`` with the named array arguments wrapped in host TensorDescriptors."""
+    """Launches ``kernel`` with the named array arguments wrapped in host TensorDescriptors
+    (``blocks``: name -> block shape, or ``(block shape, padding)``)."""
 
     def __init__(self, kernel, blocks: dict):
         self.fn, self.blocks = kernel, blocks
         self.__name__ = kernel.__name__
 
+    def _desc(self, name, a):
+        spec = self.blocks[name]
+        block, padding = spec if isinstance(spec, tuple) else (spec, "zero")
+        return TensorDescriptor.from_tensor(a, block, padding)
+
     def _wrap(self, args, kwargs):
         names = list(self.fn.arg_names)
-        args = [TensorDescriptor.from_tensor(a, self.blocks[n]) if n in self.blocks else a
-                for n, a in zip(names, args)]
-        kwargs = {k: (TensorDescriptor.from_tensor(v, self.blocks[k]) if k in self.blocks else v)
-                  for k, v in kwargs.items()}
+        args = [self._desc(n, a) if n in self.blocks else a for n, a in zip(names, args)]
+        kwargs = {k: (self._desc(k, v) if k in self.blocks else v) for k, v in kwargs.items()}
         return args, kwargs
 
     def __getitem__(self, grid):

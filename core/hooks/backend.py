@@ -136,6 +136,10 @@ class Backend:
         return out
 
     # -- runtime --------------------------------------------------------------------------------
+    def tensor_descriptor_map(self, target: GPUTarget, descriptor: Any) -> Any:
+        """The plugin's hardware descriptor of a host tensor descriptor, or ``None``."""
+        return self.call("tritium_tensor_descriptor_map", backend=self.name, target=target, descriptor=descriptor)
+
     def driver(self) -> Any:
         """The plugin's :class:`tritium.runtime.driver.Driver` for this backend (created once)."""
         if self._driver is None:

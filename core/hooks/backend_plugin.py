@@ -65,6 +65,10 @@ class BackendPlugin:
     def conformance_exclusions(self, target) -> list:
         return []
 
+    def tensor_descriptor_map(self, target, descriptor):
+        """A hardware descriptor of a host tensor descriptor for ``target`` (see the hookspec)."""
+        return None
+
     def device_present(self) -> bool:
         return bool(self.driver().is_active())
 
@@ -124,6 +128,10 @@ class BackendPlugin:
     @hookimpl
     def tritium_conformance_exclusions(self, backend, target):
         return self.conformance_exclusions(target) if self.owns_backend(backend) else None
+
+    @hookimpl
+    def tritium_tensor_descriptor_map(self, backend, target, descriptor):
+        return self.tensor_descriptor_map(target, descriptor) if self.owns_backend(backend) else None
 
     @hookimpl
     def tritium_driver(self, backend):

@@ -106,6 +106,23 @@ def tritium_membar_filter(target):
 
 
 @hookspec(firstresult=True)
+def tritium_tensor_descriptor_map(backend: str, target, descriptor):
+    """A hardware descriptor of the host tensor descriptor ``descriptor`` (a
+    :class:`tritium.tools.tensor_descriptor.TensorDescriptor`) for a launch on ``backend``'s device
+    of ``target``, or ``None``.
+
+    Called at each launch that passes host descriptors, once per descriptor (cache the answer).
+    The result is passed to the kernel as one more pointer argument (the backend's device memory
+    holding the map: anything its driver accepts as a pointer), and the descriptor's
+    ``desc.load`` / ``desc.store`` then become ``tt.descriptor_load`` / ``tt.descriptor_store`` on
+    that pointer, which the plugin's stages lower (NVIDIA sm_90: a TMA tensor map and
+    ``cp.async.bulk.tensor``).  With ``None`` (not yours, no such hardware, or a shape, stride or
+    element type it cannot take) the accesses are block-pointer loads and stores, as on every
+    backend.
+    """
+
+
+@hookspec(firstresult=True)
 def tritium_driver(backend: str):
     """The driver object of ``backend``: a :class:`tritium.runtime.driver.Driver`.
 

@@ -7,7 +7,10 @@ loads and stores with every dimension boundary-checked, so each backend runs the
 path block pointers already take (NVIDIA: ``rewrite_tensor_pointer`` to masked vector loads);
 lanes outside the tensor read zero (or NaN with ``padding_option="nan"``) and stores there are
 dropped.  A host-side ``tritium.tools.tensor_descriptor.TensorDescriptor`` passed as a kernel
-argument arrives as such an object (``tritium.runtime.descriptors``)."""
+argument arrives as such an object (``tritium.runtime.descriptors``); where the backend's plugin
+built a hardware descriptor for it (NVIDIA sm_90: a TMA tensor map), the descriptor also holds a
+pointer to that map and its accesses become ``tt.descriptor_load`` / ``tt.descriptor_store``,
+which that plugin lowers."""
 from __future__ import annotations
 
 from .core import _unwrap_if_constexpr as _u, builtin, constexpr, tensor
@@ -20,8 +23,10 @@ def _is_pow2(n: int) -> bool:
 class tensor_descriptor:
     """What ``tl.make_tensor_descriptor`` returns (inside a kernel)."""
 
-    def __init__(self, base: tensor, shape: list, strides: list, block_shape: list, padding_option: str = "zero"):
+    def __init__(self, base: tensor, shape: list, strides: list, block_shape: list, padding_option: str = "zero",
+                 tensor_map: tensor | None = None):
         self.base = base
+        self.tensor_map = tensor_map
         self.shape = list(shape)
         self.strides = list(strides)
         self.block_shape = [constexpr(b) for b in block_shape]
@@ -49,6 +54,10 @@ class tensor_descriptor:
         """The block at ``offsets`` (one per dimension); elements outside the tensor read zero
         (NaN with ``padding_option="nan"``)."""
         from . import functions as F
+        if self.tensor_map is not None:
+            from ..frontend.semantic_descriptor import descriptor_load
+            return descriptor_load(self.tensor_map, self.dtype, [b.value for b in self.block_shape],
+                                   list(_u(offsets)), _builder)
         return F.load(self._block_ptr(offsets, _builder), boundary_check=tuple(range(self.ndim)),
                       padding_option=self.padding_option, _builder=_builder)
 
@@ -56,6 +65,10 @@ class tensor_descriptor:
     def store(self, offsets, value, _builder=None):
         """Store ``value`` (the block's shape) at ``offsets``; elements outside the tensor are dropped."""
         from . import functions as F
+        if self.tensor_map is not None:
+            from ..frontend.semantic_descriptor import descriptor_store
+            return descriptor_store(self.tensor_map, self.dtype, [b.value for b in self.block_shape],
+                                    list(_u(offsets)), _u(value), _builder)
         value = F.cast(value, self.dtype, _builder=_builder) if isinstance(_u(value), tensor) else value
         return F.store(self._block_ptr(offsets, _builder), value, boundary_check=tuple(range(self.ndim)),
                        _builder=_builder)
@@ -65,9 +78,10 @@ class tensor_descriptor:
 
 
 @builtin
-def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero", _builder=None):
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero", _tensor_map=None, _builder=None):
     """A descriptor of the tensor at ``base`` with ``shape`` and ``strides`` (elements; the last
-    stride must be 1), accessed in blocks of ``block_shape`` (powers of two)."""
+    stride must be 1), accessed in blocks of ``block_shape`` (powers of two).  ``_tensor_map`` is
+    for host descriptors only: a pointer to the backend's hardware descriptor of the same tensor."""
     base = _u(base)
     if not isinstance(base, tensor) or not base.type.scalar.is_ptr():
         raise TypeError(f"make_tensor_descriptor expects a pointer base, got {base!r}")
@@ -85,7 +99,10 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     padding = _u(padding_option)
     if padding not in ("zero", "nan"):
         raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
-    return tensor_descriptor(base, shape, strides, block, padding)
+    tensor_map = _u(_tensor_map)
+    if tensor_map is not None and not (isinstance(tensor_map, tensor) and tensor_map.type.is_ptr()):
+        raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer, got {tensor_map!r}")
+    return tensor_descriptor(base, shape, strides, block, padding, tensor_map)
 
 
 @builtin

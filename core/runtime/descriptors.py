@@ -6,7 +6,12 @@ objects runs a companion of the kernel whose descriptor parameter ``d`` of rank 
 whose body starts with ``d = tl.make_tensor_descriptor(...)`` (at the ``def`` line).  The
 companion is an ordinary ``JITFunction``: it specialises, caches and launches like any kernel, on
 every backend, and the shapes and strides specialise as integers do (a stride of 1 becomes a
-constant, which keeps the last dimension's accesses vectorised)."""
+constant, which keeps the last dimension's accesses vectorised).
+
+Where the launch's backend builds a hardware descriptor of its own for a descriptor (the
+``tritium_tensor_descriptor_map`` hook: NVIDIA sm_90's TMA tensor map), the companion takes it as
+one more pointer parameter ``d__map`` and hands it to ``tl.make_tensor_descriptor``
+(``_tensor_map=``), whose accesses then become ``tt.descriptor_load`` / ``tt.descriptor_store``."""
 from __future__ import annotations
 
 import ast
@@ -22,13 +27,14 @@ def has_descriptor(values) -> bool:
     return any(type(v) is TensorDescriptor for v in values)
 
 
-def _names(name: str, rank: int) -> list[str]:
+def _names(name: str, rank: int, mapped: bool = False) -> list[str]:
     return ([f"{name}__base"] + [f"{name}__shape{i}" for i in range(rank)] + [f"{name}__stride{i}" for i in range(rank)]
-            + [f"{name}__block", f"{name}__padding"])
+            + ([f"{name}__map"] if mapped else []) + [f"{name}__block", f"{name}__padding"])
 
 
-def _companion(fn, layout: tuple):
-    """The companion JITFunction of ``fn`` for ``layout`` (per parameter: rank, or None)."""
+def companion(fn, layout: tuple):
+    """The companion JITFunction of ``fn`` for ``layout`` (per parameter: ``(rank, mapped)``, or
+    None for an ordinary parameter)."""
     from .jit import _Param
     cache = fn.__dict__.setdefault("_descriptor_companions", {})
     if layout in cache:
@@ -37,20 +43,22 @@ def _companion(fn, layout: tuple):
     for attr in ("specializers", "_descriptor_companions"):
         comp.__dict__.pop(attr, None)
     params, names, prologue = [], [], []
-    for p, rank in zip(fn.params, layout):
-        if rank is None:
+    for p, entry in zip(fn.params, layout):
+        if entry is None:
             params.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
                                             annotation=p.annotation))
             names.append(p.name)
             continue
-        expanded = _names(p.name, rank)
+        rank, mapped = entry
+        expanded = _names(p.name, rank, mapped)
         for n in expanded:
             ann = "constexpr" if n.endswith(("__block", "__padding")) else inspect.Parameter.empty
             params.append(inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ann))
         names.extend(expanded)
         b = expanded
+        tensor_map = f", _tensor_map={b[1 + 2 * rank]}" if mapped else ""
         prologue.append(f"{p.name} = {_HELPER}({b[0]}, [{', '.join(b[1:1 + rank])}], "
-                        f"[{', '.join(b[1 + rank:1 + 2 * rank])}], {b[-2]}, {b[-1]})")
+                        f"[{', '.join(b[1 + rank:1 + 2 * rank])}], {b[-2]}, {b[-1]}{tensor_map})")
     comp.signature = inspect.Signature(params)
     comp.arg_names = names
     comp._index = {n: i for i, n in enumerate(names)}
@@ -89,14 +97,40 @@ def _companion(fn, layout: tuple):
     return comp
 
 
+def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
+    """Per argument, the backend's hardware descriptor of a host descriptor (or None): asked of the
+    backend the launch runs on, for its device's target, only when that device is present."""
+    import os
+    from ..hooks import manager
+    if warmup:
+        return [None] * len(bound)
+    plain = [v.base if type(v) is TensorDescriptor else v for v in bound]
+    name = launch_kwargs.get("backend") or os.environ.get("TRITIUM_BACKEND")
+    backend = manager.get_backend(name) if name else manager.select_backend(None, plain)
+    if not backend.device_present():
+        return [None] * len(bound)
+    target = launch_kwargs.get("target")
+    if target is None:
+        driver = backend.driver()
+        bases = [(f"argument {i}", v.base) for i, v in enumerate(bound) if type(v) is TensorDescriptor]
+        device = driver.select_device(bases)
+        target = driver.device_target(driver.get_current_device() if device is None else device)
+    elif isinstance(target, str):
+        target = backend.parse_target(target)
+    return [backend.tensor_descriptor_map(target, v) if type(v) is TensorDescriptor else None for v in bound]
+
+
 def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
     """Launch ``fn`` with ``bound`` arguments some of which are host tensor descriptors."""
-    layout = tuple(len(v.shape) if type(v) is TensorDescriptor else None for v in bound)
-    comp = _companion(fn, layout)
+    maps = tensor_maps(bound, launch_kwargs, warmup)
+    layout = tuple((len(v.shape), m is not None) if type(v) is TensorDescriptor else None
+                   for v, m in zip(bound, maps))
+    comp = companion(fn, layout)
     args = []
-    for v in bound:
+    for v, m in zip(bound, maps):
         if type(v) is TensorDescriptor:
-            args.extend([v.base, *v.shape, *v.strides, tuple(v.block_shape), v.padding])
+            args.extend([v.base, *v.shape, *v.strides, *([m] if m is not None else []), tuple(v.block_shape),
+                         v.padding])
         else:
             args.append(v)
     if callable(grid):

@@ -9,6 +9,9 @@ from typing import Any, List
 
 
 def _strides_in_elements(t) -> list[int]:
+    from ..runtime.specialize import TensorWrapper
+    if isinstance(t, TensorWrapper):  # tritium.reinterpret: the strides are the wrapped array's
+        t = t.base
     stride = getattr(t, "stride", None)
     if callable(stride):  # torch
         return [int(s) for s in stride()]

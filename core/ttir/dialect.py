@@ -7,6 +7,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, cf, scf
 from xdsl.ir import Dialect
 
+from . import descriptor_ops as desc_ops
 from . import memory_ops as mem
 from . import xdsl_compat  # noqa: F401  (parser fixes the TTIR text needs)
 from . import ops, region_ops as rops
@@ -22,6 +23,7 @@ TT_OPS = [
     ops.PreciseSqrtOp, ops.PreciseDivFOp, ops.ClampFOp, ops.FpToFpOp, ops.DotOp, ops.ExternElementwiseOp, ops.ElementwiseInlineAsmOp,
     ops.PrintOp, ops.AssertOp, DotScaledOp,
     mem.LoadOp, mem.StoreOp, mem.AtomicRMWOp, mem.AtomicCASOp, mem.MakeTensorPtrOp, mem.AdvanceOp,
+    desc_ops.DescriptorLoadOp, desc_ops.DescriptorStoreOp,
     rops.ReduceOp, rops.ReduceReturnOp, rops.ScanOp, rops.ScanReturnOp,
 ]
 

@@ -43,3 +43,40 @@ def test_descriptor_arguments_launch_and_cache():
     k2 = _scale[grid](xd, zd, 2.0, BM=8, BN=16)
     assert np.array_equal(z, x * 2) and k1 is k2 and seen == ["TensorDescriptor"] * 2
     assert "x_desc__base" in k1.metadata["arg_names"] and "x_desc__shape0" in k1.metadata["arg_names"]
+
+
+def test_backend_tensor_map_becomes_a_parameter_and_tensor_map_ops(monkeypatch):
+    """A backend that returns a hardware descriptor for a host descriptor (the
+    ``tritium_tensor_descriptor_map`` hook) gets it as the companion's ``x__map`` pointer, and the
+    descriptor's accesses become ``tt.descriptor_load`` / ``tt.descriptor_store`` on it."""
+    from tritium.hooks.backend import Backend
+    from tritium.runtime import descriptors
+    asked = []
+    monkeypatch.setattr(Backend, "tensor_descriptor_map",
+                        lambda self, target, d: asked.append((self.name, d.block_shape)) or None)
+    x = np.random.rand(20, 40).astype(np.float32)
+    bound = [TensorDescriptor.from_tensor(x, [8, 16]), TensorDescriptor.from_tensor(np.zeros_like(x), [8, 16]), 2.0]
+    assert descriptors.tensor_maps(bound, {"backend": "interpreter"}, warmup=False) == [None, None, None]
+    assert [b for _, b in asked] == [[8, 16], [8, 16]]
+    assert descriptors.tensor_maps(bound, {}, warmup=True) == [None, None, None]  # compile only: no device asked
+
+    comp = descriptors.companion(_scale, ((2, True), (2, False), None, None, None))
+    assert comp.arg_names[:7] == ["x_desc__base", "x_desc__shape0", "x_desc__shape1", "x_desc__stride0",
+                                  "x_desc__stride1", "x_desc__map", "x_desc__block"]
+    assert "z_desc__map" not in comp.arg_names
+    sig = {"x_desc__base": "*fp32", "x_desc__map": "*u8", "z_desc__base": "*fp32", "s": "fp32"}
+    sig.update({f"{d}__{k}{i}": "i32" for d in ("x_desc", "z_desc") for k in ("shape", "stride") for i in (0, 1)})
+    cons = {"BM": 8, "BN": 16, "x_desc__block": (8, 16), "x_desc__padding": "zero", "z_desc__block": (8, 16),
+            "z_desc__padding": "zero"}
+    ttir = triton.compile(comp, target="cuda:90", signature=sig, constexprs=cons, stage="ttir").asm["ttir"]
+    assert "tt.descriptor_load" in ttir and "tt.descriptor_store" not in ttir  # z_desc has no map
+    assert ttir.count("tt.store") == 1
+
+
+def test_tensor_map_must_be_a_pointer():
+    @triton.jit
+    def bad(x_ptr, n):
+        d = tl.make_tensor_descriptor(x_ptr, [n], [1], [16], _tensor_map=n)
+        d.load([0])
+    with pytest.raises(triton.CompilationError, match="_tensor_map must be a pointer"):
+        triton.compile(bad, target="cuda:90", signature={"x_ptr": "*fp32", "n": "i32"}, stage="ttir")

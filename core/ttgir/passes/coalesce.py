@@ -1,7 +1,10 @@
 """``coalesce``: give each global load, store and atomic a blocked layout whose fastest dimension
 is the pointer's most contiguous one and whose ``sizePerThread`` there makes each thread's access as
 wide as contiguity and alignment allow (up to 128 bits), as Triton's Coalesce pass does; operands
-and results are wrapped in ``ttg.convert_layout`` (cleaned up by ``remove_layout_conversions``)."""
+and results are wrapped in ``ttg.convert_layout`` (cleaned up by ``remove_layout_conversions``).
+A tensor-map access (``tt.descriptor_load`` / ``tt.descriptor_store``) moves a whole row-major tile,
+so its tile gets the layout of a fully contiguous access: 128 bits per thread along the last
+dimension."""
 from __future__ import annotations
 
 from math import prod
@@ -16,6 +19,7 @@ from ..ops import ConvertLayoutOp
 from ._util import convert_before, encoding, set_type, with_encoding
 
 MEMORY_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+TILE_OPS = ("tt.descriptor_load", "tt.descriptor_store")
 
 
 def coalesced_encoding(analysis: AxisInfoAnalysis, ptr, num_warps: int, threads_per_warp: int):
@@ -33,6 +37,31 @@ def coalesced_encoding(analysis: AxisInfoAnalysis, ptr, num_warps: int, threads_
     return blocked_encoding(shape, spt, order, num_warps, threads_per_warp)
 
 
+def tile_encoding(t, num_warps: int, threads_per_warp: int):
+    """A row-major tile's layout: each thread 128 bits (or its share) of the last dimension."""
+    shape = t.get_shape()
+    per_thread = max(prod(shape) // (num_warps * threads_per_warp), 1)
+    vec = min(max(128 // max(bit_width(t.element_type), 8), 1), per_thread, shape[-1])
+    spt = [1] * len(shape)
+    spt[-1] = 1 << (max(vec, 1).bit_length() - 1)
+    return blocked_encoding(shape, spt, list(range(len(shape) - 1, -1, -1)), num_warps, threads_per_warp)
+
+
+def _relayout(op, enc) -> None:
+    """Give ``op``'s tensor operands and results ``enc``, converting at its edges."""
+    for i, v in enumerate(op.operands):
+        if isinstance(v.type, TensorType) and encoding(v.type) is not None:
+            op.operands[i] = convert_before(op, v, with_encoding(v.type, enc))
+    for res in op.results:
+        if not isinstance(res.type, TensorType):
+            continue
+        old = res.type
+        set_type(res, with_encoding(old, enc))
+        back = ConvertLayoutOp(res, old)
+        op.parent_block().insert_op_after(back, op)
+        res.replace_uses_with_if(back.result, lambda use: use.operation is not back)
+
+
 class Coalesce:
     name = "coalesce"
 
@@ -45,19 +74,13 @@ class Coalesce:
             if not isinstance(t, TensorType) or not isinstance(element_type(t), PointerType):
                 continue  # scalar access or block pointer
             enc = coalesced_encoding(analysis, ptr, num_warps, tpw)
-            if enc == encoding(t):
-                continue
-            for i, v in enumerate(op.operands):
-                if isinstance(v.type, TensorType) and encoding(v.type) is not None:
-                    op.operands[i] = convert_before(op, v, with_encoding(v.type, enc))
-            for res in op.results:
-                if not isinstance(res.type, TensorType):
-                    continue
-                old = res.type
-                set_type(res, with_encoding(old, enc))
-                back = ConvertLayoutOp(res, old)
-                op.parent_block().insert_op_after(back, op)
-                res.replace_uses_with_if(back.result, lambda use: use.operation is not back)
+            if enc != encoding(t):
+                _relayout(op, enc)
+        for op in [o for o in module.walk() if o.name in TILE_OPS]:
+            tile = op.results[0].type if op.results else op.operands[-1].type
+            enc = tile_encoding(tile, num_warps, tpw)
+            if enc != encoding(tile):
+                _relayout(op, enc)
 
 
 def coalesce(module: ModuleOp) -> ModuleOp:

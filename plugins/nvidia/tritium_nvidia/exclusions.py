@@ -23,6 +23,8 @@ _TARGET: list[tuple[str, str, tuple[str, ...]]] = [
      "(e4m3 given as uint8 bits compiles everywhere); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
     ("fp8_storage/*fp8e4nv*", "fp8e4nv is not a supported fp8 type before sm_89 (options.supported_fp8_dtypes, "
      "as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
+    ("tensor_map/*fp8e4nv*", "fp8e4nv is not a supported fp8 type before sm_89 (options.supported_fp8_dtypes, "
+     "as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
     ("loops_options/dot-*fp8e4nv*", "fp8e4nv is not a supported fp8 type before sm_89 "
      "(options.supported_fp8_dtypes, as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
 ]

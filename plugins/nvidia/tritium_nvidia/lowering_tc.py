@@ -474,6 +474,9 @@ def op_lowering(op):
     if op.name == "tt.dot":
         enc = getattr(op.results[0].type, "encoding", None)
         return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
+    if op.name.startswith("tt.descriptor_"):
+        from .tma import LOWERINGS as TMA
+        return TMA[op.name]
     return LOWERINGS.get(op.name)
 
 

@@ -48,6 +48,10 @@ class NvidiaPlugin(BackendPlugin):
         from .compiler import membar_filter
         return membar_filter
 
+    def tensor_descriptor_map(self, target, descriptor):
+        from .tensor_map import tensor_map
+        return tensor_map(target, descriptor, self.driver())
+
     def conformance_exclusions(self, target):
         from .exclusions import exclusions
         return exclusions(target, self.driver)

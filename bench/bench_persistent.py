@@ -1,0 +1,155 @@
+"""Persistent matmul (Triton's persistent-matmul tutorial style) under Tritium and Triton 3.6.
+
+    python bench/bench_persistent.py [--check] [--sizes 4096,8192] [--dtypes fp16,bf16]
+
+Four versions of one kernel (``persistent_kernels.py``, the same source for both compilers):
+pointer arithmetic, block pointers, tensor descriptors made in the kernel, and host
+``TensorDescriptor`` arguments (the version that takes Tritium's TMA path on sm_90; set
+``TRITIUM_TMA=0`` to time it on block-pointer loads instead; the ``host_desc_no_tma`` row does that
+for Tritium within the run, against Triton's TMA).  Each side keeps its best config of
+the same list; the best configs are then timed interleaved (A,B,B,A per round,
+``bench/interleave.py``), and the table gives the median of the rounds, the ratio's range, and the
+SM clock before and after.  ``--check`` only checks every version against torch on a ragged shape.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_files import load_kernels  # noqa: E402
+from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa: E402
+
+CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): the tutorial's fp16 choice first
+    (128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 3), (128, 128, 64, 8, 8, 4),
+]
+VERSIONS = ("plain", "block_ptr", "device_desc", "host_desc", "host_desc_no_tma")
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def frameworks():
+    import tritium
+    import tritium.language as ttl
+    from tritium.tools.tensor_descriptor import TensorDescriptor as TritiumDesc
+    out = {"tritium": (load_kernels("pm_tritium", tritium, ttl, "persistent_kernels.py"), TritiumDesc)}
+    try:
+        import triton
+        import triton.language as tl
+        from triton.tools.tensor_descriptor import TensorDescriptor as TritonDesc
+    except ImportError:
+        print("triton is not installed: Tritium only")
+        return out
+    # Triton's in-kernel descriptors live in global scratch that it asks this allocator for
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    out["triton"] = (load_kernels("pm_triton", triton, tl, "persistent_kernels.py"), TritonDesc)
+    return out
+
+
+def launcher(k, Desc, version, a, b, c, cfg, sms):
+    bm, bn, bk, g, w, s = cfg
+    m, kk = a.shape
+    n = b.shape[0]
+    grid = (min(sms, ((m + bm - 1) // bm) * ((n + bn - 1) // bn)),)
+    meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, NUM_SMS=sms, num_warps=w, num_stages=s)
+    if version.startswith("host_desc"):
+        da = Desc.from_tensor(a, [bm, bk])
+        db = Desc.from_tensor(b, [bn, bk])
+        dc = Desc.from_tensor(c, [bm, bn])
+        if version == "host_desc_no_tma":  # Tritium's block-pointer path for the same launch (Triton's: TMA)
+            def run():
+                before = os.environ.get("TRITIUM_TMA")
+                os.environ["TRITIUM_TMA"] = "0"
+                try:
+                    k.persistent_host_desc[grid](da, db, dc, m, n, kk, **meta)
+                finally:
+                    if before is None:
+                        del os.environ["TRITIUM_TMA"]
+                    else:
+                        os.environ["TRITIUM_TMA"] = before
+            return run
+        return lambda: k.persistent_host_desc[grid](da, db, dc, m, n, kk, **meta)
+    fn = getattr(k, f"persistent_{version}")
+    return lambda: fn[grid](a, b, c, m, n, kk, a.stride(0), b.stride(0), c.stride(0), **meta)
+
+
+def check(impls, sms) -> list[str]:
+    failures = []
+    m, n, kk = 1000, 1112, 1000  # ragged against every tile; strides still multiples of 16 bytes
+    for dname, dt in DTYPES.items():
+        a = torch.randn(m, kk, device="cuda", dtype=dt)
+        b = torch.randn(n, kk, device="cuda", dtype=dt)
+        ref = a.double() @ b.double().T
+        for name, (k, Desc) in impls.items():
+            for version in VERSIONS:
+                for cfg in CONFIGS[:2]:
+                    c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
+                    try:
+                        launcher(k, Desc, version, a, b, c, cfg, sms)()
+                        torch.cuda.synchronize()
+                    except Exception as e:  # noqa: BLE001 - report and go on
+                        failures.append(f"{name} {version} {dname} {cfg}: {type(e).__name__}: {e}")
+                        continue
+                    err = ((c.double() - ref).norm() / ref.norm()).item()
+                    if not err < 1e-2:
+                        failures.append(f"{name} {version} {dname} {cfg}: relative error {err:.2e}")
+    return failures
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--sizes", default="4096,8192")
+    p.add_argument("--dtypes", default="fp16")
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    impls = frameworks()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(host_line())
+    print(f"TRITIUM_TMA={os.environ.get('TRITIUM_TMA', '1 (default)')}")
+    failures = check(impls, sms)
+    for f in failures:
+        print("FAIL", f)
+    if args.check:
+        return 1 if failures else 0
+    clock_before = sm_clock_mhz()
+    print(f"| version | dtype | size | config T / t | Tritium TFLOP/s | Triton TFLOP/s | Tritium/Triton [range] |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for dname in args.dtypes.split(","):
+        dt = DTYPES[dname]
+        for size in [int(s) for s in args.sizes.split(",")]:
+            a = torch.randn(size, size, device="cuda", dtype=dt)
+            b = torch.randn(size, size, device="cuda", dtype=dt)
+            c = torch.empty(size, size, device="cuda", dtype=dt)
+            flops = 2.0 * size ** 3
+            for version in VERSIONS:
+                best = {}
+                for name, (k, Desc) in impls.items():
+                    fns = {}
+                    for i, cfg in enumerate(CONFIGS):
+                        try:
+                            fns[i] = launcher(k, Desc, version, a, b, c, cfg, sms)
+                            fns[i]()
+                        except Exception as e:  # noqa: BLE001 - a config that does not fit is skipped
+                            print(f"  {name} {version} {cfg}: {type(e).__name__}: {str(e)[:120]}")
+                            fns.pop(i, None)
+                    if fns:
+                        t = interleaved(fns, reps=args.reps, rounds=1)
+                        i = min(t, key=lambda j: t[j].median_ms)
+                        best[name] = (i, fns[i])
+                if not best:
+                    continue
+                t = interleaved({n: f for n, (_, f) in best.items()}, reps=args.reps, rounds=args.rounds)
+                tf = {n: flops / (t[n].median_ms * 1e-3) / 1e12 for n in t}
+                cfgs = " / ".join(str(CONFIGS[best[n][0]][:3] + CONFIGS[best[n][0]][4:]) for n in best)
+                print(f"| {version} | {dname} | {size}^3 | {cfgs} | {tf.get('tritium', float('nan')):.0f} | "
+                      f"{tf.get('triton', float('nan')):.0f} | {ratio_cell(t)} |", flush=True)
+    print(f"SM clock before: {clock_before}; after: {sm_clock_mhz()}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

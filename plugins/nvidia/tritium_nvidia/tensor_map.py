@@ -1,0 +1,148 @@
+"""TMA tensor maps (CUtensorMap) for host tensor descriptors on sm_90.
+
+:func:`tiled_map_arguments` decides whether a descriptor fits the copy engine and spells the
+``cuTensorMapEncodeTiled`` arguments (innermost dimension first, strides in bytes, no swizzle:
+the kernel's tile buffer is row-major, ``tma.py``); :func:`tensor_map` encodes the map with the
+driver and keeps it in 128 bytes of device memory, cached per (device, address, dtype, shape,
+strides, block, padding), since a kernel receives it as a global pointer (a new map costs one
+small copy, waited for on a stream of its own; Triton passes the map by value instead, as a
+128-byte ``__grid_constant__`` parameter, which needs no copy).
+
+``TRITIUM_TMA=0`` switches the path off: descriptors then take the block-pointer lowering."""
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .options import capability
+
+#: element type (signature spelling) -> (CUtensorMapDataType name, bytes, floating point)
+DATA_TYPES = {
+    "fp16": ("FLOAT16", 2, True), "bf16": ("BFLOAT16", 2, True), "fp32": ("FLOAT32", 4, True),
+    "fp64": ("FLOAT64", 8, True),
+    "i8": ("UINT8", 1, False), "u8": ("UINT8", 1, False), "i16": ("UINT16", 2, False), "u16": ("UINT16", 2, False),
+    "i32": ("INT32", 4, False), "u32": ("UINT32", 4, False), "i64": ("INT64", 8, False), "u64": ("UINT64", 8, False),
+    "fp8e4nv": ("UINT8", 1, False), "fp8e5": ("UINT8", 1, False), "fp8e4b15": ("UINT8", 1, False),
+}
+MAX_BOX = 256          # elements per box dimension
+MAX_TILE_BYTES = 64 * 1024
+_CACHE_SIZE = 256
+
+
+def enabled() -> bool:
+    return os.environ.get("TRITIUM_TMA", "1") != "0"
+
+
+@dataclass(frozen=True)
+class TiledMap:
+    """``cuTensorMapEncodeTiled``'s arguments, innermost dimension first."""
+
+    data_type: str
+    global_address: int
+    global_dim: tuple[int, ...]
+    global_strides: tuple[int, ...]   # bytes, rank - 1 entries (dimension 1 and up)
+    box_dim: tuple[int, ...]
+    nan_fill: bool
+
+
+def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, padding: str) -> TiledMap | None:
+    """The map of a descriptor of ``elt`` elements at ``address`` (shape, strides in elements and
+    block shape outermost first), or ``None`` where the copy engine cannot serve it: an element
+    type it has no code for, an address or an outer stride not a multiple of 16 bytes, a box
+    dimension over 256 elements, a box row under 16 bytes or not a multiple of them, a NaN fill
+    for an integer or fp8 type."""
+    if elt not in DATA_TYPES:
+        return None
+    name, size, floating = DATA_TYPES[elt]
+    rank = len(shape)
+    if not 1 <= rank <= 5 or address % 16 or strides[-1] != 1:
+        return None
+    if padding == "nan" and not floating:
+        return None
+    if any(b > MAX_BOX for b in block_shape) or (block_shape[-1] * size) % 16:
+        return None
+    tile = size
+    for b in block_shape:
+        tile *= b
+    if tile > MAX_TILE_BYTES:
+        return None
+    byte_strides = [s * size for s in strides[:-1]]
+    if any(s % 16 or s <= 0 or s >= 1 << 40 for s in byte_strides) or any(d >= 1 << 32 for d in shape):
+        return None
+    return TiledMap(name, address, tuple(reversed(shape)), tuple(reversed(byte_strides)), tuple(reversed(block_shape)),
+                    padding == "nan")
+
+
+def encode(m: TiledMap) -> bytes:
+    """The 128 bytes of the CUtensorMap (the driver encodes it)."""
+    from cuda.bindings import driver as cu
+    err, tmap = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{m.data_type}"), len(m.global_dim),
+        m.global_address, [cu.cuuint64_t(d) for d in m.global_dim], [cu.cuuint64_t(s) for s in m.global_strides],
+        [cu.cuuint32_t(b) for b in m.box_dim], [cu.cuuint32_t(1)] * len(m.global_dim),
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if m.nan_fill
+        else cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuTensorMapEncodeTiled failed ({err.name}) for {m}")
+    return struct.pack("<16Q", *[int(w) for w in tmap.opaque])
+
+
+_maps: OrderedDict = OrderedDict()
+_lock = threading.Lock()
+_streams: dict = {}
+
+
+def _upload(arr, data: bytes, device: int) -> None:
+    """Copy the map into ``arr`` and wait for that copy only: on a non-blocking stream of its own
+    (a pageable source is staged at once), so neither the device nor the launch stream is synced,
+    and the copy has landed before any later launch on any stream reads it."""
+    import numpy as np
+    from cuda.bindings import driver as cu
+    from .memory import _check, on_device
+    host = np.frombuffer(data, np.uint8).copy()  # alive until the copy is waited for
+    with on_device(device):
+        stream = _streams.get(device)
+        if stream is None:
+            stream = _streams[device] = _check(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING),
+                                               "cuStreamCreate")
+        err = cu.cuMemcpyHtoDAsync(arr.data_ptr(), host.ctypes.data, host.nbytes, stream)[0]
+        _check((err, None), "cuMemcpyHtoDAsync")
+        _check((cu.cuStreamSynchronize(stream)[0], None), "cuStreamSynchronize")
+
+
+def tensor_map(target, descriptor, driver):
+    """Device memory holding the tensor map of ``descriptor`` (a ``DeviceArray``), or ``None``."""
+    from tritium.runtime.specialize import pointer_type_str
+    from .memory import DeviceArray, pointer_getter
+    if not enabled() or capability(target) < 90:
+        return None
+    base = descriptor.base
+    try:
+        elt = (pointer_type_str(base) or "")[1:]
+        address = int(pointer_getter(base)(base))
+    except (TypeError, ValueError):
+        return None
+    m = tiled_map_arguments(elt, address, descriptor.shape, descriptor.strides, descriptor.block_shape,
+                            descriptor.padding)
+    if m is None:
+        return None
+    device = driver.select_device([("descriptor base", base)])
+    device = driver.get_current_device() if device is None else device
+    key = (device, m)
+    with _lock:
+        found = _maps.get(key)
+        if found is not None:
+            _maps.move_to_end(key)
+            return found
+    arr = DeviceArray(128, "uint8", device)
+    _upload(arr, encode(m), device)
+    with _lock:
+        _maps[key] = arr
+        while len(_maps) > _CACHE_SIZE:
+            _maps.popitem(last=False)
+    return arr

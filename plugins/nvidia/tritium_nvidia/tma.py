@@ -1,0 +1,173 @@
+"""TMA (the Tensor Memory Accelerator, sm_90): lowering of ``tt.descriptor_load`` /
+``tt.descriptor_store`` whose descriptor is a CUtensorMap built on the host (``tensor_map.py``).
+
+One access is self-contained, in a scratch buffer of the op's own (the allocation pass sizes it
+through :func:`register_scratch_size`): the tile (128-byte aligned, as the copy engine requires,
+laid out row-major: the map is encoded without swizzle) followed by one 8-byte mbarrier.
+
+load::
+
+    fence.proxy.async.shared::cta; bar.sync   (the scratch's earlier users are done)
+    thread 0: mbarrier.init [bar], 1; fence.mbarrier_init
+    bar.sync                                  (every thread sees the initialised barrier)
+    thread 0: fence.proxy.tensormap::generic.acquire [map]
+              mbarrier.arrive.expect_tx [bar], <tile bytes>
+              cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes
+    all:      mbarrier.try_wait.parity [bar], 0 (loop)   -> the tile is in shared memory
+    all:      read the tile into the result's registers
+    bar.sync; thread 0: mbarrier.inval [bar]
+
+The barrier is initialised and invalidated around each access, so its phase is always 0 when
+waited on.  store: every thread writes its registers into the tile and orders them for the copy
+engine (``fence.proxy.async.shared::cta``), ``bar.sync``, then thread 0 issues
+``cp.async.bulk.tensor ... global.shared::cta.bulk_group``, commits and waits for the group.
+Coordinates are given innermost first, as the map's dimensions are."""
+from __future__ import annotations
+
+from math import prod
+
+import llvmlite.ir as ir
+
+from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
+from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linear
+from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
+from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.passes.allocate_shared_memory import register_scratch_size
+
+#: the copy engine's shared-memory operand alignment (bytes)
+TILE_ALIGN = 128
+_BARRIER_BYTES = 16
+
+
+def _tile_type(op):
+    return op.results[0].type if op.name == "tt.descriptor_load" else op.value.type
+
+
+def tile_bytes(t) -> int:
+    return prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
+
+
+def scratch_bytes(op) -> int:
+    """Tile + mbarrier, with room to round the buffer's start up to :data:`TILE_ALIGN`."""
+    return TILE_ALIGN + tile_bytes(_tile_type(op)) + _BARRIER_BYTES
+
+
+for _name in ("tt.descriptor_load", "tt.descriptor_store"):
+    register_scratch_size(_name, scratch_bytes)
+
+
+class _RowMajor:
+    """A placement in the ``offset_bases`` form the shared-memory helpers vectorise: row-major,
+    which is where the copy engine puts an unswizzled box."""
+
+    def __init__(self, ebytes: int):
+        self.ebytes = ebytes
+
+    def offset_bases(self, shape):
+        out, stride = [], self.ebytes
+        for s in reversed(shape):
+            out.insert(0, [stride << bit for bit in range(max(int(s) - 1, 0).bit_length())])
+            stride *= int(s)
+        return out
+
+
+class _Buffer:  # what read_linear / write_linear ask of a memdesc type
+    def __init__(self, t):
+        self.encoding = _RowMajor(max(bit_width(t.element_type) // 8, 1))
+
+
+def _asm(b: ir.IRBuilder, text: str, constraints: str, args: list):
+    """Inline PTX that touches memory: the clobber keeps LLVM's own shared-memory accesses on
+    their side of it (the tile's reads after the wait, its writes before the fence)."""
+    fty = ir.FunctionType(ir.VoidType(), [a.type for a in args])
+    constraints = f"{constraints},~{{memory}}" if constraints else "~{memory}"
+    return b.asm(fty, text, constraints, args, True)
+
+
+def _tile_and_barrier(fl: FunctionLowering, op):
+    """The aligned tile pointer and the barrier's 32-bit shared address."""
+    b = fl.builder
+    raw = fl.shared_ptr(fl.alloc_offset(op))
+    addr = b.ptrtoint(raw, I32)
+    pad = b.and_(b.sub(const(I32, 0), addr), const(I32, TILE_ALIGN - 1))
+    tile = b.gep(raw, [pad], source_etype=ir.IntType(8))
+    tile_addr = b.add(addr, pad)
+    bar_addr = b.add(tile_addr, const(I32, tile_bytes(_tile_type(op))))
+    return tile, tile_addr, bar_addr
+
+
+def _map_address(fl: FunctionLowering, op) -> ir.Value:
+    """The tensor map's generic address (i64): the kernel gets it as a global pointer."""
+    b = fl.builder
+    p = fl.get(op.desc)
+    if isinstance(p.type, ir.PointerType) and p.type.addrspace != 0:
+        p = b.addrspacecast(p, ir.PointerType())
+    return b.ptrtoint(p, I64)
+
+
+def _coords(fl: FunctionLowering, op) -> list:
+    """The tile's i32 coordinates, innermost dimension first (the map's order)."""
+    return [fl.get(v) for v in reversed(list(op.indices))]
+
+
+def _copy_operands(first: int, n: int) -> str:
+    return "{" + ", ".join(f"${first + i}" for i in range(n)) + "}"
+
+
+def _thread0(fl: FunctionLowering):
+    return fl.builder.if_then(fl.first_thread_pred())
+
+
+def lower_descriptor_load(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    t = op.results[0].type
+    rank = len(t.get_shape())
+    tile, tile_addr, bar = _tile_and_barrier(fl, op)
+    tmap = _map_address(fl, op)
+    coords = _coords(fl, op)
+    # the scratch's earlier ordinary accesses come before the copy engine's writes
+    _asm(b, "fence.proxy.async.shared::cta;", "", [])
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _asm(b, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", [bar])
+        _asm(b, "fence.mbarrier_init.release.cluster;", "", [])
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [tmap])
+        _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
+        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
+             ",".join(["r", "l", "r"] + ["r"] * rank), [tile_addr, tmap, bar] + coords)
+    _asm(b, "{\n.reg .pred done;\nwait:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], 0;\n"
+            "@!done bra wait;\n}", "r", [bar])  # not .uni: the lanes need not agree
+    fl.set(op.results[0], read_linear(fl, tile, t, _Buffer(t), t.get_shape()))
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _asm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r", [bar])
+
+
+def lower_descriptor_store(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    t = op.value.type
+    rank = len(t.get_shape())
+    tile, tile_addr, _ = _tile_and_barrier(fl, op)
+    tmap = _map_address(fl, op)
+    coords = _coords(fl, op)
+    fl.target.barrier(b)
+    write_linear(fl, tile, fl.get(op.value), t, _Buffer(t), t.get_shape())
+    # the copy engine reads through the async proxy: order each thread's writes before it
+    _asm(b, "fence.proxy.async.shared::cta;", "", [])
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [tmap])
+        _asm(b, f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {_copy_operands(2, rank)}], [$1];",
+             ",".join(["l", "r"] + ["r"] * rank), [tmap, tile_addr] + coords)
+        _asm(b, "cp.async.bulk.commit_group;", "", [])
+        # complete (not only read): a later access of the same tensor in this kernel sees the data
+        _asm(b, "cp.async.bulk.wait_group 0;", "", [])
+
+
+LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store}
+
+__all__ = ["LOWERINGS", "TILE_ALIGN", "scratch_bytes", "tile_bytes"]
