@@ -79,9 +79,15 @@ def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, pad
 def encode(m: TiledMap) -> bytes:
     """The 128 bytes of the CUtensorMap (the driver encodes it)."""
     from cuda.bindings import driver as cu
+    strides = list(m.global_strides)
+    if not strides:
+        # rank 1 has no stride, but the driver rejects an empty (NULL) stride array: give it the
+        # row's byte length rounded up to 16, which it does not read
+        size = next(s for n, s, _ in DATA_TYPES.values() if n == m.data_type)
+        strides = [-(-m.global_dim[0] * size // 16) * 16]
     err, tmap = cu.cuTensorMapEncodeTiled(
         getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{m.data_type}"), len(m.global_dim),
-        m.global_address, [cu.cuuint64_t(d) for d in m.global_dim], [cu.cuuint64_t(s) for s in m.global_strides],
+        m.global_address, [cu.cuuint64_t(d) for d in m.global_dim], [cu.cuuint64_t(s) for s in strides],
         [cu.cuuint32_t(b) for b in m.box_dim], [cu.cuuint32_t(1)] * len(m.global_dim),
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
