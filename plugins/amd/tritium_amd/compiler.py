@@ -51,6 +51,7 @@ def make_ttgir(target, options):
 def make_llir(target, options):
     def stage(module, metadata):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+        from .device_libs import link
         from .device_runtime import add_device_runtime
         from .target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
@@ -63,6 +64,9 @@ def make_llir(target, options):
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu)
         text, meta = lower_to_llvm(module, info, options)
         text = add_device_runtime(text)
+        text, libs = link(text, info.externs, arch_of(target))
+        if libs:
+            metadata["device_libs"] = libs
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                         threads_per_warp=meta["threads_per_warp"])
         return text

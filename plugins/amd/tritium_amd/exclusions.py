@@ -14,11 +14,6 @@ _ASM = ("the cases' inline assembly is PTX; and llvmlite's LLVM has no AMDGPU as
         "inline assembly can be put in a code object here")
 
 _CASES: list[tuple[str, str]] = [
-    *((f"math/{fn}-fp64", _OCML.format(fn=fn)) for fn in ("exp", "exp2", "log", "log2", "sin", "cos", "erf")),
-    ("math/sigmoid-fp64", _OCML.format(fn="exp")),
-    ("compat/math-exp-fp64", _OCML.format(fn="exp")),
-    # every libdevice case but the error-* ones (which expect a rejection and pass)
-    ("libdevice/[!e]*", _LIBDEVICE), ("libdevice/e[!r]*", _LIBDEVICE), ("libdevice/er[!r]*", _LIBDEVICE),
     ("inline_asm/*", _ASM),
 ]
 
