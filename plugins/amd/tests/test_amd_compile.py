@@ -10,7 +10,6 @@ import tritium as triton
 import tritium.language as tl
 from conformance.cases import tutorials_basic as tb
 from tritium.examples import matmul
-from tritium.language.extra import libdevice
 from tritium_amd.elf import check_hsaco
 from tritium_amd.elf import EM_AMDGPU, read_hsaco
 
@@ -263,17 +262,6 @@ def test_too_much_lds_is_out_of_resources():
     from tritium_amd.compiler import OutOfResources
     with pytest.raises(OutOfResources, match="Required: 131136, Hardware limit: 65536 on gfx942"):
         triton.compile(_WIDE_ROW, target="hip:gfx942")
-
-
-@triton.jit
-def extern_call(x_ptr):
-    offs = tl.arange(0, 64)
-    tl.store(x_ptr + offs, libdevice.tanh(tl.load(x_ptr + offs)))
-
-
-def test_device_library_calls_are_refused_at_the_kernel_line():
-    with pytest.raises(triton.CompilationError, match="amd backend has no implementation of the extern function"):
-        compile_kernel(extern_call, "hip:gfx942", {"x_ptr": "*fp32"}, {})
 
 
 @triton.jit

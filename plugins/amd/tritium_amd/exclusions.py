@@ -6,10 +6,6 @@ from __future__ import annotations
 
 from tritium.hooks.types import ConformanceExclusion
 
-_OCML = ("fp64 {fn} needs ROCm's device math library (ocml), which the AMD backend does not link "
-         "yet; LLVM's AMDGPU target has no fp64 {fn} of its own, so the kernel is rejected at compile time")
-_LIBDEVICE = ("device-library calls (tl.extra.libdevice, extern functions) need ROCm's ocml, which the "
-              "AMD backend does not link yet; the kernel is rejected at compile time")
 _ASM = ("the cases' inline assembly is PTX; and llvmlite's LLVM has no AMDGPU assembly parser, so no "
         "inline assembly can be put in a code object here")
 
