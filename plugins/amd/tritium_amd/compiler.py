@@ -84,9 +84,13 @@ def make_amdgcn(target, options, state: dict):
 
 def make_hsaco(target, options, state: dict):
     def stage(asm, metadata):
-        from .binary import emit_object, link_hsaco
+        from .binary import assemble, emit_object, has_inline_asm, link_hsaco
         from .elf import read_hsaco
-        hsaco = link_hsaco(emit_object(state.pop("optimized"), str(target.arch)), metadata["name"])
+        optimized = state.pop("optimized")
+        # inline assembly: llvmlite's LLVM has no AMDGPU assembly parser, so the object comes from
+        # the assembly text through an external assembler (the same text the amdgcn stage printed)
+        obj = assemble(asm, str(target.arch)) if has_inline_asm(optimized) else emit_object(optimized, str(target.arch))
+        hsaco = link_hsaco(obj, metadata["name"])
         k = read_hsaco(hsaco).kernel(metadata["name"])
         metadata.update(n_regs=k.vgpr_count, n_sgprs=k.sgpr_count, n_spills=k.private_segment_fixed_size,
                         lds=k.group_segment_fixed_size)
