@@ -52,6 +52,9 @@ class AMDTargetInfo(TargetInfo):
         self.shared_bytes = int(shared_bytes)
         self.waves_per_eu = waves_per_eu
         self.data_layout = data_layout()
+        # inline assembly operands: VGPRs, AGPRs (CDNA only), immediates; a per-lane value in an
+        # SGPR (s, r) or a foreign letter would stop LLVM's whole process
+        self.inline_asm_constraints = frozenset("vin" if self.arch.family == "rdna3" else "vain")
         #: device-library functions the kernel calls, with their types (for ``device_libs.link``)
         self.externs: dict[str, ir.FunctionType] = {}
 
@@ -268,14 +271,6 @@ class AMDTargetInfo(TargetInfo):
 
     # --- plugin-owned lowerings ----------------------------------------------------------------
     def op_lowering(self, op):
-        if op.name == "tt.elementwise_inline_asm":
-            bad = self.bad_asm_constraint(op.constraints.data)
-            if bad is not None:
-                return _refuse(f"inline assembly constraint {bad!r} is not one this AMD target can allocate "
-                               f"(expected v: VGPR{', a: AGPR' if self.arch.family != 'rdna3' else ''}, i/n: "
-                               "immediate, a tied operand's number, or an explicit {register}; constraints "
-                               "like PTX's r/f/l/h do not apply to AMDGCN)")
-            return None
         if op.name == "tt.dot":
             if getattr(getattr(op.results[0].type, "encoding", None), "is_transposed", False):
                 return _refuse("a tt.dot into a transposed #ttg.amd_mfma accumulator: the AMD dot lowering "
@@ -285,19 +280,6 @@ class AMDTargetInfo(TargetInfo):
             if ins is not None:
                 from .dot_matrix import lower_matrix_dot
                 return lambda fl, o: lower_matrix_dot(fl, o, ins)
-        return None
-
-    def bad_asm_constraint(self, constraints: str) -> str | None:
-        """The first constraint LLVM's AMDGPU backend could not allocate for an elementwise value,
-        or None.  Checked before LLVM, which stops the whole process on such a constraint (and on
-        a per-lane value forced into an SGPR by ``s`` or ``r``)."""
-        regs = "va" if self.arch.family != "rdna3" else "v"   # RDNA3 has no AGPRs
-        for part in constraints.split(","):
-            code = part.strip().lstrip("=+&*")
-            if not code or code.startswith("~{") or (code.startswith("{") and code.endswith("}")) or code.isdigit():
-                continue
-            if code not in regs and code not in ("i", "n"):
-                return code
         return None
 
     def map_extern(self, symbol):
