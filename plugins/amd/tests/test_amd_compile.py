@@ -118,7 +118,7 @@ def test_bf16_dot_and_fp32_fallback(dtype, instr):
     if instr:
         assert found == {instr}
     else:
-        assert not found and k.metadata["dot_lowering"] == ["fma: f32 operands: only fp16, bf16 and int8 dots use MFMA"]
+        assert not found and k.metadata["dot_lowering"] == ["fma: f32 operands: only fp16, bf16, int8 and FNUZ fp8 dots use MFMA"]
     check_hsaco(k.asm["hsaco"], k.metadata)
 
 

@@ -78,7 +78,8 @@ def choose(arch: Arch, a_type: str, b_type: str, acc: str, m: int, n: int, k: in
         return None, f"operand types differ ({a_type} x {b_type})"
     want = "f32" if key else {"f16": "f32", "bf16": "f32", "i8": "i32"}.get(a_type)
     if want is None:
-        return None, f"{a_type} operands: only fp16, bf16, int8 (and fp8 FNUZ on gfx942) dots use {arch.matrix.upper()}"
+        kinds = "fp16, bf16, int8 and FNUZ fp8" if arch.family == "cdna3" else "fp16, bf16 and int8"
+        return None, f"{a_type} operands: only {kinds} dots use {arch.matrix.upper()}"
     if acc != want:
         return None, f"{a_type} operands with a {acc} accumulator ({arch.matrix.upper()} accumulates in {want})"
     if arch.matrix == "wmma":
