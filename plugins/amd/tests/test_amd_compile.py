@@ -345,3 +345,13 @@ def test_other_fp8_dots_upcast_to_fp16(target, fmt):
     ops = mnemonics(k.asm["amdgcn"], "v_mfma") | mnemonics(k.asm["amdgcn"], "v_wmma")
     assert ops and all("f16" in o for o in ops), ops
     check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+def test_fnuz_fp8_dot_without_an_fp8_tile_upcasts():
+    """K = 16 fits no fp8 MFMA (32x32x16 needs M, N >= 32; 16x16x32 needs K % 32 == 0): the fp16
+    16x16x16 instruction takes the upcast operands rather than FMAs."""
+    k = compile_kernel(fp8_dot, "hip:gfx942", {"a_ptr": "*fp8e4b8", "b_ptr": "*fp8e5b16", "c_ptr": "*fp32"},
+                       {"M": 16, "N": 16, "K": 16}, num_warps=1)
+    assert mnemonics(k.asm["amdgcn"], "v_mfma") == {"v_mfma_f32_16x16x16_f16"}
+    assert "fp8 operands upcast to fp16" in k.metadata["dot_lowering"][0]
+    check_hsaco(k.asm["hsaco"], k.metadata)

@@ -92,6 +92,10 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
         # products in fp32: the fp16 instruction computes the fp8 dot exactly as an fp8 one would
         a_t, b_t = _with_element(a_t, f16), _with_element(b_t, f16)
     ins, reason = choose(arch, type_name(a_t), type_name(b_t), type_name(c_t), m, n, k, nonkdim)
+    if ins is None and _is_fp8(a_t) and _is_fp8(b_t):
+        # no fp8 tile fits (K = 16, an fp16 accumulator): the fp16 instruction may
+        upcast, a_t, b_t = True, _with_element(a_t, f16), _with_element(b_t, f16)
+        ins, reason = choose(arch, "f16", "f16", type_name(c_t), m, n, k, nonkdim)
     if ins is None:
         return f"fma: {reason}"
     block = op.parent_block()
