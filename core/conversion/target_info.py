@@ -134,6 +134,11 @@ class TargetInfo(ABC):
     #: the backend's name in error messages
     backend_name: str = "this"
 
+    #: the constraint letters ``tl.inline_asm_elementwise`` may use on this target (LLVM stops the
+    #: whole process on one it cannot allocate, so the lowering refuses others at the kernel's
+    #: line first); None: not checked
+    inline_asm_constraints: frozenset[str] | None = None
+
     def map_extern(self, symbol: str) -> str | None:
         """The symbol this target calls for ``tt.extern_elementwise`` symbol ``symbol`` (kernels
         spell device-library calls with libdevice's ``__nv_*`` names, the portable spelling), or

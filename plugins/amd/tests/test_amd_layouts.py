@@ -42,7 +42,10 @@ def doc_result(ins, i, j):
 
 INSTRS = {"mfma32_f16": _MFMA[("cdna3", "f16")][0], "mfma16_f16": _MFMA[("cdna3", "f16")][1],
           "mfma32_i8_gfx942": _MFMA[("cdna3", "i8")][0], "mfma16_i8_gfx942": _MFMA[("cdna3", "i8")][1],
-          "mfma32_i8_gfx90a": _MFMA[("cdna2", "i8")][0], "wmma_f16": _WMMA["f16"], "wmma_i8": _WMMA["i8"]}
+          "mfma32_i8_gfx90a": _MFMA[("cdna2", "i8")][0], "wmma_f16": _WMMA["f16"], "wmma_i8": _WMMA["i8"],
+          # gfx942's fp8 (FNUZ) MFMA: eight operands a lane, as the 8-byte int8 forms
+          "mfma32_fp8_fp8_gfx942": _MFMA[("cdna3", "fp8.fp8")][0], "mfma16_fp8_fp8_gfx942": _MFMA[("cdna3", "fp8.fp8")][1],
+          "mfma32_bf8_fp8_gfx942": _MFMA[("cdna3", "bf8.fp8")][0], "mfma16_fp8_bf8_gfx942": _MFMA[("cdna3", "fp8.bf8")][1]}
 
 
 def encoding(ins, warps):

@@ -8,15 +8,15 @@ layout).  A dot that cannot use them keeps its blocked layout and runs on FMAs; 
 returned (the ``ttgir`` stage records it as ``metadata["dot_lowering"]``)."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, ModuleOp,
-                                   TensorType, f16)
+from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNUZType, Float8E5M2FNUZType, Float16Type, Float32Type,
+                                   Float64Type, IntegerType, ModuleOp, TensorType, f16)
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.ops import ConvertLayoutOp
 from tritium.ttir.ops import DotOp, FpToFpOp
 
 from .encodings import AMDMatrixEncoding, AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
-from .instructions import _MFMA, _WMMA, Instr, choose, warps_per_cta
+from .instructions import _MFMA, _WMMA, Instr, choose, operand_key, warps_per_cta
 from .options import Arch
 
 _VERSION = {"cdna2": 2, "cdna3": 3}
@@ -35,6 +35,10 @@ def type_name(t) -> str:
         return "f64"
     if isinstance(e, IntegerType):
         return f"i{e.width.data}"
+    if isinstance(e, Float8E4M3FNUZType):
+        return "fp8e4b8"
+    if isinstance(e, Float8E5M2FNUZType):
+        return "fp8e5b16"
     return type(e).__name__
 
 
@@ -47,6 +51,7 @@ def instr_of(op) -> Instr | None:
     if isinstance(enc, AMDWmmaEncodingAttr):
         return _WMMA[a_t]
     family = {v: k for k, v in _VERSION.items()}[enc.versionMajor.data]
+    a_t = operand_key(family, a_t, type_name(op.b.type)) or a_t
     kw = op.a.type.encoding.k_width
     for ins in _MFMA[(family, a_t)]:
         if ins.m == enc.instr_shape[0] and ins.k_width == kw:
@@ -79,12 +84,18 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
         return f"fma: accumulator layout {c_t.encoding.name} is not blocked"
     (m, n), k = c_t.get_shape(), a_t.get_shape()[1]
     a, b = op.a, op.b
-    upcast = _is_fp8(a_t) and _is_fp8(b_t)
+    # gfx942 multiplies the FNUZ formats natively; every other fp8 dot (OCP e4m3/e5m2 anywhere,
+    # FNUZ on gfx90a/gfx11) upcasts
+    upcast = _is_fp8(a_t) and _is_fp8(b_t) and operand_key(arch.family, type_name(a_t), type_name(b_t)) is None
     if upcast:
-        # every fp8 value (e4m3, e5m2, e4m3 bias 11) is exact in fp16, and so are the MFMA/WMMA
+        # every fp8 value (e4m3, e5m2, e4m3 bias 11, FNUZ) is exact in fp16, and so are the MFMA/WMMA
         # products in fp32: the fp16 instruction computes the fp8 dot exactly as an fp8 one would
         a_t, b_t = _with_element(a_t, f16), _with_element(b_t, f16)
     ins, reason = choose(arch, type_name(a_t), type_name(b_t), type_name(c_t), m, n, k, nonkdim)
+    if ins is None and _is_fp8(a_t) and _is_fp8(b_t):
+        # no fp8 tile fits (K = 16, an fp16 accumulator): the fp16 instruction may
+        upcast, a_t, b_t = True, _with_element(a_t, f16), _with_element(b_t, f16)
+        ins, reason = choose(arch, "f16", "f16", type_name(c_t), m, n, k, nonkdim)
     if ins is None:
         return f"fma: {reason}"
     block = op.parent_block()

@@ -51,6 +51,7 @@ def make_ttgir(target, options):
 def make_llir(target, options):
     def stage(module, metadata):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+        from .device_libs import link
         from .device_runtime import add_device_runtime
         from .target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
@@ -63,6 +64,9 @@ def make_llir(target, options):
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu)
         text, meta = lower_to_llvm(module, info, options)
         text = add_device_runtime(text)
+        text, libs = link(text, info.externs, arch_of(target))
+        if libs:
+            metadata["device_libs"] = libs
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                         threads_per_warp=meta["threads_per_warp"])
         return text
@@ -80,9 +84,13 @@ def make_amdgcn(target, options, state: dict):
 
 def make_hsaco(target, options, state: dict):
     def stage(asm, metadata):
-        from .binary import emit_object, link_hsaco
+        from .binary import assemble, emit_object, has_inline_asm, link_hsaco
         from .elf import read_hsaco
-        hsaco = link_hsaco(emit_object(state.pop("optimized"), str(target.arch)), metadata["name"])
+        optimized = state.pop("optimized")
+        # inline assembly: llvmlite's LLVM has no AMDGPU assembly parser, so the object comes from
+        # the assembly text through an external assembler (the same text the amdgcn stage printed)
+        obj = assemble(asm, str(target.arch)) if has_inline_asm(optimized) else emit_object(optimized, str(target.arch))
+        hsaco = link_hsaco(obj, metadata["name"])
         k = read_hsaco(hsaco).kernel(metadata["name"])
         metadata.update(n_regs=k.vgpr_count, n_sgprs=k.sgpr_count, n_spills=k.private_segment_fixed_size,
                         lds=k.group_segment_fixed_size)
