@@ -10,8 +10,9 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.layouts import convert_chunks, convert_vectors, scratch_limit
+from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch_limit
 from .lowering import FunctionLowering, lowers
+from .shared_ops import read_linear, write_linear
 from .types import I1, I8, I32, I64, bits_of, const
 
 
@@ -147,6 +148,16 @@ def _convert(fl: FunctionLowering, op) -> None:
     if ety == I1 or isinstance(ety, ir.PointerType):
         w = r = 1
     chunks = convert_chunks(src_t, dst_t, scratch_limit(op))
+    placed = fl.target.convert_scratch_encoding(src_t, dst_t) if chunks == 1 else None
+    if placed is not None and placed.is_linear(src_t.get_shape()) and bit_width(src_t.element_type) >= 8 \
+            and not isinstance(ety, ir.PointerType):
+        # the target's placement (within the padded scratch's bytes): vector accesses on both sides
+        shape = src_t.get_shape()
+        bases = placed.byte_bases(shape, elem_bytes(ety))
+        write_linear(fl, base, regs, src_t, None, shape, bases=bases, fold=True)
+        fl.target.barrier(fl.builder)
+        fl.set(op.results[0], read_linear(fl, base, dst_t, None, shape, bases=bases, fold=True))
+        return
     if chunks == 1:
         _write_rows(fl, base, regs, src_t, w, pad)
         fl.target.barrier(fl.builder)

@@ -30,12 +30,28 @@ class LinearSharedAccess:
     """Addresses of a distributed tensor's elements in a buffer whose encoding places elements by
     ``offset_bases(shape)`` (a byte offset per coordinate bit, combined with XOR).  The map is linear
     over GF(2), so an element's offset is the thread part (computed once per access) XOR a constant
-    per register; registers are grouped into vectors of consecutive bytes (at most 16)."""
+    per register; registers are grouped into vectors of consecutive bytes (at most 16).
 
-    def __init__(self, fl: FunctionLowering, t, enc, shape, max_bytes: int = 16):
+    ``bases`` gives the map directly (instead of ``enc``).  With ``fold`` the register constant is
+    split into the bits the thread part can have (XORed in) and the others (added): the address is
+    then a per-thread base plus an immediate, which LLVM folds into the LDS instruction's offset
+    field and pairs (``ds_read2``)."""
+
+    def __init__(self, fl: FunctionLowering, t, enc, shape, max_bytes: int = 16, bases=None, fold: bool = False):
         b = fl.builder
         self.fl, self.info = fl, fl.layout(t)
-        self.bases = enc.offset_bases(shape)
+        self.bases = bases if bases is not None else enc.offset_bases(shape)
+        self.fold = fold
+        # the offset bits any (lane, warp) can contribute
+        ll = self.info.ll
+        self.thread_bits = 0
+        for d, row in enumerate(self.bases):
+            used = 0
+            for v in (*ll.lane, *ll.warp):
+                used |= int(v[d])
+            for bit, v in enumerate(row):
+                if used >> bit & 1:
+                    self.thread_bits |= v
         ebytes = max(bit_width(t.element_type) // 8, 1)
         thread = fl.thread_coords(self.info)
         off = const(I32, 0)
@@ -67,7 +83,13 @@ class LinearSharedAccess:
         n = len(self.info.reg_offsets)
         for r0 in range(0, n, self.vec):
             off = self.byte_offset(self.info.reg_offsets[r0])
-            yield r0, list(range(r0, min(r0 + self.vec, n))), b.xor(self.thread_offset, const(I32, off))
+            regs = list(range(r0, min(r0 + self.vec, n)))
+            if not self.fold:
+                yield r0, regs, b.xor(self.thread_offset, const(I32, off))
+                continue
+            swz, imm = off & self.thread_bits, off & ~self.thread_bits
+            addr = b.xor(self.thread_offset, const(I32, swz)) if swz else self.thread_offset
+            yield r0, regs, (b.add(addr, const(I32, imm)) if imm else addr)
 
 
 def _vector_ptr(fl: FunctionLowering, base, byte_off, ety, n: int):
@@ -76,10 +98,12 @@ def _vector_ptr(fl: FunctionLowering, base, byte_off, ety, n: int):
     return p, (ir.VectorType(ety, n) if n > 1 else ety)
 
 
-def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape) -> None:
-    """Store ``regs`` (layout of ``t``) into a buffer placed by its encoding's ``offset_bases``."""
+def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape, bases=None,
+                 fold: bool = False) -> None:
+    """Store ``regs`` (layout of ``t``) into a buffer placed by its encoding's ``offset_bases``
+    (or by ``bases``; ``fold``: see :class:`LinearSharedAccess`)."""
     b = fl.builder
-    acc = LinearSharedAccess(fl, t, memdesc_type.encoding, shape)
+    acc = LinearSharedAccess(fl, t, getattr(memdesc_type, "encoding", None), shape, bases=bases, fold=fold)
     owner = fl.dedup_pred(t)
     for r0, group, off in acc.groups():
         if r0 & acc.info.free["register"]:
@@ -98,9 +122,9 @@ def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape)
                 b.store(v, p, align=align)
 
 
-def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape) -> list:
+def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape, bases=None, fold: bool = False) -> list:
     b = fl.builder
-    acc = LinearSharedAccess(fl, t, memdesc_type.encoding, shape)
+    acc = LinearSharedAccess(fl, t, getattr(memdesc_type, "encoding", None), shape, bases=bases, fold=fold)
     ety = fl.ty(t)
     out = []
     for _, group, off in acc.groups():

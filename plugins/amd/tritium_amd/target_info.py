@@ -230,6 +230,11 @@ class AMDTargetInfo(TargetInfo):
                           [ir.Constant(ity, ir.Undefined)])[0]
         return r if ity is ty else b.bitcast(r, ty)
 
+    def convert_scratch_encoding(self, src_t, dst_t):
+        # an MFMA/WMMA operand goes through LDS K-contiguous and swizzled (shared_layout.py)
+        from .shared_layout import operand_shared_encoding
+        return operand_shared_encoding(dst_t)
+
     # --- kernels ------------------------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):
         fn.calling_convention = "amdgpu_kernel"
