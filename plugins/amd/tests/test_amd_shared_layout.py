@@ -142,3 +142,29 @@ def test_matmul_loop_reads_operands_in_64_bit(avt, kernel, tmp_path, monkeypatch
     assert reads and all(m.endswith(("_b64", "_b128")) for m in reads), reads
     assert len(reads) <= 16
     assert not any(m.startswith(("ds_read_u16", "ds_read_u8")) for m in loop)
+
+
+# --- the lowering, run on the host SIMT emulator -------------------------------------------------
+@pytest.mark.parametrize("case_id", [
+    "ir_files/amd-convert-blocked-to-amd_dot_a32-64x64-fp16",
+    "ir_files/amd-convert-blocked-to-amd_dot_b32-64x64-bf16",
+    "ir_files/amd-convert-blocked_t-to-amd_dot_b16-64x64-int8",
+    "ir_files/amd-convert-amd_mfma32-to-amd_dot_a32-64x64-fp16",
+])
+def test_operand_conversion_through_swizzled_lds_on_host_simt(case_id, monkeypatch):
+    """The core's conversion lowering with AMD's placement (vector accesses, swizzled addresses
+    split into XOR and immediate parts), executed one OS thread per lane: every element arrives."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "conversion"))
+    import simt
+    import test_layouts_simt
+    from conformance.cases import ir_files
+    chosen = []
+
+    def placement(self, src_t, dst_t):
+        chosen.append(operand_shared_encoding(dst_t))
+        return chosen[-1]
+
+    monkeypatch.setattr(simt.HostSIMTTarget, "convert_scratch_encoding", placement, raising=False)
+    case = {c.id: c for c in ir_files.CASES}[case_id]
+    assert test_layouts_simt._run(case, case.kernel.warp_size, seed=3) is None
+    assert chosen and chosen[0] is not None and chosen[0].maxPhase.data > 1
