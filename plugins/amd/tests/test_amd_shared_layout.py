@@ -142,6 +142,11 @@ def test_matmul_loop_reads_operands_in_64_bit(avt, kernel, tmp_path, monkeypatch
     assert reads and all(m.endswith(("_b64", "_b128")) for m in reads), reads
     assert len(reads) <= 16
     assert not any(m.startswith(("ds_read_u16", "ds_read_u8")) for m in loop)
+    # the accumulator is stored from its MFMA layout (optimize-epilogue): no LDS reads outside the
+    # loop, and no waits for them before each predicated store
+    st = avt.count(asm)
+    assert sum(st.lds_reads.values()) == len(reads)
+    assert st.waitcnt <= 18 and st.barrier <= 4
 
 
 # --- the lowering, run on the host SIMT emulator -------------------------------------------------
