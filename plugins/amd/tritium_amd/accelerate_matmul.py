@@ -71,6 +71,25 @@ def _insert(block, before, new_op):
     return new_op
 
 
+def _insert_hoisted(block, op, cvt, v) -> None:
+    """Insert ``cvt`` (a conversion of ``v`` for ``op``) before ``op``, or, when ``v`` is an operand
+    defined outside the loops around ``op`` (attention's Q), right after its definition: it is
+    converted once, not in every iteration (from before any conversions the loop applies to it)."""
+    src = v
+    while isinstance(src.owner, ConvertLayoutOp):
+        src = src.owner.operands[0]
+    owner = src.owner
+    if v is not op.c and hasattr(owner, "parent_block") and owner.parent_block() is not block:
+        anc = op.parent_op()
+        while anc is not None and anc.name in ("scf.for", "scf.while", "scf.if"):
+            if anc.parent_block() is owner.parent_block():
+                cvt.operands = [src]
+                owner.parent_block().insert_op_after(cvt, owner)
+                return
+            anc = anc.parent_op()
+    block.insert_op_before(cvt, op)
+
+
 def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
     if len(c_t.get_shape()) != 2:
@@ -98,7 +117,7 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
                                 (b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),
                                 (op.c, _with(c_t, enc)))):
         cvt = ConvertLayoutOp(v, t)
-        block.insert_op_before(cvt, op)
+        _insert_hoisted(block, op, cvt, v)
         operands.append(cvt.result)
     dot = DotOp(*operands, op.input_precision, op.maxNumImpreciseAcc.value.data)
     back = ConvertLayoutOp(dot.d, c_t)
