@@ -110,7 +110,10 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     if upcast:
         a, b = (_insert(block, op, FpToFpOp(v, t)).result for v, t in ((op.a, a_t), (op.b, b_t)))
     wm, wn = warps_per_cta(num_warps, m, n, ins)
-    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n]) if ins.kind == "mfma"
+    # MFMA accumulators are transposed (Triton's choice too): each lane holds 4 consecutive
+    # columns of a row, so row reductions stay mostly in registers, a result feeding the next dot
+    # as its A operand (attention's P) is already in the dot_op layout, and stores are vectors
+    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n], True) if ins.kind == "mfma"
            else AMDWmmaEncodingAttr(1, [wm, wn]))
     operands = []
     for i, (v, t) in enumerate(((a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),

@@ -283,9 +283,6 @@ class AMDTargetInfo(TargetInfo):
             return _refuse(f"{fn} on fp64 needs ROCm's device math library (ocml), which the AMD backend "
                            f"does not link; LLVM's AMDGPU target has no fp64 {fn} of its own")
         if op.name == "tt.dot":
-            if getattr(getattr(op.results[0].type, "encoding", None), "is_transposed", False):
-                return _refuse("a tt.dot into a transposed #ttg.amd_mfma accumulator: the AMD dot lowering "
-                               "writes the non-transposed layout (isTransposed = false)")
             from .accelerate_matmul import instr_of
             ins = instr_of(op)
             if ins is not None:
