@@ -90,6 +90,31 @@ def _insert_hoisted(block, op, cvt, v) -> None:
     block.insert_op_before(cvt, op)
 
 
+def _in_chain(dot, depth: int = 12) -> bool:
+    """Whether ``dot``'s result reaches another dot's A operand, or its A operand comes from a
+    dot's result, through at most ``depth`` ops of the same block."""
+    work, seen = [(dot.results[0], 0)], set()
+    while work:
+        v, d = work.pop()
+        for use in v.uses:
+            user = use.operation
+            if user.name == "tt.dot" and use.index == 0:
+                return True
+            if d < depth and user.results and user not in seen and user.parent_block() is dot.parent_block():
+                seen.add(user)
+                work.extend((r, d + 1) for r in user.results)
+    work = [(dot.operands[0], 0)]
+    while work:
+        v, d = work.pop()
+        owner = v.owner
+        if getattr(owner, "name", None) == "tt.dot":
+            return True
+        if d < depth and hasattr(owner, "operands") and owner not in seen:
+            seen.add(owner)
+            work.extend((o, d + 1) for o in owner.operands)
+    return False
+
+
 def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
     if len(c_t.get_shape()) != 2:
@@ -110,6 +135,10 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     if upcast:
         a, b = (_insert(block, op, FpToFpOp(v, t)).result for v, t in ((op.a, a_t), (op.b, b_t)))
     wm, wn = warps_per_cta(num_warps, m, n, ins)
+    if _in_chain(op) and m >= num_warps * ins.m:
+        # chained dots (attention's S = Q K^T feeding P V) keep every warp on its own rows, as
+        # Triton does: the row statistics and P then stay in the warps that computed them
+        wm, wn = num_warps, 1
     # MFMA accumulators are transposed (Triton's choice too): each lane holds 4 consecutive
     # columns of a row, so row reductions stay mostly in registers, a result feeding the next dot
     # as its A operand (attention's P) is already in the dot_op layout, and stores are vectors
