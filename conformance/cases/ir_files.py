@@ -78,6 +78,7 @@ LAYOUTS = {
     "blocked": _blocked((1, 4), lambda T: (8, T // 8), (4, 1), (1, 0)),
     "blocked_t": _blocked((4, 1), lambda T: (T // 4, 4), (2, 2), (0, 1)),
     "blocked_row": _blocked((1, 1), lambda T: (1, T), (1, 4), (1, 0)),
+    "blocked_4x4": _blocked((4, 4), lambda T: (8, T // 8), (2, 2), (1, 0)),
     "legacy_blocked": _blocked((2, 2), lambda T: (4, T // 4), (2, 2), (1, 0), legacy=True),
     "dot_op_blocked": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {LAYOUTS['blocked'](T)}}}>",
     "linear_swizzled": _swizzled_linear,
@@ -368,6 +369,7 @@ CASES = [
     _convert_case("amd_mfma32t", "amd_mfma32", 64, 64, "fp16"),
     _convert_case("blocked", "amd_dot_a32", 64, 64, "fp16"),
     _convert_case("blocked", "amd_dot_b32", 64, 64, "bf16"),
+    _convert_case("blocked_4x4", "amd_dot_b32", 64, 64, "fp16"),
     _convert_case("blocked_t", "amd_dot_b16", 64, 64, "int8"),
     _convert_case("amd_mfma32", "amd_dot_a32", 64, 64, "fp16"),
     # through shared memory

@@ -61,13 +61,20 @@ class LinearSharedAccess:
                     on = b.and_(b.lshr(thread[d], const(I32, bit)), const(I32, 1))
                     off = b.xor(off, b.mul(on, const(I32, v)))
         self.thread_offset = off
-        # the lowest register bits walk consecutive bytes of the buffer: one vector access
-        vec = 1
-        for basis in self.info.ll.register:
-            if vec * ebytes >= max_bytes or self.byte_offset(basis) != vec * ebytes:
+        # register bits that walk consecutive bytes of the buffer: one vector access.  The lowest
+        # ones in order; with ``fold`` any (a thread holding a 4x8 block of a K-contiguous buffer
+        # writes 8 vectors of 4 along its second register dimension)
+        regs = self.info.ll.register
+        self.vec_bits: list[int] = []
+        while (1 << len(self.vec_bits)) * ebytes < max_bytes:
+            want = (1 << len(self.vec_bits)) * ebytes
+            cand = [j for j in range(len(regs)) if j not in self.vec_bits and self.byte_offset(regs[j]) == want]
+            if not fold:
+                cand = [j for j in cand if j == len(self.vec_bits)]
+            if not cand:
                 break
-            vec *= 2
-        self.vec = vec
+            self.vec_bits.append(cand[0])
+        self.vec = 1 << len(self.vec_bits)
 
     def byte_offset(self, coords) -> int:
         out = 0
@@ -81,9 +88,12 @@ class LinearSharedAccess:
         """``(first register, registers, i32 byte offset)`` for each vector this thread accesses."""
         b = self.fl.builder
         n = len(self.info.reg_offsets)
-        for r0 in range(0, n, self.vec):
+        mask = sum(1 << j for j in self.vec_bits)
+        for r0 in range(n):
+            if r0 & mask:
+                continue
             off = self.byte_offset(self.info.reg_offsets[r0])
-            regs = list(range(r0, min(r0 + self.vec, n)))
+            regs = [r0 | sum(1 << j for k, j in enumerate(self.vec_bits) if i >> k & 1) for i in range(self.vec)]
             if not self.fold:
                 yield r0, regs, b.xor(self.thread_offset, const(I32, off))
                 continue
@@ -126,11 +136,12 @@ def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape, bases=None, 
     b = fl.builder
     acc = LinearSharedAccess(fl, t, getattr(memdesc_type, "encoding", None), shape, bases=bases, fold=fold)
     ety = fl.ty(t)
-    out = []
+    out: list = [None] * len(acc.info.reg_offsets)
     for _, group, off in acc.groups():
         p, vt = _vector_ptr(fl, base, off, ety, len(group))
         v = b.load(p, typ=vt, align=(bit_width(t.element_type) // 8) * len(group))
-        out.extend([b.extract_element(v, const(I32, i)) for i in range(len(group))] if len(group) > 1 else [v])
+        for i, r in enumerate(group):
+            out[r] = b.extract_element(v, const(I32, i)) if len(group) > 1 else v
     return out
 
 

@@ -153,6 +153,7 @@ def test_matmul_loop_reads_operands_in_64_bit(avt, kernel, tmp_path, monkeypatch
 @pytest.mark.parametrize("case_id", [
     "ir_files/amd-convert-blocked-to-amd_dot_a32-64x64-fp16",
     "ir_files/amd-convert-blocked-to-amd_dot_b32-64x64-bf16",
+    "ir_files/amd-convert-blocked_4x4-to-amd_dot_b32-64x64-fp16",   # K runs in the second register dim
     "ir_files/amd-convert-blocked_t-to-amd_dot_b16-64x64-int8",
     "ir_files/amd-convert-amd_mfma32-to-amd_dot_a32-64x64-fp16",
 ])
