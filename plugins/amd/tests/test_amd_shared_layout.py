@@ -174,3 +174,29 @@ def test_operand_conversion_through_swizzled_lds_on_host_simt(case_id, monkeypat
     case = {c.id: c for c in ir_files.CASES}[case_id]
     assert test_layouts_simt._run(case, case.kernel.warp_size, seed=3) is None
     assert chosen and chosen[0] is not None and chosen[0].maxPhase.data > 1
+
+
+def test_attention_stays_in_registers_between_its_dots(avt, tmp_path, monkeypatch):
+    """Attention forward (fp16, d64) on gfx942: both dots on transposed 32x32 MFMA tiles with every
+    wavefront on its own rows, so P feeds the second dot without LDS and the row statistics need
+    one cross-lane step; the operands' LDS reads are 64-bit and the writes vectors."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    spec = next(s for s in avt.specs() if s.name == "attention-fp16-d64")
+    import tritium
+    import tritium.language as tl
+    from kernel_files import load_kernels
+    mod = load_kernels("_tritium_attention_test", tritium, tl, spec.file)
+    k = tritium.compile(getattr(mod, spec.fn), target="hip:gfx942", signature=spec.signature,
+                        constexprs=spec.constexprs, attrs={n: {"tt.divisibility": 16} for n in spec.hints},
+                        num_warps=4, num_stages=2)
+    mfma = {ln.split("#ttg.amd_mfma", 1)[1].split(">", 1)[0] for ln in k.asm["ttgir"].splitlines()
+            if "tt.dot " in ln}
+    assert mfma and all("warpsPerCTA = [4, 1]" in m and "isTransposed = true" in m for m in mfma), mfma
+    loop = avt.main_loop(k.asm["amdgcn"])
+    assert sum(m.startswith("v_mfma") for m in loop) == 32
+    reads = [m for m in loop if m.startswith("ds_read")]
+    writes = [m for m in loop if m.startswith("ds_write")]
+    assert reads and all(m.endswith("_b64") for m in reads), reads
+    assert writes and not any(m.startswith(("ds_write_b16", "ds_write_b8")) for m in writes), writes
+    assert sum(m.startswith(("ds_swizzle", "ds_bpermute")) for m in loop) <= 4
+    assert loop.count("s_barrier") <= 4 and loop.count("s_waitcnt") <= 30
