@@ -322,3 +322,25 @@ def test_bf16_operands_widen_by_shift(target):
     assert "fpext bfloat" not in llir
     assert re.search(r"shl i32 %\S+, 16\b", llir)
     check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def carried_operand_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+    acc = tl.zeros((N, N), tl.float32)
+    q = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    for _ in range(3):
+        acc += tl.dot(a, b)       # a: a loop-carried value; q: defined outside the loop
+        acc += tl.dot(q, b)
+        a = (a * 0.5).to(tl.float16)
+    tl.store(c_ptr + r[:, None] * N + r[None, :], acc)
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx1100"])
+def test_dot_operands_carried_by_the_loop_or_defined_before_it(target):
+    k = compile_kernel(carried_operand_dot, target, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                       {"N": 64}, num_warps=4)
+    assert all(not line.startswith("fma") for line in k.metadata["dot_lowering"])
+    check_hsaco(k.asm["hsaco"], k.metadata)

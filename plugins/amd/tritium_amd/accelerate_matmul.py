@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, ModuleOp,
                                    TensorType, f16)
+from xdsl.ir import Operation
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.ops import ConvertLayoutOp
@@ -79,7 +80,7 @@ def _insert_hoisted(block, op, cvt, v) -> None:
     while isinstance(src.owner, ConvertLayoutOp):
         src = src.owner.operands[0]
     owner = src.owner
-    if v is not op.c and hasattr(owner, "parent_block") and owner.parent_block() is not block:
+    if v is not op.c and isinstance(owner, Operation) and owner.parent_block() is not block:
         anc = op.parent_op()
         while anc is not None and anc.name in ("scf.for", "scf.while", "scf.if"):
             if anc.parent_block() is owner.parent_block():
