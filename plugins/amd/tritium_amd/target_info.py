@@ -23,6 +23,12 @@ _CONST = 4  # the constant address space (the dispatch packet lives there)
 # ((lane & and_mask) | or_mask) ^ xor_mask over the low 5 bits (bit 15 clear selects this mode).
 _SWIZZLE_AND_ALL = 0x1F
 
+# DPP controls of exact lane-xor moves, applied in order: quad_perm [1, 0, 3, 2] / [2, 3, 0, 1]
+# (xor 1, 2); on gfx9 xor 4 is row_half_mirror (7 - i) then quad_perm [3, 2, 1, 0] (3 - i), xor 8
+# row_mirror (15 - i) then row_half_mirror; gfx10+ has row_xmask:n (xor n within a row of 16)
+_DPP_XOR_GFX9 = {1: (0xB1,), 2: (0x4E,), 4: (0x141, 0x1B), 8: (0x140, 0x141)}
+_DPP_XOR_GFX11 = {1: (0xB1,), 2: (0x4E,), 4: (0x164,), 8: (0x168,)}
+
 _RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "xchg": "xchg",
         "max": "max", "min": "min", "umax": "umax", "umin": "umin"}
 _RMW_FLOAT = {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin", "exch": "xchg", "xchg": "xchg"}
@@ -98,7 +104,16 @@ class AMDTargetInfo(TargetInfo):
 
     def shuffle_xor(self, b, value, mask):
         v = self._as_i32(b, value)
-        if mask < 32:
+        dpp = (_DPP_XOR_GFX11 if self.arch.family == "rdna3" else _DPP_XOR_GFX9).get(mask)
+        if dpp is not None:
+            # DPP moves: VALU operand modifiers, so no LDS counter to wait on (ds_swizzle is an LDS
+            # instruction, and each use of its result waits for lgkmcnt)
+            r = v
+            for ctrl in dpp:
+                r = intrinsic(b, "llvm.amdgcn.update.dpp.i32", I32,
+                              [ir.Constant(I32, ir.Undefined), r, ir.Constant(I32, ctrl), ir.Constant(I32, 0xF),
+                               ir.Constant(I32, 0xF), ir.Constant(ir.IntType(1), 1)])
+        elif mask < 32:
             # within each group of 32 lanes: one ds_swizzle, no address computation
             r = intrinsic(b, "llvm.amdgcn.ds.swizzle", I32, [v, ir.Constant(I32, (mask << 10) | _SWIZZLE_AND_ALL)])
         else:
