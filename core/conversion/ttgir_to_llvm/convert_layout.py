@@ -4,7 +4,8 @@ When both layouts give each element to the same (lane, warp) the conversion only
 registers; otherwise the tensor makes one round trip through the scratch buffer the allocation pass
 reserved (the whole tensor, rows padded: :func:`tritium.ttgir.layouts.convert_vectors`), written
 row-major by each element's owner and read back, both with vector accesses where a thread holds
-consecutive elements of a row."""
+consecutive elements of a row.  A target may place the tensor otherwise within the same bytes
+(``TargetInfo.convert_scratch_encoding``: AMD's swizzled, K-contiguous MFMA/WMMA operands)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
