@@ -56,10 +56,13 @@ def test_softmax_reduces_across_the_whole_wavefront(target):
     k = compile_kernel(tb.softmax_kernel, target, sig, {"BLOCK_SIZE": 1024, "num_stages": 1}, num_warps=4)
     asm, llir = k.asm["amdgcn"], k.asm["llir"]
     assert "s_barrier" in asm and "ds_swizzle_b32" in asm
-    # the butterfly spans every lane: offsets 1..16 by ds_swizzle (xor mask in bits 10-14), and on
-    # wave64 the last step (xor 32) crosses the halves with ds_bpermute
+    # the butterfly spans every lane: xor 1..8 by DPP moves (quad_perm, then the row mirrors on
+    # gfx9 or row_xmask on gfx11), 16 by ds_swizzle (xor mask in bits 10-14), and on wave64 the
+    # last step (xor 32) crosses the halves with ds_bpermute
     masks = {int(m) >> 10 for m in re.findall(r"llvm\.amdgcn\.ds\.swizzle\"?\(i32 [^,]+, i32 (\d+)\)", llir)}
-    assert {1, 2, 4, 8, 16} <= masks
+    assert masks == {16}
+    ctrls = {int(c) for c in re.findall(r"llvm\.amdgcn\.update\.dpp\.i32\"?\(i32 [^,]+, i32 [^,]+, i32 (\d+),", llir)}
+    assert {0xB1, 0x4E} <= ctrls and ({0x140, 0x141, 0x1B} <= ctrls or {0x164, 0x168} <= ctrls)
     if WAVE[target] == 64:
         assert "ds_bpermute_b32" in asm and "xor i32" in llir
     else:
@@ -84,9 +87,11 @@ def test_tutorial_matmul_uses_matrix_instructions(target, instr):
     assert enc in ttgir and "#ttg.dot_op<{opIdx = 0, parent = " + enc in ttgir
     assert mnemonics(asm, "v_mfma") | mnemonics(asm, "v_wmma") == {instr}
     assert k.metadata["dot_lowering"][0].startswith(instr[2:6])
-    # the accumulator stays in the matrix layout through the K loop: the only conversions are the
-    # operands' (into dot_op) and the result's (once, after the loop)
-    assert ttgir.count("ttg.convert_layout") == 3
+    # the accumulator stays in the matrix layout through the K loop and is stored from it
+    # (optimize-epilogue): the only conversions are the operands' (into dot_op)
+    assert ttgir.count("ttg.convert_layout") == 2
+    store = next(ln for ln in ttgir.splitlines() if "tt.store" in ln)
+    assert enc in store.split(":", 1)[1]
     kern = read_hsaco(k.asm["hsaco"]).kernel("matmul_kernel")
     assert kern.group_segment_fixed_size == k.metadata["shared"]
     check_hsaco(k.asm["hsaco"], k.metadata)
@@ -354,4 +359,26 @@ def test_fnuz_fp8_dot_without_an_fp8_tile_upcasts():
                        {"M": 16, "N": 16, "K": 16}, num_warps=1)
     assert mnemonics(k.asm["amdgcn"], "v_mfma") == {"v_mfma_f32_16x16x16_f16"}
     assert "fp8 operands upcast to fp16" in k.metadata["dot_lowering"][0]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def carried_operand_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+    acc = tl.zeros((N, N), tl.float32)
+    q = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    for _ in range(3):
+        acc += tl.dot(a, b)       # a: a loop-carried value; q: defined outside the loop
+        acc += tl.dot(q, b)
+        a = (a * 0.5).to(tl.float16)
+    tl.store(c_ptr + r[:, None] * N + r[None, :], acc)
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx1100"])
+def test_dot_operands_carried_by_the_loop_or_defined_before_it(target):
+    k = compile_kernel(carried_operand_dot, target, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                       {"N": 64}, num_warps=4)
+    assert all(not line.startswith("fma") for line in k.metadata["dot_lowering"])
     check_hsaco(k.asm["hsaco"], k.metadata)

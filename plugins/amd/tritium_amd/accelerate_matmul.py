@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNUZType, Float8E5M2FNUZType, Float16Type, Float32Type,
                                    Float64Type, IntegerType, ModuleOp, TensorType, f16)
+from xdsl.ir import Operation
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.ops import ConvertLayoutOp
@@ -76,6 +77,50 @@ def _insert(block, before, new_op):
     return new_op
 
 
+def _insert_hoisted(block, op, cvt, v) -> None:
+    """Insert ``cvt`` (a conversion of ``v`` for ``op``) before ``op``, or, when ``v`` is an operand
+    defined outside the loops around ``op`` (attention's Q), right after its definition: it is
+    converted once, not in every iteration (from before any conversions the loop applies to it)."""
+    src = v
+    while isinstance(src.owner, ConvertLayoutOp):
+        src = src.owner.operands[0]
+    owner = src.owner
+    if v is not op.c and isinstance(owner, Operation) and owner.parent_block() is not block:
+        anc = op.parent_op()
+        while anc is not None and anc.name in ("scf.for", "scf.while", "scf.if"):
+            if anc.parent_block() is owner.parent_block():
+                cvt.operands = [src]
+                owner.parent_block().insert_op_after(cvt, owner)
+                return
+            anc = anc.parent_op()
+    block.insert_op_before(cvt, op)
+
+
+def _in_chain(dot, depth: int = 12) -> bool:
+    """Whether ``dot``'s result reaches another dot's A operand, or its A operand comes from a
+    dot's result, through at most ``depth`` ops of the same block."""
+    work, seen = [(dot.results[0], 0)], set()
+    while work:
+        v, d = work.pop()
+        for use in v.uses:
+            user = use.operation
+            if user.name == "tt.dot" and use.index == 0:
+                return True
+            if d < depth and user.results and user not in seen and user.parent_block() is dot.parent_block():
+                seen.add(user)
+                work.extend((r, d + 1) for r in user.results)
+    work = [(dot.operands[0], 0)]
+    while work:
+        v, d = work.pop()
+        owner = v.owner
+        if getattr(owner, "name", None) == "tt.dot":
+            return True
+        if d < depth and hasattr(owner, "operands") and owner not in seen:
+            seen.add(owner)
+            work.extend((o, d + 1) for o in owner.operands)
+    return False
+
+
 def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
     if len(c_t.get_shape()) != 2:
@@ -102,14 +147,21 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     if upcast:
         a, b = (_insert(block, op, FpToFpOp(v, t)).result for v, t in ((op.a, a_t), (op.b, b_t)))
     wm, wn = warps_per_cta(num_warps, m, n, ins)
-    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n]) if ins.kind == "mfma"
+    if _in_chain(op) and m >= num_warps * ins.m:
+        # chained dots (attention's S = Q K^T feeding P V) keep every warp on its own rows, as
+        # Triton does: the row statistics and P then stay in the warps that computed them
+        wm, wn = num_warps, 1
+    # MFMA accumulators are transposed (Triton's choice too): each lane holds 4 consecutive
+    # columns of a row, so row reductions stay mostly in registers, a result feeding the next dot
+    # as its A operand (attention's P) is already in the dot_op layout, and stores are vectors
+    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n], True) if ins.kind == "mfma"
            else AMDWmmaEncodingAttr(1, [wm, wn]))
     operands = []
     for i, (v, t) in enumerate(((a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),
                                 (b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),
                                 (op.c, _with(c_t, enc)))):
         cvt = ConvertLayoutOp(v, t)
-        block.insert_op_before(cvt, op)
+        _insert_hoisted(block, op, cvt, v)
         operands.append(cvt.result)
     dot = DotOp(*operands, op.input_precision, op.maxNumImpreciseAcc.value.data)
     back = ConvertLayoutOp(dot.d, c_t)

@@ -37,8 +37,12 @@ def make_ttgir(target, options):
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
         from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
         from .accelerate_matmul import accelerate_matmul
+        from .in_thread_transpose import in_thread_transpose
+        from .optimize_epilogue import optimize_epilogue
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
+        in_thread_transpose(module)
+        optimize_epilogue(module)
         # 64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in row
         # slices (a 128x128 fp32 or int32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)
         module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(arch_of(target).lds_bytes, 32)

@@ -24,6 +24,12 @@ _CONST = 4  # the constant address space (the dispatch packet lives there)
 # ((lane & and_mask) | or_mask) ^ xor_mask over the low 5 bits (bit 15 clear selects this mode).
 _SWIZZLE_AND_ALL = 0x1F
 
+# DPP controls of exact lane-xor moves, applied in order: quad_perm [1, 0, 3, 2] / [2, 3, 0, 1]
+# (xor 1, 2); on gfx9 xor 4 is row_half_mirror (7 - i) then quad_perm [3, 2, 1, 0] (3 - i), xor 8
+# row_mirror (15 - i) then row_half_mirror; gfx10+ has row_xmask:n (xor n within a row of 16)
+_DPP_XOR_GFX9 = {1: (0xB1,), 2: (0x4E,), 4: (0x141, 0x1B), 8: (0x140, 0x141)}
+_DPP_XOR_GFX11 = {1: (0xB1,), 2: (0x4E,), 4: (0x164,), 8: (0x168,)}
+
 _RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "xchg": "xchg",
         "max": "max", "min": "min", "umax": "umax", "umin": "umin"}
 _RMW_FLOAT = {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin", "exch": "xchg", "xchg": "xchg"}
@@ -99,7 +105,16 @@ class AMDTargetInfo(TargetInfo):
 
     def shuffle_xor(self, b, value, mask):
         v = self._as_i32(b, value)
-        if mask < 32:
+        dpp = (_DPP_XOR_GFX11 if self.arch.family == "rdna3" else _DPP_XOR_GFX9).get(mask)
+        if dpp is not None:
+            # DPP moves: VALU operand modifiers, so no LDS counter to wait on (ds_swizzle is an LDS
+            # instruction, and each use of its result waits for lgkmcnt)
+            r = v
+            for ctrl in dpp:
+                r = intrinsic(b, "llvm.amdgcn.update.dpp.i32", I32,
+                              [ir.Constant(I32, ir.Undefined), r, ir.Constant(I32, ctrl), ir.Constant(I32, 0xF),
+                               ir.Constant(I32, 0xF), ir.Constant(ir.IntType(1), 1)])
+        elif mask < 32:
             # within each group of 32 lanes: one ds_swizzle, no address computation
             r = intrinsic(b, "llvm.amdgcn.ds.swizzle", I32, [v, ir.Constant(I32, (mask << 10) | _SWIZZLE_AND_ALL)])
         else:
@@ -231,6 +246,11 @@ class AMDTargetInfo(TargetInfo):
                           [ir.Constant(ity, ir.Undefined)])[0]
         return r if ity is ty else b.bitcast(r, ty)
 
+    def convert_scratch_encoding(self, src_t, dst_t):
+        # an MFMA/WMMA operand goes through LDS K-contiguous and swizzled (shared_layout.py)
+        from .shared_layout import operand_shared_encoding
+        return operand_shared_encoding(dst_t)
+
     # --- kernels ------------------------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):
         fn.calling_convention = "amdgpu_kernel"
@@ -272,9 +292,6 @@ class AMDTargetInfo(TargetInfo):
     # --- plugin-owned lowerings ----------------------------------------------------------------
     def op_lowering(self, op):
         if op.name == "tt.dot":
-            if getattr(getattr(op.results[0].type, "encoding", None), "is_transposed", False):
-                return _refuse("a tt.dot into a transposed #ttg.amd_mfma accumulator: the AMD dot lowering "
-                               "writes the non-transposed layout (isTransposed = false)")
             from .accelerate_matmul import instr_of
             ins = instr_of(op)
             if ins is not None:
