@@ -32,8 +32,8 @@ from xdsl.traits import Pure
 
 from ...ttir import arith
 from ...ttir.memory_ops import LoadOp
-from ..ops import (AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, LocalAllocOp,
-                   MemDescIndexOp)
+from ..ops import (AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, ConvertLayoutOp, LocalAllocOp,
+                   LocalLoadOp, LocalStoreOp, MemDescIndexOp)
 from ..types import MemDescType
 
 STAGES_ATTR = "tt.num_stages"
@@ -61,12 +61,16 @@ def _is_zero(v: SSAValue | None) -> bool:
 class _Loop:
     """What the pass needs to know of one candidate loop."""
 
-    def __init__(self, loop: scf.ForOp, stages: int):
+    def __init__(self, loop: scf.ForOp, stages: int, registers: bool = False, operand_buffer=None,
+                 load_filter=None):
         self.loop, self.stages = loop, stages
+        self.registers, self.operand_buffer, self.load_filter = registers, operand_buffer, load_filter
         self.body = loop.body.block
         self.iv = self.body.args[0]
         self.yield_op = self.body.last_op
-        self.loads: list[tuple[LoadOp, LocalAllocOp]] = []
+        # (load, consumer, buffer type): the consumer is the ttg.local_alloc of the loaded tile, or
+        # (with ``operand_buffer``) the ttg.convert_layout that takes it to a dot operand
+        self.loads: list[tuple[LoadOp, Operation, MemDescType]] = []
         self.slice: list[Operation] = []        # address slice, in body order
         self.carried: list[int] = []            # iter-arg indices the slice reads
         self.update: list[Operation] = []       # ops computing those iter args' next values
@@ -103,15 +107,29 @@ class _Loop:
         """Fill in the loads and slices; a reason string when the loop cannot be pipelined."""
         for op in self.body.ops:
             if isinstance(op, LocalAllocOp) and op.src is not None and isinstance(op.src.owner, LoadOp):
-                load = op.src.owner
-                if load.parent_block() is not self.body or len(list(op.src.uses)) != 1:
+                buf_t = op.result.type
+            elif self.operand_buffer is not None and isinstance(op, ConvertLayoutOp) \
+                    and isinstance(op.src.owner, LoadOp):
+                enc = self.operand_buffer(op)
+                if enc is None:
                     continue
-                if not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
-                    continue
-                self.loads.append((load, op))
+                t = op.src.type
+                buf_t = MemDescType(t.get_shape(), t.element_type, enc, mutable=True)
+            else:
+                continue
+            load = op.src.owner
+            if load.parent_block() is not self.body or len(list(op.src.uses)) != 1:
+                continue
+            # an asynchronous copy zero-fills masked-off lanes; a load into registers keeps ``other``
+            if not isinstance(load.ptr.type, TensorType) or not (self.registers or _is_zero(load.other)):
+                continue
+            if self.load_filter is not None and not self.load_filter(load):
+                continue
+            self.loads.append((load, op, buf_t))
         if not self.loads:
             return "no load feeds a shared-memory buffer"
-        roots = [v for load, _ in self.loads for v in (load.ptr, load.mask) if v is not None]
+        operands = (lambda ld: (ld.ptr, ld.mask, ld.other)) if self.registers else (lambda ld: (ld.ptr, ld.mask))
+        roots = [v for load, _, _ in self.loads for v in operands(load) if v is not None]
         got = self.backward(roots)
         if got is None:
             return "the load addresses depend on memory or region ops"
@@ -151,7 +169,20 @@ def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
 
 
 class Pipeline:
-    """``Pipeline(num_stages, shared_budget=None, spare_slot=None)``.
+    """``Pipeline(num_stages, shared_budget=None, spare_slot=None, copy="async", operand_buffer=None,
+    load_filter=None)``.
+
+    ``copy`` picks the schedule.  ``"async"``: asynchronous copies into ``num_stages`` slots (the
+    module docstring).  ``"registers"``: Triton's stream pipeliner for targets without asynchronous
+    copies, the ``num_stages = 2`` shape: before the loop iteration 0 is loaded and stored into a
+    one-slot buffer; in the loop the loads of iteration ``i + 1`` go into registers first (predicated
+    on that iteration existing), the consumers read the buffer, and the loaded tiles are stored into
+    it last (membar puts the barriers around that store); after the loop nothing is left in flight.
+
+    ``operand_buffer(convert) -> shared encoding | None`` lets the backend pipeline a load that
+    feeds a ``ttg.convert_layout`` to a dot operand directly (no buffer yet): the pass gives it a
+    buffer of that encoding, read by ``ttg.local_load``.  ``load_filter(load) -> bool`` leaves the
+    loads it refuses as they are.
 
     The refill goes before the body's first consumer of a slot, right after the barrier that the
     landed copies need, so it needs no barrier of its own: it overwrites the slot read in the
@@ -164,10 +195,14 @@ class Pipeline:
 
     name = "pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None):
+    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, copy: str = "async",
+                 operand_buffer=None, load_filter=None):
+        if copy not in ("async", "registers"):
+            raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
         self.shared_budget = shared_budget
         self.spare_slot = spare_slot
+        self.copy, self.operand_buffer, self.load_filter = copy, operand_buffer, load_filter
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -177,25 +212,28 @@ class Pipeline:
             stages = attr.value.data if isinstance(attr, IntegerAttr) else self.num_stages
             if stages < 2:
                 continue
-            info = _Loop(loop, stages)
+            registers = self.copy == "registers"
+            info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter)
             reason = info.analyse()
             if reason:
                 self.skipped[loop] = reason
                 continue
-            self._pipeline(info)
+            if registers:
+                _pipeline_registers(info)
+            else:
+                self._pipeline(info)
 
     def _pipeline(self, info: _Loop) -> None:
         loop, s = info.loop, info.stages
         before = InsertPoint.before(loop)
         i32 = IntegerType(32)
-        slot_bytes = sum(alloc.result.type.size_in_bytes() for _, alloc in info.loads)
+        slot_bytes = sum(t.size_in_bytes() for _, _, t in info.loads)
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes <= self.shared_budget
         nslots = s + 1 if spare else s
         # one buffer of nslots slots per load
         bufs = []
-        for _, alloc in info.loads:
-            t = alloc.result.type
+        for _, _, t in info.loads:
             buf = LocalAllocOp(MemDescType((nslots,) + t.shape, t.element_type, t.encoding, mutable=True))
             Rewriter.insert_op(buf, before)
             bufs.append(buf.result)
@@ -206,7 +244,7 @@ class Pipeline:
             _clone(info.slice, env, at)
             live = arith.CmpIOp(iv_val, loop.ub, "slt")
             Rewriter.insert_op(live, at)
-            for (load, _), buf in zip(info.loads, bufs):
+            for (load, _, _), buf in zip(info.loads, bufs):
                 ptrs = env.get(load.ptr, load.ptr)
                 mask_t = TensorType(IntegerType(1), load.ptr.type.get_shape(), load.ptr.type.encoding)
                 splat = _splat(live.result, mask_t)
@@ -258,10 +296,8 @@ class Pipeline:
         Rewriter.insert_op(AsyncWaitOp((), (s - 2) * len(info.loads)), InsertPoint.at_start(new_body))
         views = [MemDescIndexOp(buf, slot) for buf in bufs]
         Rewriter.insert_op(views, InsertPoint.after(new_body.first_op))
-        for (load, alloc), view in zip(info.loads, views):
-            alloc.result.replace_all_uses_with(view.result)
-            alloc.detach()
-            alloc.erase()
+        for (load, consumer, _), view in zip(info.loads, views):
+            _read_from(consumer, view.result)
             load.detach()
             load.erase()
 
@@ -292,6 +328,93 @@ class Pipeline:
         Rewriter.insert_op(AsyncWaitOp((), 0), InsertPoint.after(new))
         Rewriter.erase_op(loop, safe_erase=False)
         _drop_dead_carried(new, info.carried)
+
+
+def _read_from(consumer: Operation, buf: SSAValue) -> None:
+    """Make ``consumer`` (the tile's ``ttg.local_alloc``, or its ``ttg.convert_layout`` to a dot
+    operand) read the buffer ``buf`` instead, and erase it."""
+    if isinstance(consumer, LocalAllocOp):
+        consumer.result.replace_all_uses_with(buf)
+        consumer.detach()
+        consumer.erase()
+        return
+    Rewriter.replace_op(consumer, LocalLoadOp(buf, consumer.result.type))
+
+
+def _pipeline_registers(info: _Loop) -> None:
+    """The ``copy="registers"`` schedule (see :class:`Pipeline`)."""
+    loop = info.loop
+    before = InsertPoint.before(loop)
+    bufs = []
+    for _, _, t in info.loads:
+        buf = LocalAllocOp(MemDescType(t.shape, t.element_type, t.encoding, mutable=True))
+        Rewriter.insert_op(buf, before)
+        bufs.append(buf.result)
+
+    def load(env: dict, iv_val: SSAValue, at: InsertPoint) -> list[SSAValue]:
+        """The tiles of one iteration, loaded into registers, predicated on the iteration existing."""
+        env[info.iv] = iv_val
+        _clone(info.slice, env, at)
+        live = arith.CmpIOp(iv_val, loop.ub, "slt")
+        Rewriter.insert_op(live, at)
+        tiles = []
+        for ld, _, _ in info.loads:
+            mask_t = TensorType(IntegerType(1), ld.ptr.type.get_shape(), ld.ptr.type.encoding)
+            splat = _splat(live.result, mask_t)
+            Rewriter.insert_op(splat, at)
+            pred = splat.results[0]
+            if ld.mask is not None:
+                pred = _binop(arith.AndIOp, env.get(ld.mask, ld.mask), pred, at)
+            other = None if ld.other is None else env.get(ld.other, ld.other)
+            new = LoadOp(env.get(ld.ptr, ld.ptr), pred, other, *_cache_evict(ld), is_volatile=ld.isVolatile.value.data)
+            new.location = ld.location
+            Rewriter.insert_op(new, at)
+            tiles.append(new.result)
+        return tiles
+
+    def advance(env: dict, at: InsertPoint) -> list[SSAValue]:
+        _clone(info.update, env, at)
+        return [env.get(info.yield_op.operands[i], info.yield_op.operands[i]) for i in info.carried]
+
+    # prologue: iteration 0 into the buffer; the loop carries the addresses of iteration i + 1
+    env = {info.body.args[1 + i]: loop.iter_args[i] for i in info.carried}
+    for tile, buf in zip(load(env, loop.lb, before), bufs):
+        Rewriter.insert_op(LocalStoreOp(tile, buf), before)
+    ahead = advance(env, before)
+
+    old_body = info.body
+    n_old = len(loop.iter_args)
+    new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in ahead])
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + ahead, Region(new_body))
+    new.attributes.update(loop.attributes)
+    new.location = loop.location
+    Rewriter.insert_op(new, before)
+    for a, b in zip(old_body.args, new_body.args):
+        a.replace_all_uses_with(b)
+    for op in list(old_body.ops):
+        op.detach()
+        new_body.add_op(op)
+    for (ld, consumer, _), buf in zip(info.loads, bufs):
+        _read_from(consumer, buf)
+        ld.detach()
+        ld.erase()
+
+    # iteration i + 1's loads first, its stores after every consumer of iteration i
+    iv = new_body.args[0]
+    at = InsertPoint.at_start(new_body)
+    env = {new_body.args[1 + i]: v for i, v in zip(info.carried, new_body.args[1 + n_old:])}
+    tiles = load(env, _binop(arith.AddIOp, iv, loop.step, at), at)
+    y = new_body.last_op
+    at_end = InsertPoint.before(y)
+    for tile, buf in zip(tiles, bufs):
+        Rewriter.insert_op(LocalStoreOp(tile, buf), at_end)
+    next_ahead = advance(env, at_end)
+    Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead)))
+
+    for old, nw in zip(loop.results, new.results[:n_old]):
+        old.replace_all_uses_with(nw)
+    Rewriter.erase_op(loop, safe_erase=False)
+    _drop_dead_carried(new, info.carried)
 
 
 def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:

@@ -1,7 +1,8 @@
 """The AMD compilation stages: ``ttir -> ttgir -> llir -> amdgcn -> hsaco``.
 
 ``ttgir`` runs the shared TTGIR pipeline with the target's wavefront size, then AMD's
-accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), then allocation and membar with
+accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), the stream pipeliner
+(``num_stages``; :mod:`.stream_pipeline`), then allocation and membar with
 AMD's barrier rule; ``llir`` the shared lowering with :class:`AMDTargetInfo` (which also lowers the
 MFMA/WMMA dots); ``amdgcn`` LLVM's AMDGPU backend (optimised IR -> assembly text); ``hsaco`` the
 object from the same optimised IR, linked by ``ld.lld``.  Every stage records what the driver
@@ -36,9 +37,14 @@ def make_ttgir(target, options):
         # importing the lowering registers its scratch sizes with the allocation pass
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
         from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
+        from tritium.passes import PassManager
+        from tritium.ttir.passes.cse import CSE
+        from tritium.ttir.passes.dce import DCE
         from .accelerate_matmul import accelerate_matmul
+        from .stream_pipeline import StreamPipeline
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
+        PassManager("ttgir-amd", [StreamPipeline(options.num_stages), CSE(), DCE()]).run(module)
         # 64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in row
         # slices (a 128x128 fp32 or int32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)
         module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(arch_of(target).lds_bytes, 32)
