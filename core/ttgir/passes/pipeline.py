@@ -351,9 +351,10 @@ def _pipeline_registers(info: _Loop) -> None:
         Rewriter.insert_op(buf, before)
         bufs.append(buf.result)
 
-    def load(env: dict, iv_val: SSAValue, at: InsertPoint) -> list[SSAValue]:
-        """The tiles of one iteration, loaded into registers, predicated on the iteration existing."""
-        env[info.iv] = iv_val
+    def load(env: dict, iv_key: SSAValue, iv_val: SSAValue, at: InsertPoint) -> list[SSAValue]:
+        """The tiles of one iteration, loaded into registers, predicated on the iteration existing
+        (``env`` maps the body's values, ``iv_key`` its induction variable)."""
+        env[iv_key] = iv_val
         _clone(info.slice, env, at)
         live = arith.CmpIOp(iv_val, loop.ub, "slt")
         Rewriter.insert_op(live, at)
@@ -378,7 +379,7 @@ def _pipeline_registers(info: _Loop) -> None:
 
     # prologue: iteration 0 into the buffer; the loop carries the addresses of iteration i + 1
     env = {info.body.args[1 + i]: loop.iter_args[i] for i in info.carried}
-    for tile, buf in zip(load(env, loop.lb, before), bufs):
+    for tile, buf in zip(load(env, info.iv, loop.lb, before), bufs):
         Rewriter.insert_op(LocalStoreOp(tile, buf), before)
     ahead = advance(env, before)
 
@@ -403,7 +404,7 @@ def _pipeline_registers(info: _Loop) -> None:
     iv = new_body.args[0]
     at = InsertPoint.at_start(new_body)
     env = {new_body.args[1 + i]: v for i, v in zip(info.carried, new_body.args[1 + n_old:])}
-    tiles = load(env, _binop(arith.AddIOp, iv, loop.step, at), at)
+    tiles = load(env, iv, _binop(arith.AddIOp, iv, loop.step, at), at)
     y = new_body.last_op
     at_end = InsertPoint.before(y)
     for tile, buf in zip(tiles, bufs):
