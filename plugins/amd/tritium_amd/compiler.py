@@ -29,6 +29,10 @@ def membar_filter(op_a, op_b) -> bool:
     return False
 
 
+def _shared_bytes(module) -> int:
+    return module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
+
+
 def make_ttgir(target, options):
     def stage(module, metadata):
         from xdsl.dialects.builtin import IntegerAttr
@@ -44,11 +48,17 @@ def make_ttgir(target, options):
         from .stream_pipeline import StreamPipeline
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
-        PassManager("ttgir-amd", [StreamPipeline(options.num_stages), CSE(), DCE()]).run(module)
         # 64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in row
         # slices (a 128x128 fp32 or int32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)
         module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(arch_of(target).lds_bytes, 32)
+        unpipelined = module.clone()
+        pipeline = StreamPipeline(options.num_stages)
+        PassManager("ttgir-amd", [pipeline, CSE(), DCE()]).run(module)
         module = finalize_ttgir(module, target, options, membar_filter)
+        if pipeline.pipelined and _shared_bytes(module) > arch_of(target).lds_bytes:
+            # the operand buffers live across the loop, beside the scratch of the conversions in
+            # it: where both do not fit in LDS, the loop stays as it was
+            module = finalize_ttgir(unpipelined, target, options, membar_filter)
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
     return stage

@@ -42,6 +42,7 @@ class StreamPipeline:
     def __init__(self, num_stages: int):
         self.num_stages = num_stages
         self.skipped: dict = {}
+        self.pipelined = False
 
     def run(self, module: ModuleOp) -> None:
         from tritium.ttgir.analysis.axis_info import AxisInfoAnalysis, vector_width
@@ -55,5 +56,7 @@ class StreamPipeline:
 
         p = Pipeline(self.num_stages, copy="registers", operand_buffer=operand_buffer_encoding,
                      load_filter=wide_enough)
+        before = sum(1 for op in module.walk() if op.name == "ttg.local_store")
         p.run(module)
         self.skipped = p.skipped
+        self.pipelined = sum(1 for op in module.walk() if op.name == "ttg.local_store") > before
