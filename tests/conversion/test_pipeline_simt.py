@@ -48,13 +48,13 @@ def _operand_buffer(convert):
     return SwizzledSharedEncodingAttr(1, 1, 1, convert.src.type.encoding.order)
 
 
-def _pipelined_module():
+def _pipelined_module(stages=2):
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "K": "i32"}
     ttir = tritium.compile(k_loop, signature=sig, constexprs={"BM": BM, "BN": BN, "BK": BK}, target="interpreter",
                            stage="ttir").asm["ttir"]
     options = Options(num_warps=2, threads_per_warp=32)
     module = make_ttgir(parse_module(ttir), GPUTarget("cuda", 80, 32), options)
-    p = Pipeline(2, copy="registers", operand_buffer=_operand_buffer)
+    p = Pipeline(stages, copy="registers", operand_buffer=_operand_buffer)
     p.run(module)
     assert not p.skipped
     return module
@@ -70,12 +70,26 @@ def test_registers_schedule_shape():
     assert body.count("tt.load") == 2 and body.count("ttg.local_store") == 2 and "ttg.convert_layout" not in body
 
 
-@pytest.mark.parametrize("K", [0, 16, 40, 48])
-def test_registers_schedule_computes_the_loop(K):
+def test_registers_schedule_three_stages_shape():
+    text = print_module(_pipelined_module(3))
+    loop = text[text.index("scf.for"):]
+    head, body = loop[:loop.index("\n")], loop[:loop.index("scf.yield")]
+    # iterations 0 and 1 loaded before the loop, 0 stored; two slots; the loop carries the tiles of
+    # i + 1 (registers) besides the addresses of i + 2 and the slot it reads
+    assert text[:text.index("scf.for")].count("tt.load") == 4
+    assert text[:text.index("scf.for")].count("ttg.local_store") == 2
+    assert "memdesc<2x16x16xf32" in text and body.count("ttg.memdesc_index") == 4
+    assert head.count("tensor<16x16xf32") >= 3
+    assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("K", [0, 16, 40, 48, 80])
+def test_registers_schedule_computes_the_loop(K, stages):
     rng = np.random.default_rng(K)
     a = rng.standard_normal((BM, max(K, 1))).astype(np.float32)
     b = rng.standard_normal((max(K, 1), BN)).astype(np.float32)
     c = np.full((BM, BN), np.nan, np.float32)
-    assert simt.run_ttgir(_pipelined_module(), [a, b, c, K]) == 0
+    assert simt.run_ttgir(_pipelined_module(stages), [a, b, c, K]) == 0
     want = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)

@@ -342,14 +342,27 @@ def _read_from(consumer: Operation, buf: SSAValue) -> None:
 
 
 def _pipeline_registers(info: _Loop) -> None:
-    """The ``copy="registers"`` schedule (see :class:`Pipeline`)."""
-    loop = info.loop
+    """The ``copy="registers"`` schedule (see :class:`Pipeline`): with ``S`` stages, iteration
+    ``i`` loads the tiles of ``i + S - 1`` into registers, reads slot ``i % (S - 1)`` of the buffers
+    and then stores the tiles of ``i + 1`` (loaded ``S - 2`` iterations earlier and carried since)
+    into slot ``(i + 1) % (S - 1)``."""
+    loop, s = info.loop, info.stages
+    nslots = s - 1
     before = InsertPoint.before(loop)
+    i32 = IntegerType(32)
     bufs = []
     for _, _, t in info.loads:
-        buf = LocalAllocOp(MemDescType(t.shape, t.element_type, t.encoding, mutable=True))
+        shape = t.shape if nslots == 1 else (nslots,) + t.shape
+        buf = LocalAllocOp(MemDescType(shape, t.element_type, t.encoding, mutable=True))
         Rewriter.insert_op(buf, before)
         bufs.append(buf.result)
+
+    def views(slot: SSAValue | None, at: InsertPoint) -> list[SSAValue]:
+        if slot is None:
+            return bufs
+        ops = [MemDescIndexOp(buf, slot) for buf in bufs]
+        Rewriter.insert_op(ops, at)
+        return [op.result for op in ops]
 
     def load(env: dict, iv_key: SSAValue, iv_val: SSAValue, at: InsertPoint) -> list[SSAValue]:
         """The tiles of one iteration, loaded into registers, predicated on the iteration existing
@@ -377,16 +390,27 @@ def _pipeline_registers(info: _Loop) -> None:
         _clone(info.update, env, at)
         return [env.get(info.yield_op.operands[i], info.yield_op.operands[i]) for i in info.carried]
 
-    # prologue: iteration 0 into the buffer; the loop carries the addresses of iteration i + 1
-    env = {info.body.args[1 + i]: loop.iter_args[i] for i in info.carried}
-    for tile, buf in zip(load(env, info.iv, loop.lb, before), bufs):
-        Rewriter.insert_op(LocalStoreOp(tile, buf), before)
-    ahead = advance(env, before)
+    # prologue: iterations 0 .. S-2 loaded, iteration 0 stored into slot 0; the loop carries the
+    # addresses of iteration i + S - 1 and the tiles of iterations i + 1 .. i + S - 2
+    ahead = [loop.iter_args[i] for i in info.carried]
+    iv_val = loop.lb
+    loaded: list[list[SSAValue]] = []
+    for _ in range(s - 1):
+        env = {info.body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
+        loaded.append(load(env, info.iv, iv_val, before))
+        ahead = advance(env, before)
+        iv_val = _binop(arith.AddIOp, iv_val, loop.step, before)
+    dist = _binop(arith.SubIOp, iv_val, loop.lb, before)  # (S - 1) * step
+    for tile, view in zip(loaded[0], views(None if nslots == 1 else _const(0, i32, before), before)):
+        Rewriter.insert_op(LocalStoreOp(tile, view), before)
+    held = [v for tiles in loaded[1:] for v in tiles]
+    slot0 = [] if nslots == 1 else [_const(0, i32, before)]
 
     old_body = info.body
-    n_old = len(loop.iter_args)
-    new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in ahead])
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + ahead, Region(new_body))
+    n_old, n_ahead, n_held = len(loop.iter_args), len(ahead), len(held)
+    inits = list(loop.iter_args) + ahead + held + slot0
+    new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in inits[n_old:]])
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, inits, Region(new_body))
     new.attributes.update(loop.attributes)
     new.location = loop.location
     Rewriter.insert_op(new, before)
@@ -395,22 +419,38 @@ def _pipeline_registers(info: _Loop) -> None:
     for op in list(old_body.ops):
         op.detach()
         new_body.add_op(op)
-    for (ld, consumer, _), buf in zip(info.loads, bufs):
-        _read_from(consumer, buf)
-        ld.detach()
-        ld.erase()
+    args = new_body.args[1 + n_old:]
+    ahead_args, held_args = args[:n_ahead], list(args[n_ahead:n_ahead + n_held])
+    slot = args[-1] if nslots > 1 else None
 
-    # iteration i + 1's loads first, its stores after every consumer of iteration i
+    # iteration i + S - 1's loads first, then the reads of slot i % (S - 1) ...
     iv = new_body.args[0]
     at = InsertPoint.at_start(new_body)
-    env = {new_body.args[1 + i]: v for i, v in zip(info.carried, new_body.args[1 + n_old:])}
-    tiles = load(env, iv, _binop(arith.AddIOp, iv, loop.step, at), at)
+    read = views(slot, at)
+    for (ld, consumer, _), view in zip(info.loads, read):
+        _read_from(consumer, view)
+        ld.detach()
+        ld.erase()
+    at = InsertPoint.at_start(new_body)
+    env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead_args)}
+    tiles = load(env, iv, _binop(arith.AddIOp, iv, dist, at), at)
+    # ... and after every consumer, iteration i + 1's tiles into the next slot
     y = new_body.last_op
     at_end = InsertPoint.before(y)
-    for tile, buf in zip(tiles, bufs):
-        Rewriter.insert_op(LocalStoreOp(tile, buf), at_end)
+    nslot = []
+    if slot is not None:
+        inc = _binop(arith.AddIOp, slot, _const(1, i32, at_end), at_end)
+        wrap = arith.CmpIOp(inc, _const(nslots, i32, at_end), "sge")
+        Rewriter.insert_op(wrap, at_end)
+        sel = arith.SelectOp(wrap.result, _const(0, i32, at_end), inc)
+        Rewriter.insert_op(sel, at_end)
+        nslot = [sel.result]
+    stored = (held_args + tiles)[:len(info.loads)]
+    for tile, view in zip(stored, views(nslot[0] if nslot else None, at_end)):
+        Rewriter.insert_op(LocalStoreOp(tile, view), at_end)
     next_ahead = advance(env, at_end)
-    Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead)))
+    next_held = (held_args + tiles)[len(info.loads):]
+    Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + next_held + nslot)))
 
     for old, nw in zip(loop.results, new.results[:n_old]):
         old.replace_all_uses_with(nw)
