@@ -174,10 +174,12 @@ class Pipeline:
 
     ``copy`` picks the schedule.  ``"async"``: asynchronous copies into ``num_stages`` slots (the
     module docstring).  ``"registers"``: Triton's stream pipeliner for targets without asynchronous
-    copies, the ``num_stages = 2`` shape: before the loop iteration 0 is loaded and stored into a
-    one-slot buffer; in the loop the loads of iteration ``i + 1`` go into registers first (predicated
-    on that iteration existing), the consumers read the buffer, and the loaded tiles are stored into
-    it last (membar puts the barriers around that store); after the loop nothing is left in flight.
+    copies.  Before the loop iterations ``0 .. S-2`` are loaded and iteration 0 is stored into slot 0
+    of ``S - 1``-slot buffers (one slot, no ``ttg.memdesc_index``, for ``S = 2``); in the loop the
+    loads of iteration ``i + S - 1`` go into registers first (predicated on that iteration
+    existing), the consumers read slot ``i % (S - 1)``, and the tiles of iteration ``i + 1`` (loaded
+    in this iteration for ``S = 2``, else carried in registers since) are stored into the next slot
+    last (membar puts the barriers around that store); after the loop nothing is left in flight.
 
     ``operand_buffer(convert) -> shared encoding | None`` lets the backend pipeline a load that
     feeds a ``ttg.convert_layout`` to a dot operand directly (no buffer yet): the pass gives it a

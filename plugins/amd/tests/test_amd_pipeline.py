@@ -68,6 +68,18 @@ def test_ttgir_loads_of_the_next_iteration_before_the_dot(target):
     assert body.index("tt.dot") < body.rindex("ttg.barrier") < body.index("ttg.local_store")
 
 
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx1100"])
+def test_three_stages_two_slots(target):
+    k = _compile(target, num_stages=3)
+    ttgir = k.asm["ttgir"]
+    body = _loop_body(ttgir)
+    assert "memdesc<2x64x32xf16" in ttgir and "memdesc<2x32x64xf16" in ttgir
+    assert ttgir[:ttgir.index("scf.for")].count("tt.load") == 4  # iterations 0 and 1
+    assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+    assert "v_mfma" in k.asm["amdgcn"] or "v_wmma" in k.asm["amdgcn"]
+    assert k.metadata.get("lds", 0) >= 2 * (64 * 32 + 32 * 64) * 2
+
+
 def test_num_stages_1_and_narrow_loads_are_not_pipelined():
     assert "ttg.local_store" not in _compile("hip:gfx942", num_stages=1).asm["ttgir"]
     # without alignment the loads move 16 bits at a time: Triton's pipeliner leaves those alone too

@@ -1,10 +1,11 @@
 """``tritonamdgpu-stream-pipeline``: software pipelining on AMD, the core ``pipeline`` pass with
 Triton's stream-pipeliner schedule (``copy="registers"``).
 
-AMD GPUs have no asynchronous global-to-LDS copy that the lowering uses, so the loads of iteration
-``i + 1`` go into registers at the top of the loop, before the MFMA/WMMA of iteration ``i`` read
-their operands from LDS, and are stored into the (one-slot) LDS buffer after them.  The plugin
-chooses what is pipelined:
+AMD GPUs have no asynchronous global-to-LDS copy that the lowering uses, so with ``num_stages=2``
+the loads of iteration ``i + 1`` go into registers at the top of the loop, before the MFMA/WMMA of
+iteration ``i`` read their operands from LDS, and are stored into the one-slot LDS buffer after
+them (``num_stages=S``: loads ``S - 1`` iterations ahead, ``S - 1`` slots).  The plugin chooses
+what is pipelined:
 
 * loads that feed a ``ttg.convert_layout`` to an MFMA/WMMA dot operand get an LDS buffer of
   :func:`operand_buffer_encoding`, read by ``ttg.local_load``;
