@@ -80,6 +80,17 @@ def test_three_stages_two_slots(target):
     assert k.metadata.get("lds", 0) >= 2 * (64 * 32 + 32 * 64) * 2
 
 
+def test_buffers_that_do_not_fit_in_lds_leave_the_loop_unpipelined():
+    # 128x256 + 256x128 fp16 tiles: 128 KiB of buffers; the loop stays as it was, and fits
+    k = tritium.compile(mm, signature=SIG, constexprs={**CONSTS, "BM": 128, "BN": 128, "BK": 256}, target="hip:gfx942",
+                        num_stages=2, attrs={n: {"tt.divisibility": 16} for n in ("a_ptr", "b_ptr", "c_ptr", "K")},
+                        stage="ttgir")
+    ttgir = k.asm["ttgir"]
+    assert "ttg.local_store" not in ttgir and "ttg.convert_layout" in _loop_body(ttgir)
+    shared = int(re.search(r"ttg.shared = (\d+)", ttgir).group(1))
+    assert 0 < shared <= 64 * 1024
+
+
 def test_num_stages_1_and_narrow_loads_are_not_pipelined():
     assert "ttg.local_store" not in _compile("hip:gfx942", num_stages=1).asm["ttgir"]
     # without alignment the loads move 16 bits at a time: Triton's pipeliner leaves those alone too
