@@ -21,6 +21,10 @@ loop-carried values that slice reads (``ptrs += BLOCK_K * stride``) advanced ``j
 carries those advanced values as extra iteration arguments.  Masked-off and out-of-range lanes are
 zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  Loops
 whose loads do not fit this shape are left as they are.
+
+A target without asynchronous copies asks for the ``registers`` schedule instead (Triton's stream
+pipeliner; :class:`Pipeline`): the same slices, but the copy is a ``tt.load`` into registers issued
+ahead and a ``ttg.local_store`` after the consumers.
 """
 from __future__ import annotations
 
