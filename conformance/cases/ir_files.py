@@ -100,6 +100,9 @@ SHARED = {
     "legacy_shared": lambda T: "#triton_gpu.shared<{vec = 2, perPhase = 1, maxPhase = 8, order = [0, 1], "
                                "CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [0, 1]}>",
     "nvmma": lambda T: "#ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = false, elementBitWidth = 16}>",
+    # AMD's MFMA operand buffers (K fastest, K runs XOR-swizzled by row), as its pipeliner makes them
+    "amd_operand_a": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 16, order = [1, 0]}>",
+    "amd_operand_b": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 16, order = [0, 1]}>",
 }
 
 
@@ -378,6 +381,9 @@ CASES = [
     _convert_case("nvidia_mma2", "blocked", 64, 64, "fp16", shared="nvmma"),
     _convert_case("blocked_row", "linear_broadcast", 32, 32, "fp32", shared="swizzled", store=True),
     _convert_case("nvidia_mma3", "nvidia_dot_a", 64, 32, "fp16", shared="nvmma", store=True),
+    _convert_case("blocked", "amd_dot_a32", 64, 64, "fp16", shared="amd_operand_a", store=True),
+    _convert_case("blocked_t", "amd_dot_b32", 64, 64, "fp16", shared="amd_operand_b", store=True),
+    _convert_case("blocked", "amd_dot_b32", 64, 64, "bf16", shared="amd_operand_b"),
     # reductions
     *(_reduce_case(src, 64, 64, "fp32", "sum", axis) for src in
       ("blocked_t", "linear_swizzled", "nvidia_mma2", "nvidia_mma3", "amd_mfma32") for axis in (0, 1)),

@@ -12,6 +12,7 @@ from math import prod
 
 import llvmlite.ir as ir
 
+from ...ttgir.encodings import SwizzledSharedEncodingAttr
 from ...ttgir.layouts import bit_width
 from .lowering import FunctionLowering, lowers
 from .shape_ops import bit_map_index, linear_index, read_tensor, write_tensor
@@ -21,9 +22,18 @@ from .types import I32, const
 def element_index(fl: FunctionLowering, memdesc_type, shape):
     """``coords -> i32 element index`` in a buffer of type ``memdesc_type`` viewed with ``shape``."""
     enc = memdesc_type.encoding
-    if hasattr(enc, "offset_bases"):
+    if hasattr(enc, "offset_bases") or _swizzles(enc, shape):
+        # the placement the vector path uses too, so that either path reads what the other wrote
         return lambda c: bit_map_index(fl, c, shape, lambda cc: enc.offset(cc, shape))
     return lambda c: linear_index(fl, c, shape)
+
+
+def _swizzles(enc, shape) -> bool:
+    """A ``#ttg.swizzled_shared`` encoding that groups or swizzles (``vec`` or ``maxPhase`` above 1)
+    and is a bit map over ``shape``: its buffers are placed as it says (plain row-major ones, and
+    ones that are not bit maps, are placed row-major in element order)."""
+    return isinstance(enc, SwizzledSharedEncodingAttr) and (enc.vec.data > 1 or enc.maxPhase.data > 1) \
+        and enc.is_linear(shape)
 
 
 class LinearSharedAccess:
@@ -154,7 +164,28 @@ def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape, bases=None, 
 
 def _linear(memdesc_type, t) -> bool:
     """Whether the vector path applies: a placing encoding, byte-sized elements, no booleans."""
-    return hasattr(memdesc_type.encoding, "offset_bases") and bit_width(t.element_type) >= 8
+    return (hasattr(memdesc_type.encoding, "offset_bases") or _swizzle_bases(memdesc_type, t) is not None) \
+        and bit_width(t.element_type) >= 8
+
+
+def _swizzle_bases(memdesc_type, t):
+    """The byte bases of a ``#ttg.swizzled_shared`` buffer that actually swizzles or groups (``vec``
+    or ``maxPhase`` above 1) and is a bit map over its shape; None otherwise.  Such a buffer is
+    written and read through the vector path with register constants split into the swizzled and
+    the added part (``fold``); plain row-major ones keep the element-wise path."""
+    enc, shape = memdesc_type.encoding, t.get_shape()
+    bits = bit_width(t.element_type)
+    if bits < 8 or not _swizzles(enc, shape):
+        return None
+    return enc.byte_bases(shape, bits // 8)
+
+
+def _write(fl: FunctionLowering, base, regs, t, memdesc_type, shape) -> None:
+    bases = _swizzle_bases(memdesc_type, t)
+    if bases is not None:
+        write_linear(fl, base, regs, t, None, shape, bases=bases, fold=True)
+    else:
+        write_linear(fl, base, regs, t, memdesc_type, shape)
 
 
 @lowers("ttg.barrier", "gpu.barrier")
@@ -169,7 +200,7 @@ def _alloc(fl: FunctionLowering, op) -> None:
     if op.src is not None:
         shape = op.src.type.get_shape()
         if _linear(op.results[0].type, op.src.type):
-            write_linear(fl, base, fl.get(op.src), op.src.type, op.results[0].type, shape)
+            _write(fl, base, fl.get(op.src), op.src.type, op.results[0].type, shape)
         else:
             write_tensor(fl, base, fl.get(op.src), op.src.type, element_index(fl, op.results[0].type, shape))
         fl.target.barrier(fl.builder)
@@ -179,7 +210,7 @@ def _alloc(fl: FunctionLowering, op) -> None:
 def _store(fl: FunctionLowering, op) -> None:
     shape = op.src.type.get_shape()
     if _linear(op.dst.type, op.src.type):
-        write_linear(fl, fl.get(op.dst), fl.get(op.src), op.src.type, op.dst.type, shape)
+        _write(fl, fl.get(op.dst), fl.get(op.src), op.src.type, op.dst.type, shape)
     else:
         write_tensor(fl, fl.get(op.dst), fl.get(op.src), op.src.type, element_index(fl, op.dst.type, shape))
 
@@ -189,7 +220,9 @@ def _load(fl: FunctionLowering, op) -> None:
     t = op.results[0].type
     shape = t.get_shape()
     if _linear(op.src.type, t):
-        fl.set(op.results[0], read_linear(fl, fl.get(op.src), t, op.src.type, shape))
+        bases = _swizzle_bases(op.src.type, t)
+        fl.set(op.results[0], read_linear(fl, fl.get(op.src), t, None if bases is not None else op.src.type, shape,
+                                          bases=bases, fold=bases is not None))
     else:
         fl.set(op.results[0], read_tensor(fl, fl.get(op.src), t, element_index(fl, op.src.type, shape)))
 

@@ -26,13 +26,18 @@ MIN_LOAD_BITS = 32
 
 def operand_buffer_encoding(convert):
     """The LDS buffer of a loaded tile that a ``ttg.convert_layout`` takes to an MFMA/WMMA operand:
-    row-major in the order of the tile's blocked layout (None: not a matrix-instruction operand)."""
+    the operand's swizzled K-contiguous layout (``shared_layout.py``), else row-major in the order
+    of the tile's blocked layout (None: not a matrix-instruction operand)."""
     src, dst = convert.src.type.encoding, convert.result.type.encoding
     if not (isinstance(dst, DotOperandEncodingAttr) and isinstance(dst.parent, AMDMatrixEncoding)):
         return None
     if not isinstance(src, BlockedEncodingAttr):
         return None
-    return SwizzledSharedEncodingAttr(1, 1, 1, src.order)
+    # the operand's own LDS layout (K-contiguous, swizzled), as the conversion would use; row-major
+    # where it has none
+    from .shared_layout import operand_shared_encoding
+    placed = operand_shared_encoding(convert.result.type)
+    return placed if placed is not None else SwizzledSharedEncodingAttr(1, 1, 1, src.order)
 
 
 class StreamPipeline:
