@@ -87,7 +87,9 @@ def _case(tag, m, n, k, bm, bn, bk, warps=4, stages=3, precision="ieee", kmajor=
     elif precision in _TOL:
         tolerance = dict(zip(("rtol", "atol"), _TOL[precision]))
     elif tag in ("fp8e4nv", "fp8e5"):
-        tolerance = {"rtol": 1e-3, "atol": 1e-2}  # fp8 tensor cores may accumulate in reduced precision
+        # Hopper's fp8 wgmma accumulates in reduced precision (as Triton's default leaves it): the
+        # error grows with K (seen: 3e-3 relative at K = 512)
+        tolerance = {"rtol": 1e-3 * max(1, k // 128), "atol": 1e-2 * max(1, k // 256)}
     else:
         tolerance = tol(dtypes.ACCUM_TOLERANCE, "fp32")
     return Case(

@@ -84,6 +84,17 @@ class LinearSharedAccess:
             if not cand:
                 break
             self.vec_bits.append(cand[0])
+        # a vector is consecutive bytes only where nothing else reaches into its span: no bit the
+        # thread part or another register basis can set below ``vec * ebytes`` (XOR is an add there)
+        while self.vec_bits:
+            span = (1 << len(self.vec_bits)) * ebytes
+            others = self.thread_bits
+            for j, basis in enumerate(regs):
+                if j not in self.vec_bits:
+                    others |= self.byte_offset(basis)
+            if not others & (span - 1):
+                break
+            self.vec_bits.pop()
         self.vec = 1 << len(self.vec_bits)
 
     def byte_offset(self, coords) -> int:
