@@ -8,8 +8,8 @@ Rules, applied to a fixed point:
 3. backward rematerialisation: ``convert(f(a, b), L)`` becomes ``f(convert(a, L), convert(b, L))``
    when ``f`` is elementwise (or splat / make_range / a constant / broadcast / expand_dims) and the
    whole slice feeding it can be recomputed in ``L`` without memory access, in at most
-   ``MAX_REMAT_OPS`` ops that compute (expand_dims and broadcast are free; the originals die when
-   no other user is left);
+   ``MAX_REMAT_OPS`` ops that compute (each once, however many ops of the slice read it;
+   expand_dims and broadcast are free; the originals die when no other user is left);
 4. loop-carried values: an ``scf.for`` iter arg used only through conversions to ``L`` and by
    elementwise updates feeding its own yield is carried in ``L`` instead;
 5. forward propagation (:mod:`.layout_forward`): when the converted value cannot be recomputed
@@ -71,8 +71,9 @@ class _Remat:
     def can(self, v: SSAValue, enc: Attribute, root: bool, depth: int = 0) -> bool:
         if root:
             self.budget = MAX_REMAT_OPS
-        if encoding(v.type) == enc:
-            return True
+            self.seen: set[tuple[SSAValue, Attribute]] = set()
+        if encoding(v.type) == enc or (v, enc) in self.seen:
+            return True  # a value the slice reads twice is recomputed once (``make`` memoises it)
         op = v.owner
         if not isinstance(op, Operation) or depth > 32:
             return False
@@ -89,6 +90,7 @@ class _Remat:
                 need = _operand_layout(op, i, enc)
                 if need is None or not self.can(o, need, False, depth + 1):
                     return False
+        self.seen.add((v, enc))
         return True
 
     def make(self, v: SSAValue, enc: Attribute) -> SSAValue:
