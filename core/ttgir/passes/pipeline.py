@@ -19,7 +19,9 @@ The address computation of iteration ``j`` is the loop body's *address slice* (t
 pointers and mask depend on) re-evaluated with the induction variable ``lb + j*step`` and the
 loop-carried values that slice reads (``ptrs += BLOCK_K * stride``) advanced ``j`` times; the loop
 carries those advanced values as extra iteration arguments.  Masked-off and out-of-range lanes are
-zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  Loops
+zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  A tile
+transposed between its load and its buffer (``local_alloc(tt.trans(tt.load))``: the ``B`` of
+``tl.dot(a, b.T)``) is first loaded through transposed addresses (:func:`_load_transposed`).  Loops
 whose loads do not fit this shape are left as they are.
 """
 from __future__ import annotations
