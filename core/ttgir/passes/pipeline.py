@@ -22,8 +22,7 @@ carries those advanced values as extra iteration arguments.  Masked-off and out-
 zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  A tile
 transposed between its load and its buffer (``local_alloc(tt.trans(tt.load))``: the ``B`` of
 ``tl.dot(a, b.T)``) is first loaded through transposed addresses (:func:`_load_transposed`; this
-schedule only).  Loops
-whose loads do not fit this shape are left as they are.
+schedule only).  Loops whose loads do not fit this shape are left as they are.
 
 A target without asynchronous copies asks for the ``registers`` schedule instead (Triton's stream
 pipeliner; :class:`Pipeline`): the same slices, but the copy is a ``tt.load`` into registers issued
