@@ -67,13 +67,15 @@ def _operand_layout(op: Operation, i: int, enc: Attribute) -> Attribute | None:
 class _Remat:
     def __init__(self):
         self.memo: dict[tuple[SSAValue, Attribute], SSAValue] = {}
+        self.budget = MAX_REMAT_OPS
+        self.counted: set[tuple[SSAValue, Attribute]] = set()
 
     def can(self, v: SSAValue, enc: Attribute, root: bool, depth: int = 0) -> bool:
         if root:
             self.budget = MAX_REMAT_OPS
-            self.seen: set[tuple[SSAValue, Attribute]] = set()
-        if encoding(v.type) == enc or (v, enc) in self.seen:
-            return True  # a value the slice reads twice is recomputed once (``make`` memoises it)
+            self.counted = set()
+        if encoding(v.type) == enc:
+            return True
         op = v.owner
         if not isinstance(op, Operation) or depth > 32:
             return False
@@ -81,7 +83,9 @@ class _Remat:
             return True
         if op.name not in CHEAP and not (_elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
             return False
-        if op.name not in CHEAP and op.name not in LAYOUT_ONLY:
+        if op.name not in CHEAP and op.name not in LAYOUT_ONLY and (v, enc) not in self.counted:
+            # a value the slice reads twice is recomputed once (``make`` memoises it)
+            self.counted.add((v, enc))
             self.budget -= 1
             if self.budget < 0:
                 return False
@@ -90,7 +94,6 @@ class _Remat:
                 need = _operand_layout(op, i, enc)
                 if need is None or not self.can(o, need, False, depth + 1):
                     return False
-        self.seen.add((v, enc))
         return True
 
     def make(self, v: SSAValue, enc: Attribute) -> SSAValue:
