@@ -19,8 +19,10 @@ The address computation of iteration ``j`` is the loop body's *address slice* (t
 pointers and mask depend on) re-evaluated with the induction variable ``lb + j*step`` and the
 loop-carried values that slice reads (``ptrs += BLOCK_K * stride``) advanced ``j`` times; the loop
 carries those advanced values as extra iteration arguments.  Masked-off and out-of-range lanes are
-zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  Loops
-whose loads do not fit this shape are left as they are.
+zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  A tile
+transposed between its load and its buffer (``local_alloc(tt.trans(tt.load))``: the ``B`` of
+``tl.dot(a, b.T)``) is first loaded through transposed addresses (:func:`_load_transposed`; this
+schedule only).  Loops whose loads do not fit this shape are left as they are.
 
 A target without asynchronous copies asks for the ``registers`` schedule instead (Triton's stream
 pipeliner; :class:`Pipeline`): the same slices, but the copy is a ``tt.load`` into registers issued
@@ -52,7 +54,7 @@ def _is_zero(v: SSAValue | None) -> bool:
         return True
     op = v.owner
     if isinstance(op, Operation) and op.name in ("tt.splat", "arith.truncf", "arith.extf", "arith.sitofp",
-                                                 "arith.bitcast", "ttg.convert_layout", "tt.fp_to_fp"):
+                                                 "arith.bitcast", "ttg.convert_layout", "tt.fp_to_fp", "tt.trans"):
         return _is_zero(op.operands[0])
     if isinstance(op, arith.ConstantOp):
         val = op.value
@@ -149,6 +151,42 @@ class _Loop:
         return None
 
 
+def _load_transposed(loop: scf.ForOp) -> None:
+    """``local_alloc(trans(load(p, m, o)))`` -> ``local_alloc(load(trans(p), trans(m), trans(o)))``.
+
+    A dot of a K-contiguous ``B`` (``tl.dot(a, b.T)``) writes the transposed tile to shared memory;
+    loading the transposed addresses instead gives the same tensor, and its load then feeds the
+    buffer directly, which is what the pipeline copies asynchronously (the copy reads the same
+    contiguous rows, now along the tile's first dimension)."""
+    from ...ttir.ops import TransOp
+    body = loop.body.block
+    for alloc in [op for op in body.ops if isinstance(op, LocalAllocOp)]:
+        trans = alloc.src.owner if alloc.src is not None else None
+        if not isinstance(trans, TransOp) or trans.parent_block() is not body or len(list(trans.result.uses)) != 1:
+            continue
+        load = trans.src.owner
+        if not isinstance(load, LoadOp) or load.parent_block() is not body or len(list(load.result.uses)) != 1 \
+                or not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
+            continue
+        out_t = trans.result.type
+        at = InsertPoint.before(load)
+
+        def transposed(v: SSAValue) -> SSAValue:
+            t = TensorType(v.type.element_type, out_t.get_shape(), out_t.encoding)
+            op = TransOp(v, t, order=trans.order)
+            Rewriter.insert_op(op, at)
+            return op.result
+
+        mask = transposed(load.mask) if load.mask is not None else None
+        other = transposed(load.other) if load.other is not None else None
+        new = LoadOp(transposed(load.ptr), mask, other, *_cache_evict(load), is_volatile=load.isVolatile.value.data)
+        new.location = load.location
+        Rewriter.insert_op(new, at)
+        trans.result.replace_all_uses_with(new.result)
+        Rewriter.erase_op(trans)
+        Rewriter.erase_op(load)
+
+
 def _clone(ops: list[Operation], env: dict[SSAValue, SSAValue], at: InsertPoint) -> None:
     """Clone ``ops`` at ``at`` with operands renamed by ``env`` (updated with the clones' results)."""
     for op in ops:
@@ -225,6 +263,8 @@ class Pipeline:
             if stages < 2:
                 continue
             registers = self.copy == "registers"
+            if not registers:
+                _load_transposed(loop)
             info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter)
             reason = info.analyse()
             if reason:

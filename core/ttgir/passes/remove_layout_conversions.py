@@ -8,8 +8,8 @@ Rules, applied to a fixed point:
 3. backward rematerialisation: ``convert(f(a, b), L)`` becomes ``f(convert(a, L), convert(b, L))``
    when ``f`` is elementwise (or splat / make_range / a constant / broadcast / expand_dims) and the
    whole slice feeding it can be recomputed in ``L`` without memory access, in at most
-   ``MAX_REMAT_OPS`` ops that compute (expand_dims and broadcast are free; the originals die when
-   no other user is left);
+   ``MAX_REMAT_OPS`` ops that compute (each once, however many ops of the slice read it;
+   expand_dims and broadcast are free; the originals die when no other user is left);
 4. loop-carried values: an ``scf.for`` iter arg used only through conversions to ``L`` and by
    elementwise updates feeding its own yield is carried in ``L`` instead;
 5. forward propagation (:mod:`.layout_forward`): when the converted value cannot be recomputed
@@ -67,10 +67,13 @@ def _operand_layout(op: Operation, i: int, enc: Attribute) -> Attribute | None:
 class _Remat:
     def __init__(self):
         self.memo: dict[tuple[SSAValue, Attribute], SSAValue] = {}
+        self.budget = MAX_REMAT_OPS
+        self.counted: set[tuple[SSAValue, Attribute]] = set()
 
     def can(self, v: SSAValue, enc: Attribute, root: bool, depth: int = 0) -> bool:
         if root:
             self.budget = MAX_REMAT_OPS
+            self.counted = set()
         if encoding(v.type) == enc:
             return True
         op = v.owner
@@ -80,7 +83,9 @@ class _Remat:
             return True
         if op.name not in CHEAP and not (_elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
             return False
-        if op.name not in CHEAP and op.name not in LAYOUT_ONLY:
+        if op.name not in CHEAP and op.name not in LAYOUT_ONLY and (v, enc) not in self.counted:
+            # a value the slice reads twice is recomputed once (``make`` memoises it)
+            self.counted.add((v, enc))
             self.budget -= 1
             if self.budget < 0:
                 return False
