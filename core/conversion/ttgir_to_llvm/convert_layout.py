@@ -4,7 +4,8 @@ When both layouts give each element to the same (lane, warp) the conversion only
 registers; otherwise the tensor makes one round trip through the scratch buffer the allocation pass
 reserved (the whole tensor, rows padded: :func:`tritium.ttgir.layouts.convert_vectors`), written
 row-major by each element's owner and read back, both with vector accesses where a thread holds
-consecutive elements of a row."""
+consecutive elements of a row (or, for a tensor-core accumulator of 16-bit elements on a target with
+a matrix store, written tile by tile: :mod:`.matrix_store`)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -12,6 +13,7 @@ from xdsl.dialects.builtin import TensorType
 
 from ...ttgir.layouts import convert_chunks, convert_vectors, scratch_limit
 from .lowering import FunctionLowering, lowers
+from .matrix_store import tiles_per_store, write_tiles
 from .types import I1, I8, I32, I64, bits_of, const
 
 
@@ -148,7 +150,11 @@ def _convert(fl: FunctionLowering, op) -> None:
         w = r = 1
     chunks = convert_chunks(src_t, dst_t, scratch_limit(op))
     if chunks == 1:
-        _write_rows(fl, base, regs, src_t, w, pad)
+        tiles = tiles_per_store(fl, src_t, ety, pad, fl.alloc_offset(op))
+        if tiles:
+            write_tiles(fl, base, regs, src_t, pad, tiles)
+        else:
+            _write_rows(fl, base, regs, src_t, w, pad)
         fl.target.barrier(fl.builder)
         fl.set(op.results[0], _read_rows(fl, base, dst_t, r, pad))
         return
