@@ -149,6 +149,33 @@ def _width(mnemonic: str) -> str:
     return mnemonic
 
 
+def _loops(body: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line of each loop of ``body``: a branch back to a label above it."""
+    labels: dict[str, int] = {}
+    loops = []
+    for i, line in enumerate(body):
+        lab = _LABEL.match(line)
+        if lab:
+            labels[lab.group(1)] = i
+            continue
+        b = _BRANCH.match(line)
+        if b and (b.group(1) or b.group(2)) in labels:
+            loops.append((labels[b.group(1) or b.group(2)], i))
+    return loops
+
+
+def main_loop(asm: str) -> list[str]:
+    """The mnemonics of the main loop: the loop with the most MFMA/WMMA, else the longest."""
+    body = _kernel_body(asm)
+    best: list[str] = []
+    for lo, hi in _loops(body):
+        ms = [m for m in (_mnemonic(ln) for ln in body[lo:hi + 1]) if m]
+        key = lambda x: (sum(m.startswith(("v_mfma", "v_wmma")) for m in x), len(x))  # noqa: E731
+        if not best or key(ms) > key(best):
+            best = ms
+    return best
+
+
 def count(asm: str, lds_bytes: int | None = None) -> Stats:
     """The counts of one kernel's assembly; ``lds_bytes`` overrides the code object's fixed LDS
     size (for a compiler that sizes LDS at launch)."""

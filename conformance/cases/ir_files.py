@@ -18,7 +18,7 @@ from ..case import Case, Out, Rand, tol
 from ..ir_kernel import IRKernel
 
 NUM_WARPS = 4
-_TY = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "int32": "i32"}
+_TY = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "int32": "i32", "int8": "i8"}
 
 
 # --- layouts: name -> (text for a warp size T, shapes it is meant for) --------------------------------
@@ -80,6 +80,7 @@ LAYOUTS = {
     "blocked_t": _blocked((4, 1), lambda T: (T // 4, 4), (2, 2), (0, 1)),
     "blocked_v8": _blocked((1, 8), lambda T: (T // 16, 16), (4, 1), (1, 0)),  # a matmul epilogue's store layout
     "blocked_row": _blocked((1, 1), lambda T: (1, T), (1, 4), (1, 0)),
+    "blocked_4x4": _blocked((4, 4), lambda T: (8, T // 8), (2, 2), (1, 0)),
     "legacy_blocked": _blocked((2, 2), lambda T: (4, T // 4), (2, 2), (1, 0), legacy=True),
     "dot_op_blocked": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {LAYOUTS['blocked'](T)}}}>",
     "linear_swizzled": _swizzled_linear,
@@ -93,12 +94,18 @@ LAYOUTS = {
     "amd_mfma32": lambda T: _MFMA32,
     "amd_mfma16": lambda T: _MFMA16,
     "amd_mfma32t": lambda T: _MFMA32T,  # the transposed accumulator, in Triton's later spelling
+    "amd_dot_a32": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MFMA32}, kWidth = 4}}>",
+    "amd_dot_b32": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_MFMA32}, kWidth = 4}}>",
+    "amd_dot_b16": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_MFMA16}, kWidth = 8}}>",
 }
 SHARED = {
     "swizzled": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>",
     "legacy_shared": lambda T: "#triton_gpu.shared<{vec = 2, perPhase = 1, maxPhase = 8, order = [0, 1], "
                                "CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [0, 1]}>",
     "nvmma": lambda T: "#ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = false, elementBitWidth = 16}>",
+    # AMD's MFMA operand buffers (K fastest, K runs XOR-swizzled by row), as its pipeliner makes them
+    "amd_operand_a": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 16, order = [1, 0]}>",
+    "amd_operand_b": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 16, order = [0, 1]}>",
 }
 
 
@@ -372,12 +379,20 @@ CASES = [
     _convert_case("blocked_t", "amd_mfma16", 64, 64, "fp16"),
     _convert_case("amd_mfma16", "amd_mfma32", 64, 64, "fp32"),
     _convert_case("amd_mfma32t", "amd_mfma32", 64, 64, "fp16"),
+    _convert_case("blocked", "amd_dot_a32", 64, 64, "fp16"),
+    _convert_case("blocked", "amd_dot_b32", 64, 64, "bf16"),
+    _convert_case("blocked_4x4", "amd_dot_b32", 64, 64, "fp16"),
+    _convert_case("blocked_t", "amd_dot_b16", 64, 64, "int8"),
+    _convert_case("amd_mfma32", "amd_dot_a32", 64, 64, "fp16"),
     # through shared memory
     _convert_case("blocked", "blocked_t", 64, 64, "fp16", shared="swizzled"),
     _convert_case("linear_swizzled", "blocked", 64, 64, "int32", shared="legacy_shared"),
     _convert_case("nvidia_mma2", "blocked", 64, 64, "fp16", shared="nvmma"),
     _convert_case("blocked_row", "linear_broadcast", 32, 32, "fp32", shared="swizzled", store=True),
     _convert_case("nvidia_mma3", "nvidia_dot_a", 64, 32, "fp16", shared="nvmma", store=True),
+    _convert_case("blocked", "amd_dot_a32", 64, 64, "fp16", shared="amd_operand_a", store=True),
+    _convert_case("blocked_t", "amd_dot_b32", 64, 64, "fp16", shared="amd_operand_b", store=True),
+    _convert_case("blocked", "amd_dot_b32", 64, 64, "bf16", shared="amd_operand_b"),
     # reductions
     *(_reduce_case(src, 64, 64, "fp32", "sum", axis) for src in
       ("blocked_t", "linear_swizzled", "nvidia_mma2", "nvidia_mma3", "amd_mfma32") for axis in (0, 1)),

@@ -35,7 +35,9 @@ def ocml_name(symbol: str) -> str | None:
         base, bits = _EXPLICIT[symbol]
     else:
         name = symbol[len("__nv_"):]
-        if re.search(r"_r[nzdu]$|2|_as_|^fast_|^[u]?(mul|hadd|rhadd|sad|byte_perm|clz|popc|ffs|brev)", name):
+        # conversions (float2int_rn, ...; not exp2/log2/atan2), bit reinterpretation, directed
+        # rounding, the fast_* approximations and integer tricks: no ocml function
+        if re.search(r"_r[nzdu]$|2(u?int|u?ll|float|double|loint|hiint)|_as_|^fast_|^[u]?(mul|hadd|rhadd|sad|byte_perm|clz|popc|ffs|brev)", name):
             return None
         if name.endswith("f") and name[:-1] in _OCML | set(_RENAMED):
             base, bits = name[:-1], 32

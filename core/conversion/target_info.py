@@ -127,6 +127,13 @@ class TargetInfo(ABC):
         ``nvidia_mma`` or ``amd_mfma`` result) here, and returns None for everything else."""
         return None
 
+    def convert_scratch_encoding(self, src_t, dst_t):
+        """The shared layout a ``ttg.convert_layout`` from tensor type ``src_t`` to ``dst_t`` goes
+        through: a ``#ttg.swizzled_shared`` encoding that is a bit map over the shape
+        (``is_linear``), e.g. one whose vectors are the matrix instruction's K runs when ``dst_t``
+        is a dot operand; or None (default) for the core's row-major scratch with padded rows."""
+        return None
+
     # --- math ---------------------------------------------------------------------------------
     def math(self, builder: ir.IRBuilder, name: str, args: list[ir.Value], ty: ir.Type) -> ir.Value | None:
         """Lower elementwise math op ``name`` (``math.exp``, ``math.erf``, ``tt.precise_sqrt``...) on
@@ -142,6 +149,11 @@ class TargetInfo(ABC):
 
     #: the backend's name in error messages
     backend_name: str = "this"
+
+    #: the constraint letters ``tl.inline_asm_elementwise`` may use on this target (LLVM stops the
+    #: whole process on one it cannot allocate, so the lowering refuses others at the kernel's
+    #: line first); None: not checked
+    inline_asm_constraints: frozenset[str] | None = None
 
     def map_extern(self, symbol: str) -> str | None:
         """The symbol this target calls for ``tt.extern_elementwise`` symbol ``symbol`` (kernels

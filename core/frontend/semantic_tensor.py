@@ -208,7 +208,8 @@ def broadcast_to(x, shape, builder: Builder) -> tensor:
 
 # --- dot -------------------------------------------------------------------------------------------
 
-#: fp8 formats matrix instructions take; dots of the others (fp8e4b15, fp8e4b8, fp8e5b16) upcast
+#: fp8 formats a dot keeps as they are unless the target's options say otherwise
+#: (``dot_fp8_dtypes``: gfx942 adds its FNUZ formats); dots of the others upcast to fp16 here
 _TENSOR_CORE_FP8 = ("fp8e4nv", "fp8e5")
 
 
@@ -231,7 +232,8 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
     if at.is_fp8() or bt.is_fp8():
         if not (at.is_fp8() and bt.is_fp8()):
             raise TypeError(f"dot: an fp8 operand needs an fp8 partner, got {at} and {bt}")
-        if at.name not in _TENSOR_CORE_FP8 or bt.name not in _TENSOR_CORE_FP8:
+        native = getattr(builder.options, "dot_fp8_dtypes", None) or _TENSOR_CORE_FP8
+        if at.name not in native or bt.name not in native:
             # no matrix instruction takes these formats; every value is exact in fp16, and so is
             # the fp16 dot's fp32 accumulation of their products
             a, b = cast(a, tl.float16, builder), cast(b, tl.float16, builder)

@@ -371,6 +371,30 @@ class SwizzledSharedEncodingAttr(ParametrizedAttribute, SharedEncoding):
             stride *= shape[d]
         return off
 
+    def is_linear(self, shape: Sequence[int]) -> bool:
+        """Whether the placement is a bit map (linear over GF(2)) for ``shape``: every size and
+        parameter a power of two and the swizzle within a row (``vec * maxPhase`` elements at most)."""
+        params = (*shape, self.vec.data, self.perPhase.data, self.maxPhase.data)
+        if any(n < 1 or n & (n - 1) for n in params) or len(self.order) != len(shape):
+            return False
+        return self.maxPhase.data == 1 or self.vec.data * self.maxPhase.data <= shape[self.order[0]]
+
+    def byte_bases(self, shape: Sequence[int], element_bytes: int) -> list[list[int]]:
+        """Per dimension of ``shape``, the byte offset of each coordinate bit on its own; the offset
+        of any coordinates is the XOR of their bits' offsets (see :meth:`is_linear`)."""
+        if not self.is_linear(shape):
+            raise ValueError(f"{self.name} with vec {self.vec.data}, maxPhase {self.maxPhase.data} is not a "
+                             f"bit map over shape {list(shape)}")
+        out = []
+        for d, n in enumerate(shape):
+            row = []
+            for bit in range(n.bit_length() - 1):
+                c = [0] * len(shape)
+                c[d] = 1 << bit
+                row.append(self.offset(c, shape) * element_bytes)
+            out.append(row)
+        return out
+
     def print_parameters(self, printer: Printer) -> None:
         fields = [("vec", self.vec.data), ("perPhase", self.perPhase.data), ("maxPhase", self.maxPhase.data),
                   ("order", self.order)]

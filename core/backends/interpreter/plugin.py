@@ -102,5 +102,7 @@ def tritium_conformance_exclusions(backend, target):
     if backend != NAME:
         return None
     from ...hooks.types import ConformanceExclusion
-    return [ConformanceExclusion("inline_asm/*", "inline assembly is written for a GPU target (PTX here); the "
-                                                 "interpreter rejects inline_asm_elementwise at the call's line")]
+    reason = "inline assembly is written for a GPU target ({}); the interpreter rejects inline_asm_elementwise " \
+             "at the call's line"
+    return [ConformanceExclusion("inline_asm/*", reason.format("PTX here")),
+            ConformanceExclusion("inline_asm_amdgcn/*", reason.format("AMDGCN here"))]

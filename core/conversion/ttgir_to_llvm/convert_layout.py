@@ -4,16 +4,18 @@ When both layouts give each element to the same (lane, warp) the conversion only
 registers; otherwise the tensor makes one round trip through the scratch buffer the allocation pass
 reserved (the whole tensor, rows padded: :func:`tritium.ttgir.layouts.convert_vectors`), written
 row-major by each element's owner and read back, both with vector accesses where a thread holds
-consecutive elements of a row (or, for a tensor-core accumulator of 16-bit elements on a target with
-a matrix store, written tile by tile: :mod:`.matrix_store`)."""
+consecutive elements of a row (a 16-bit tensor-core accumulator on a target with a matrix store:
+written tile by tile, :mod:`.matrix_store`).  A target may place the tensor otherwise within the
+same bytes (``TargetInfo.convert_scratch_encoding``: AMD's swizzled, K-contiguous MFMA/WMMA operands)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.layouts import convert_chunks, convert_vectors, scratch_limit
+from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch_limit
 from .lowering import FunctionLowering, lowers
 from .matrix_store import tiles_per_store, write_tiles
+from .shared_ops import read_linear, write_linear
 from .types import I1, I8, I32, I64, bits_of, const
 
 
@@ -149,6 +151,16 @@ def _convert(fl: FunctionLowering, op) -> None:
     if ety == I1 or isinstance(ety, ir.PointerType):
         w = r = 1
     chunks = convert_chunks(src_t, dst_t, scratch_limit(op))
+    placed = fl.target.convert_scratch_encoding(src_t, dst_t) if chunks == 1 else None
+    if placed is not None and placed.is_linear(src_t.get_shape()) and bit_width(src_t.element_type) >= 8 \
+            and not isinstance(ety, ir.PointerType):
+        # the target's placement (within the padded scratch's bytes): vector accesses on both sides
+        shape = src_t.get_shape()
+        bases = placed.byte_bases(shape, elem_bytes(ety))
+        write_linear(fl, base, regs, src_t, None, shape, bases=bases, fold=True)
+        fl.target.barrier(fl.builder)
+        fl.set(op.results[0], read_linear(fl, base, dst_t, None, shape, bases=bases, fold=True))
+        return
     if chunks == 1:
         tiles = tiles_per_store(fl, src_t, ety, pad, fl.alloc_offset(op))
         if tiles:

@@ -271,6 +271,21 @@ def is_float_type(ty) -> bool:
 __all__ = ["map_values", "I64"]
 
 
+def _check_constraints(fl: FunctionLowering, op) -> None:
+    allowed = fl.target.inline_asm_constraints
+    if allowed is None:
+        return
+    for part in op.constraints.data.split(","):
+        code = part.strip().lstrip("=+&*")
+        if not code or code.isdigit() or code.startswith(("~{", "{")) or code in allowed:
+            continue
+        from ...frontend.errors import error_at_op
+        raise error_at_op(op, f"inline assembly constraint {code!r} is not one the {fl.target.backend_name} backend "
+                              f"can allocate for this target (expected one of {', '.join(sorted(allowed))}, a tied "
+                              "operand's number or an explicit {register}); was the assembly written for another "
+                              "instruction set?")
+
+
 @lowers("tt.elementwise_inline_asm")
 def _inline_asm(fl: FunctionLowering, op) -> None:
     """One LLVM inline-asm call per ``packed_element`` elements, as Triton packs them: an operand
@@ -278,6 +293,7 @@ def _inline_asm(fl: FunctionLowering, op) -> None:
     register (``pack=4`` on int8: one 32-bit register), wider ones take a register each (``pack=4``
     on int32: four).  The results come back as one struct of every result's registers, result by
     result.  A thread's elements are padded with undef to a multiple of ``pack``."""
+    _check_constraints(fl, op)
     b = fl.builder
     pack = op.packed_element.value.data
     args = [fl.get(v) for v in op.operands]

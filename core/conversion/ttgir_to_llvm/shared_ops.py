@@ -12,6 +12,7 @@ from math import prod
 
 import llvmlite.ir as ir
 
+from ...ttgir.encodings import SwizzledSharedEncodingAttr
 from ...ttgir.layouts import bit_width
 from .lowering import FunctionLowering, lowers
 from .shape_ops import bit_map_index, linear_index, read_tensor, write_tensor
@@ -21,21 +22,46 @@ from .types import I32, const
 def element_index(fl: FunctionLowering, memdesc_type, shape):
     """``coords -> i32 element index`` in a buffer of type ``memdesc_type`` viewed with ``shape``."""
     enc = memdesc_type.encoding
-    if hasattr(enc, "offset_bases"):
+    if hasattr(enc, "offset_bases") or _swizzles(enc, shape):
+        # the placement the vector path uses too, so that either path reads what the other wrote
         return lambda c: bit_map_index(fl, c, shape, lambda cc: enc.offset(cc, shape))
     return lambda c: linear_index(fl, c, shape)
+
+
+def _swizzles(enc, shape) -> bool:
+    """A ``#ttg.swizzled_shared`` encoding that groups or swizzles (``vec`` or ``maxPhase`` above 1)
+    and is a bit map over ``shape``: its buffers are placed as it says (plain row-major ones, and
+    ones that are not bit maps, are placed row-major in element order)."""
+    return isinstance(enc, SwizzledSharedEncodingAttr) and (enc.vec.data > 1 or enc.maxPhase.data > 1) \
+        and enc.is_linear(shape)
 
 
 class LinearSharedAccess:
     """Addresses of a distributed tensor's elements in a buffer whose encoding places elements by
     ``offset_bases(shape)`` (a byte offset per coordinate bit, combined with XOR).  The map is linear
     over GF(2), so an element's offset is the thread part (computed once per access) XOR a constant
-    per register; registers are grouped into vectors of consecutive bytes (at most 16)."""
+    per register; registers are grouped into vectors of consecutive bytes (at most 16).
 
-    def __init__(self, fl: FunctionLowering, t, enc, shape, max_bytes: int = 16):
+    ``bases`` gives the map directly (instead of ``enc``).  With ``fold`` the register constant is
+    split into the bits the thread part can have (XORed in) and the others (added): the address is
+    then a per-thread base plus an immediate, which LLVM folds into the LDS instruction's offset
+    field and pairs (``ds_read2``)."""
+
+    def __init__(self, fl: FunctionLowering, t, enc, shape, max_bytes: int = 16, bases=None, fold: bool = False):
         b = fl.builder
         self.fl, self.info = fl, fl.layout(t)
-        self.bases = enc.offset_bases(shape)
+        self.bases = bases if bases is not None else enc.offset_bases(shape)
+        self.fold = fold
+        # the offset bits any (lane, warp) can contribute
+        ll = self.info.ll
+        self.thread_bits = 0
+        for d, row in enumerate(self.bases):
+            used = 0
+            for v in (*ll.lane, *ll.warp):
+                used |= int(v[d])
+            for bit, v in enumerate(row):
+                if used >> bit & 1:
+                    self.thread_bits |= v
         ebytes = max(bit_width(t.element_type) // 8, 1)
         thread = fl.thread_coords(self.info)
         off = const(I32, 0)
@@ -45,21 +71,20 @@ class LinearSharedAccess:
                     on = b.and_(b.lshr(thread[d], const(I32, bit)), const(I32, 1))
                     off = b.xor(off, b.mul(on, const(I32, v)))
         self.thread_offset = off
-        # the offset bits the thread part can set (from the coordinate bits lanes and warps set)
-        mask = 0
-        for basis in list(self.info.ll.lane) + list(self.info.ll.warp):
-            for d, c in enumerate(basis):
-                for bit in range(min(int(c).bit_length(), len(self.bases[d]))):
-                    if int(c) >> bit & 1:
-                        mask |= self.bases[d][bit]
-        self.thread_bits = mask
-        # the lowest register bits walk consecutive bytes of the buffer: one vector access
-        vec = 1
-        for basis in self.info.ll.register:
-            if vec * ebytes >= max_bytes or self.byte_offset(basis) != vec * ebytes:
+        # register bits that walk consecutive bytes of the buffer: one vector access.  The lowest
+        # ones in order; with ``fold`` any (a thread holding a 4x8 block of a K-contiguous buffer
+        # writes 8 vectors of 4 along its second register dimension)
+        regs = self.info.ll.register
+        self.vec_bits: list[int] = []
+        while (1 << len(self.vec_bits)) * ebytes < max_bytes:
+            want = (1 << len(self.vec_bits)) * ebytes
+            cand = [j for j in range(len(regs)) if j not in self.vec_bits and self.byte_offset(regs[j]) == want]
+            if not fold:
+                cand = [j for j in cand if j == len(self.vec_bits)]
+            if not cand:
                 break
-            vec *= 2
-        self.vec = vec
+            self.vec_bits.append(cand[0])
+        self.vec = 1 << len(self.vec_bits)
 
     def byte_offset(self, coords) -> int:
         out = 0
@@ -80,9 +105,18 @@ class LinearSharedAccess:
         """``(first register, registers, i32 byte offset)`` for each vector this thread accesses."""
         b = self.fl.builder
         n = len(self.info.reg_offsets)
-        for r0 in range(0, n, self.vec):
+        mask = sum(1 << j for j in self.vec_bits)
+        for r0 in range(n):
+            if r0 & mask:
+                continue
             off = self.byte_offset(self.info.reg_offsets[r0])
-            yield r0, list(range(r0, min(r0 + self.vec, n))), self.combine(b, off)
+            regs = [r0 | sum(1 << j for k, j in enumerate(self.vec_bits) if i >> k & 1) for i in range(self.vec)]
+            if not self.fold:
+                yield r0, regs, self.combine(b, off)
+                continue
+            swz, imm = off & self.thread_bits, off & ~self.thread_bits
+            addr = b.xor(self.thread_offset, const(I32, swz)) if swz else self.thread_offset
+            yield r0, regs, (b.add(addr, const(I32, imm)) if imm else addr)
 
 
 def _vector_ptr(fl: FunctionLowering, base, byte_off, ety, n: int):
@@ -91,10 +125,12 @@ def _vector_ptr(fl: FunctionLowering, base, byte_off, ety, n: int):
     return p, (ir.VectorType(ety, n) if n > 1 else ety)
 
 
-def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape) -> None:
-    """Store ``regs`` (layout of ``t``) into a buffer placed by its encoding's ``offset_bases``."""
+def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape, bases=None,
+                 fold: bool = False) -> None:
+    """Store ``regs`` (layout of ``t``) into a buffer placed by its encoding's ``offset_bases``
+    (or by ``bases``; ``fold``: see :class:`LinearSharedAccess`)."""
     b = fl.builder
-    acc = LinearSharedAccess(fl, t, memdesc_type.encoding, shape)
+    acc = LinearSharedAccess(fl, t, getattr(memdesc_type, "encoding", None), shape, bases=bases, fold=fold)
     owner = fl.dedup_pred(t)
     for r0, group, off in acc.groups():
         if r0 & acc.info.free["register"]:
@@ -113,21 +149,43 @@ def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape)
                 b.store(v, p, align=align)
 
 
-def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape) -> list:
+def read_linear(fl: FunctionLowering, base, t, memdesc_type, shape, bases=None, fold: bool = False) -> list:
     b = fl.builder
-    acc = LinearSharedAccess(fl, t, memdesc_type.encoding, shape)
+    acc = LinearSharedAccess(fl, t, getattr(memdesc_type, "encoding", None), shape, bases=bases, fold=fold)
     ety = fl.ty(t)
-    out = []
+    out: list = [None] * len(acc.info.reg_offsets)
     for _, group, off in acc.groups():
         p, vt = _vector_ptr(fl, base, off, ety, len(group))
         v = b.load(p, typ=vt, align=(bit_width(t.element_type) // 8) * len(group))
-        out.extend([b.extract_element(v, const(I32, i)) for i in range(len(group))] if len(group) > 1 else [v])
+        for i, r in enumerate(group):
+            out[r] = b.extract_element(v, const(I32, i)) if len(group) > 1 else v
     return out
 
 
 def _linear(memdesc_type, t) -> bool:
     """Whether the vector path applies: a placing encoding, byte-sized elements, no booleans."""
-    return hasattr(memdesc_type.encoding, "offset_bases") and bit_width(t.element_type) >= 8
+    return (hasattr(memdesc_type.encoding, "offset_bases") or _swizzle_bases(memdesc_type, t) is not None) \
+        and bit_width(t.element_type) >= 8
+
+
+def _swizzle_bases(memdesc_type, t):
+    """The byte bases of a ``#ttg.swizzled_shared`` buffer that actually swizzles or groups (``vec``
+    or ``maxPhase`` above 1) and is a bit map over its shape; None otherwise.  Such a buffer is
+    written and read through the vector path with register constants split into the swizzled and
+    the added part (``fold``); plain row-major ones keep the element-wise path."""
+    enc, shape = memdesc_type.encoding, t.get_shape()
+    bits = bit_width(t.element_type)
+    if bits < 8 or not _swizzles(enc, shape):
+        return None
+    return enc.byte_bases(shape, bits // 8)
+
+
+def _write(fl: FunctionLowering, base, regs, t, memdesc_type, shape) -> None:
+    bases = _swizzle_bases(memdesc_type, t)
+    if bases is not None:
+        write_linear(fl, base, regs, t, None, shape, bases=bases, fold=True)
+    else:
+        write_linear(fl, base, regs, t, memdesc_type, shape)
 
 
 @lowers("ttg.barrier", "gpu.barrier")
@@ -142,7 +200,7 @@ def _alloc(fl: FunctionLowering, op) -> None:
     if op.src is not None:
         shape = op.src.type.get_shape()
         if _linear(op.results[0].type, op.src.type):
-            write_linear(fl, base, fl.get(op.src), op.src.type, op.results[0].type, shape)
+            _write(fl, base, fl.get(op.src), op.src.type, op.results[0].type, shape)
         else:
             write_tensor(fl, base, fl.get(op.src), op.src.type, element_index(fl, op.results[0].type, shape))
         fl.target.barrier(fl.builder)
@@ -152,7 +210,7 @@ def _alloc(fl: FunctionLowering, op) -> None:
 def _store(fl: FunctionLowering, op) -> None:
     shape = op.src.type.get_shape()
     if _linear(op.dst.type, op.src.type):
-        write_linear(fl, fl.get(op.dst), fl.get(op.src), op.src.type, op.dst.type, shape)
+        _write(fl, fl.get(op.dst), fl.get(op.src), op.src.type, op.dst.type, shape)
     else:
         write_tensor(fl, fl.get(op.dst), fl.get(op.src), op.src.type, element_index(fl, op.dst.type, shape))
 
@@ -162,7 +220,9 @@ def _load(fl: FunctionLowering, op) -> None:
     t = op.results[0].type
     shape = t.get_shape()
     if _linear(op.src.type, t):
-        fl.set(op.results[0], read_linear(fl, fl.get(op.src), t, op.src.type, shape))
+        bases = _swizzle_bases(op.src.type, t)
+        fl.set(op.results[0], read_linear(fl, fl.get(op.src), t, None if bases is not None else op.src.type, shape,
+                                          bases=bases, fold=bases is not None))
     else:
         fl.set(op.results[0], read_tensor(fl, fl.get(op.src), t, element_index(fl, op.src.type, shape)))
 

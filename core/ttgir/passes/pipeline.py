@@ -21,6 +21,10 @@ loop-carried values that slice reads (``ptrs += BLOCK_K * stride``) advanced ``j
 carries those advanced values as extra iteration arguments.  Masked-off and out-of-range lanes are
 zero-filled by the copy, so a load is pipelined only when its ``other`` is absent or zero.  Loops
 whose loads do not fit this shape are left as they are.
+
+A target without asynchronous copies asks for the ``registers`` schedule instead (Triton's stream
+pipeliner; :class:`Pipeline`): the same slices, but the copy is a ``tt.load`` into registers issued
+ahead and a ``ttg.local_store`` after the consumers.
 """
 from __future__ import annotations
 
@@ -32,8 +36,8 @@ from xdsl.traits import Pure
 
 from ...ttir import arith
 from ...ttir.memory_ops import LoadOp
-from ..ops import (AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, LocalAllocOp,
-                   MemDescIndexOp)
+from ..ops import (AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, ConvertLayoutOp, LocalAllocOp,
+                   LocalLoadOp, LocalStoreOp, MemDescIndexOp)
 from ..types import MemDescType
 
 STAGES_ATTR = "tt.num_stages"
@@ -61,12 +65,16 @@ def _is_zero(v: SSAValue | None) -> bool:
 class _Loop:
     """What the pass needs to know of one candidate loop."""
 
-    def __init__(self, loop: scf.ForOp, stages: int):
+    def __init__(self, loop: scf.ForOp, stages: int, registers: bool = False, operand_buffer=None,
+                 load_filter=None):
         self.loop, self.stages = loop, stages
+        self.registers, self.operand_buffer, self.load_filter = registers, operand_buffer, load_filter
         self.body = loop.body.block
         self.iv = self.body.args[0]
         self.yield_op = self.body.last_op
-        self.loads: list[tuple[LoadOp, LocalAllocOp]] = []
+        # (load, consumer, buffer type): the consumer is the ttg.local_alloc of the loaded tile, or
+        # (with ``operand_buffer``) the ttg.convert_layout that takes it to a dot operand
+        self.loads: list[tuple[LoadOp, Operation, MemDescType]] = []
         self.slice: list[Operation] = []        # address slice, in body order
         self.carried: list[int] = []            # iter-arg indices the slice reads
         self.update: list[Operation] = []       # ops computing those iter args' next values
@@ -103,15 +111,29 @@ class _Loop:
         """Fill in the loads and slices; a reason string when the loop cannot be pipelined."""
         for op in self.body.ops:
             if isinstance(op, LocalAllocOp) and op.src is not None and isinstance(op.src.owner, LoadOp):
-                load = op.src.owner
-                if load.parent_block() is not self.body or len(list(op.src.uses)) != 1:
+                buf_t = op.result.type
+            elif self.operand_buffer is not None and isinstance(op, ConvertLayoutOp) \
+                    and isinstance(op.src.owner, LoadOp):
+                enc = self.operand_buffer(op)
+                if enc is None:
                     continue
-                if not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
-                    continue
-                self.loads.append((load, op))
+                t = op.src.type
+                buf_t = MemDescType(t.get_shape(), t.element_type, enc, mutable=True)
+            else:
+                continue
+            load = op.src.owner
+            if load.parent_block() is not self.body or len(list(op.src.uses)) != 1:
+                continue
+            # an asynchronous copy zero-fills masked-off lanes; a load into registers keeps ``other``
+            if not isinstance(load.ptr.type, TensorType) or not (self.registers or _is_zero(load.other)):
+                continue
+            if self.load_filter is not None and not self.load_filter(load):
+                continue
+            self.loads.append((load, op, buf_t))
         if not self.loads:
             return "no load feeds a shared-memory buffer"
-        roots = [v for load, _ in self.loads for v in (load.ptr, load.mask) if v is not None]
+        operands = (lambda ld: (ld.ptr, ld.mask, ld.other)) if self.registers else (lambda ld: (ld.ptr, ld.mask))
+        roots = [v for load, _, _ in self.loads for v in operands(load) if v is not None]
         got = self.backward(roots)
         if got is None:
             return "the load addresses depend on memory or region ops"
@@ -151,7 +173,22 @@ def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
 
 
 class Pipeline:
-    """``Pipeline(num_stages, shared_budget=None, spare_slot=None)``.
+    """``Pipeline(num_stages, shared_budget=None, spare_slot=None, copy="async", operand_buffer=None,
+    load_filter=None)``.
+
+    ``copy`` picks the schedule.  ``"async"``: asynchronous copies into ``num_stages`` slots (the
+    module docstring).  ``"registers"``: Triton's stream pipeliner for targets without asynchronous
+    copies.  Before the loop iterations ``0 .. S-2`` are loaded and iteration 0 is stored into slot 0
+    of ``S - 1``-slot buffers (one slot, no ``ttg.memdesc_index``, for ``S = 2``); in the loop the
+    loads of iteration ``i + S - 1`` go into registers first (predicated on that iteration
+    existing), the consumers read slot ``i % (S - 1)``, and the tiles of iteration ``i + 1`` (loaded
+    in this iteration for ``S = 2``, else carried in registers since) are stored into the next slot
+    last (membar puts the barriers around that store); after the loop nothing is left in flight.
+
+    ``operand_buffer(convert) -> shared encoding | None`` lets the backend pipeline a load that
+    feeds a ``ttg.convert_layout`` to a dot operand directly (no buffer yet): the pass gives it a
+    buffer of that encoding, read by ``ttg.local_load``.  ``load_filter(load) -> bool`` leaves the
+    loads it refuses as they are.
 
     The refill goes before the body's first consumer of a slot, right after the barrier that the
     landed copies need, so it needs no barrier of its own: it overwrites the slot read in the
@@ -169,11 +206,15 @@ class Pipeline:
 
     name = "pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None):
+    def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None,
+                 copy: str = "async", operand_buffer=None, load_filter=None):
+        if copy not in ("async", "registers"):
+            raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
         self.shared_budget = shared_budget
         self.spare_slot = spare_slot
         self.late_refill = late_refill
+        self.copy, self.operand_buffer, self.load_filter = copy, operand_buffer, load_filter
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -183,26 +224,29 @@ class Pipeline:
             stages = attr.value.data if isinstance(attr, IntegerAttr) else self.num_stages
             if stages < 2:
                 continue
-            info = _Loop(loop, stages)
+            registers = self.copy == "registers"
+            info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter)
             reason = info.analyse()
             if reason:
                 self.skipped[loop] = reason
                 continue
-            self._pipeline(info)
+            if registers:
+                _pipeline_registers(info)
+            else:
+                self._pipeline(info)
 
     def _pipeline(self, info: _Loop) -> None:
         loop, s = info.loop, info.stages
         before = InsertPoint.before(loop)
         i32 = IntegerType(32)
-        slot_bytes = sum(alloc.result.type.size_in_bytes() for _, alloc in info.loads)
+        slot_bytes = sum(t.size_in_bytes() for _, _, t in info.loads)
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes <= self.shared_budget
         nslots = s + 1 if spare else s
         late = not spare and self.late_refill is not None and self.late_refill(loop)
         # one buffer of nslots slots per load
         bufs = []
-        for _, alloc in info.loads:
-            t = alloc.result.type
+        for _, _, t in info.loads:
             buf = LocalAllocOp(MemDescType((nslots,) + t.shape, t.element_type, t.encoding, mutable=True))
             Rewriter.insert_op(buf, before)
             bufs.append(buf.result)
@@ -213,7 +257,7 @@ class Pipeline:
             _clone(info.slice, env, at)
             live = arith.CmpIOp(iv_val, loop.ub, "slt")
             Rewriter.insert_op(live, at)
-            for (load, _), buf in zip(info.loads, bufs):
+            for (load, _, _), buf in zip(info.loads, bufs):
                 ptrs = env.get(load.ptr, load.ptr)
                 mask_t = TensorType(IntegerType(1), load.ptr.type.get_shape(), load.ptr.type.encoding)
                 splat = _splat(live.result, mask_t)
@@ -265,10 +309,8 @@ class Pipeline:
         Rewriter.insert_op(AsyncWaitOp((), (s - 2) * len(info.loads)), InsertPoint.at_start(new_body))
         views = [MemDescIndexOp(buf, slot) for buf in bufs]
         Rewriter.insert_op(views, InsertPoint.after(new_body.first_op))
-        for (load, alloc), view in zip(info.loads, views):
-            alloc.result.replace_all_uses_with(view.result)
-            alloc.detach()
-            alloc.erase()
+        for (load, consumer, _), view in zip(info.loads, views):
+            _read_from(consumer, view.result)
             load.detach()
             load.erase()
 
@@ -300,6 +342,134 @@ class Pipeline:
         Rewriter.insert_op(AsyncWaitOp((), 0), InsertPoint.after(new))
         Rewriter.erase_op(loop, safe_erase=False)
         _drop_dead_carried(new, info.carried)
+
+
+def _read_from(consumer: Operation, buf: SSAValue) -> None:
+    """Make ``consumer`` (the tile's ``ttg.local_alloc``, or its ``ttg.convert_layout`` to a dot
+    operand) read the buffer ``buf`` instead, and erase it."""
+    if isinstance(consumer, LocalAllocOp):
+        consumer.result.replace_all_uses_with(buf)
+        consumer.detach()
+        consumer.erase()
+        return
+    Rewriter.replace_op(consumer, LocalLoadOp(buf, consumer.result.type))
+
+
+def _pipeline_registers(info: _Loop) -> None:
+    """The ``copy="registers"`` schedule (see :class:`Pipeline`): with ``S`` stages, iteration
+    ``i`` loads the tiles of ``i + S - 1`` into registers, reads slot ``i % (S - 1)`` of the buffers
+    and then stores the tiles of ``i + 1`` (loaded ``S - 2`` iterations earlier and carried since)
+    into slot ``(i + 1) % (S - 1)``."""
+    loop, s = info.loop, info.stages
+    nslots = s - 1
+    before = InsertPoint.before(loop)
+    i32 = IntegerType(32)
+    bufs = []
+    for _, _, t in info.loads:
+        shape = t.shape if nslots == 1 else (nslots,) + t.shape
+        buf = LocalAllocOp(MemDescType(shape, t.element_type, t.encoding, mutable=True))
+        Rewriter.insert_op(buf, before)
+        bufs.append(buf.result)
+
+    def views(slot: SSAValue | None, at: InsertPoint) -> list[SSAValue]:
+        if slot is None:
+            return bufs
+        ops = [MemDescIndexOp(buf, slot) for buf in bufs]
+        Rewriter.insert_op(ops, at)
+        return [op.result for op in ops]
+
+    def load(env: dict, iv_key: SSAValue, iv_val: SSAValue, at: InsertPoint) -> list[SSAValue]:
+        """The tiles of one iteration, loaded into registers, predicated on the iteration existing
+        (``env`` maps the body's values, ``iv_key`` its induction variable)."""
+        env[iv_key] = iv_val
+        _clone(info.slice, env, at)
+        live = arith.CmpIOp(iv_val, loop.ub, "slt")
+        Rewriter.insert_op(live, at)
+        tiles = []
+        for ld, _, _ in info.loads:
+            mask_t = TensorType(IntegerType(1), ld.ptr.type.get_shape(), ld.ptr.type.encoding)
+            splat = _splat(live.result, mask_t)
+            Rewriter.insert_op(splat, at)
+            pred = splat.results[0]
+            if ld.mask is not None:
+                pred = _binop(arith.AndIOp, env.get(ld.mask, ld.mask), pred, at)
+            other = None if ld.other is None else env.get(ld.other, ld.other)
+            new = LoadOp(env.get(ld.ptr, ld.ptr), pred, other, *_cache_evict(ld), is_volatile=ld.isVolatile.value.data)
+            new.location = ld.location
+            Rewriter.insert_op(new, at)
+            tiles.append(new.result)
+        return tiles
+
+    def advance(env: dict, at: InsertPoint) -> list[SSAValue]:
+        _clone(info.update, env, at)
+        return [env.get(info.yield_op.operands[i], info.yield_op.operands[i]) for i in info.carried]
+
+    # prologue: iterations 0 .. S-2 loaded, iteration 0 stored into slot 0; the loop carries the
+    # addresses of iteration i + S - 1 and the tiles of iterations i + 1 .. i + S - 2
+    ahead = [loop.iter_args[i] for i in info.carried]
+    iv_val = loop.lb
+    loaded: list[list[SSAValue]] = []
+    for _ in range(s - 1):
+        env = {info.body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
+        loaded.append(load(env, info.iv, iv_val, before))
+        ahead = advance(env, before)
+        iv_val = _binop(arith.AddIOp, iv_val, loop.step, before)
+    dist = _binop(arith.SubIOp, iv_val, loop.lb, before)  # (S - 1) * step
+    for tile, view in zip(loaded[0], views(None if nslots == 1 else _const(0, i32, before), before)):
+        Rewriter.insert_op(LocalStoreOp(tile, view), before)
+    held = [v for tiles in loaded[1:] for v in tiles]
+    slot0 = [] if nslots == 1 else [_const(0, i32, before)]
+
+    old_body = info.body
+    n_old, n_ahead, n_held = len(loop.iter_args), len(ahead), len(held)
+    inits = list(loop.iter_args) + ahead + held + slot0
+    new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in inits[n_old:]])
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, inits, Region(new_body))
+    new.attributes.update(loop.attributes)
+    new.location = loop.location
+    Rewriter.insert_op(new, before)
+    for a, b in zip(old_body.args, new_body.args):
+        a.replace_all_uses_with(b)
+    for op in list(old_body.ops):
+        op.detach()
+        new_body.add_op(op)
+    args = new_body.args[1 + n_old:]
+    ahead_args, held_args = args[:n_ahead], list(args[n_ahead:n_ahead + n_held])
+    slot = args[-1] if nslots > 1 else None
+
+    # iteration i + S - 1's loads first, then the reads of slot i % (S - 1) ...
+    iv = new_body.args[0]
+    at = InsertPoint.at_start(new_body)
+    read = views(slot, at)
+    for (ld, consumer, _), view in zip(info.loads, read):
+        _read_from(consumer, view)
+        ld.detach()
+        ld.erase()
+    at = InsertPoint.at_start(new_body)
+    env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead_args)}
+    tiles = load(env, iv, _binop(arith.AddIOp, iv, dist, at), at)
+    # ... and after every consumer, iteration i + 1's tiles into the next slot
+    y = new_body.last_op
+    at_end = InsertPoint.before(y)
+    nslot = []
+    if slot is not None:
+        inc = _binop(arith.AddIOp, slot, _const(1, i32, at_end), at_end)
+        wrap = arith.CmpIOp(inc, _const(nslots, i32, at_end), "sge")
+        Rewriter.insert_op(wrap, at_end)
+        sel = arith.SelectOp(wrap.result, _const(0, i32, at_end), inc)
+        Rewriter.insert_op(sel, at_end)
+        nslot = [sel.result]
+    stored = (held_args + tiles)[:len(info.loads)]
+    for tile, view in zip(stored, views(nslot[0] if nslot else None, at_end)):
+        Rewriter.insert_op(LocalStoreOp(tile, view), at_end)
+    next_ahead = advance(env, at_end)
+    next_held = (held_args + tiles)[len(info.loads):]
+    Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + next_held + nslot)))
+
+    for old, nw in zip(loop.results, new.results[:n_old]):
+        old.replace_all_uses_with(nw)
+    Rewriter.erase_op(loop, safe_erase=False)
+    _drop_dead_carried(new, info.carried)
 
 
 def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:

@@ -243,7 +243,8 @@ def drop_invariant_iter_args(op: scf.ForOp) -> None:
     for inner in list(body.ops):
         inner.detach()
         new_body.add_op(inner)
-    Rewriter.replace_op(y, scf.YieldOp(*[yielded[i] for i in keep]))
+    # the yield's operands, not ``yielded``: an iter arg yielded in another's place was renamed above
+    Rewriter.replace_op(y, scf.YieldOp(*[y.operands[i] for i in keep]))
     Rewriter.erase_op(op, safe_erase=False)
 
 

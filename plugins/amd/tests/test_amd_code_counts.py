@@ -64,3 +64,8 @@ def test_counts_of_tritium_matmul(avt, tmp_path, monkeypatch):
     assert st.lds_reads and st.lds_writes and st.regs["lds"] > 0 and st.regs["vgpr"] > 0
     row = avt.row("matmul", st, None)
     assert len(row) == len(avt.HEADER) and row[3] == "32"
+
+
+def test_main_loop_of_a_listing(avt):
+    ms = avt.main_loop(LISTING)
+    assert ms[0] == "ds_write_b64" and ms[-1] == "s_cbranch_scc1" and "v_mfma_f32_32x32x8_f16" in ms

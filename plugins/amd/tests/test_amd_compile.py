@@ -10,7 +10,6 @@ import tritium as triton
 import tritium.language as tl
 from conformance.cases import tutorials_basic as tb
 from tritium.examples import matmul
-from tritium.language.extra import libdevice
 from tritium_amd.elf import check_hsaco
 from tritium_amd.elf import EM_AMDGPU, read_hsaco
 
@@ -57,10 +56,13 @@ def test_softmax_reduces_across_the_whole_wavefront(target):
     k = compile_kernel(tb.softmax_kernel, target, sig, {"BLOCK_SIZE": 1024, "num_stages": 1}, num_warps=4)
     asm, llir = k.asm["amdgcn"], k.asm["llir"]
     assert "s_barrier" in asm and "ds_swizzle_b32" in asm
-    # the butterfly spans every lane: offsets 1..16 by ds_swizzle (xor mask in bits 10-14), and on
-    # wave64 the last step (xor 32) crosses the halves with ds_bpermute
+    # the butterfly spans every lane: xor 1..8 by DPP moves (quad_perm, then the row mirrors on
+    # gfx9 or row_xmask on gfx11), 16 by ds_swizzle (xor mask in bits 10-14), and on wave64 the
+    # last step (xor 32) crosses the halves with ds_bpermute
     masks = {int(m) >> 10 for m in re.findall(r"llvm\.amdgcn\.ds\.swizzle\"?\(i32 [^,]+, i32 (\d+)\)", llir)}
-    assert {1, 2, 4, 8, 16} <= masks
+    assert masks == {16}
+    ctrls = {int(c) for c in re.findall(r"llvm\.amdgcn\.update\.dpp\.i32\"?\(i32 [^,]+, i32 [^,]+, i32 (\d+),", llir)}
+    assert {0xB1, 0x4E} <= ctrls and ({0x140, 0x141, 0x1B} <= ctrls or {0x164, 0x168} <= ctrls)
     if WAVE[target] == 64:
         assert "ds_bpermute_b32" in asm and "xor i32" in llir
     else:
@@ -85,9 +87,11 @@ def test_tutorial_matmul_uses_matrix_instructions(target, instr):
     assert enc in ttgir and "#ttg.dot_op<{opIdx = 0, parent = " + enc in ttgir
     assert mnemonics(asm, "v_mfma") | mnemonics(asm, "v_wmma") == {instr}
     assert k.metadata["dot_lowering"][0].startswith(instr[2:6])
-    # the accumulator stays in the matrix layout through the K loop: the only conversions are the
-    # operands' (into dot_op) and the result's (once, after the loop)
-    assert ttgir.count("ttg.convert_layout") == 3
+    # the accumulator stays in the matrix layout through the K loop and is stored from it
+    # (optimize-epilogue): the only conversions are the operands' (into dot_op)
+    assert ttgir.count("ttg.convert_layout") == 2
+    store = next(ln for ln in ttgir.splitlines() if "tt.store" in ln)
+    assert enc in store.split(":", 1)[1]
     kern = read_hsaco(k.asm["hsaco"]).kernel("matmul_kernel")
     assert kern.group_segment_fixed_size == k.metadata["shared"]
     check_hsaco(k.asm["hsaco"], k.metadata)
@@ -119,7 +123,7 @@ def test_bf16_dot_and_fp32_fallback(dtype, instr):
     if instr:
         assert found == {instr}
     else:
-        assert not found and k.metadata["dot_lowering"] == ["fma: f32 operands: only fp16, bf16 and int8 dots use MFMA"]
+        assert not found and k.metadata["dot_lowering"] == ["fma: f32 operands: only fp16, bf16, int8 and FNUZ fp8 dots use MFMA"]
     check_hsaco(k.asm["hsaco"], k.metadata)
 
 
@@ -266,17 +270,6 @@ def test_too_much_lds_is_out_of_resources():
 
 
 @triton.jit
-def extern_call(x_ptr):
-    offs = tl.arange(0, 64)
-    tl.store(x_ptr + offs, libdevice.tanh(tl.load(x_ptr + offs)))
-
-
-def test_device_library_calls_are_refused_at_the_kernel_line():
-    with pytest.raises(triton.CompilationError, match="amd backend has no implementation of the extern function"):
-        compile_kernel(extern_call, "hip:gfx942", {"x_ptr": "*fp32"}, {})
-
-
-@triton.jit
 def ordered_atomics(z_ptr, lock_ptr, SEM: tl.constexpr, SCOPE: tl.constexpr):
     tl.atomic_add(z_ptr, 1.0, sem=SEM, scope=SCOPE)
     tl.atomic_cas(lock_ptr, 0, 1, sem=SEM, scope=SCOPE)
@@ -319,4 +312,73 @@ def test_bf16_operands_widen_by_shift(target):
     llir = k.asm["llir"]
     assert "fpext bfloat" not in llir
     assert re.search(r"shl i32 %\S+, 16\b", llir)
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)[:, None]
+    rn = tl.arange(0, N)[None, :]
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn)
+    tl.store(c_ptr + rm * N + rn, tl.dot(a, b))
+
+
+@pytest.mark.parametrize("a, b, mfma", [("fp8e4b8", "fp8e4b8", "fp8_fp8"), ("fp8e4b8", "fp8e5b16", "fp8_bf8"),
+                                        ("fp8e5b16", "fp8e4b8", "bf8_fp8"), ("fp8e5b16", "fp8e5b16", "bf8_bf8")])
+@pytest.mark.parametrize("m, tile", [(64, "32x32x16"), (16, "16x16x32")])
+def test_fnuz_fp8_dots_use_fp8_mfma_on_gfx942(a, b, mfma, m, tile):
+    """tl.float8e4b8 / tl.float8e5b16 (AMD's fp8 / bf8) multiply natively on gfx942: eight operands
+    a lane packed in an i64, no conversion to fp16."""
+    k = compile_kernel(fp8_dot, "hip:gfx942", {"a_ptr": f"*{a}", "b_ptr": f"*{b}", "c_ptr": "*fp32"},
+                       {"M": m, "N": m, "K": 64}, num_warps=4)
+    assert mnemonics(k.asm["amdgcn"], "v_mfma") == {f"v_mfma_f32_{tile}_{mfma}"}
+    intrinsic = re.escape(f"llvm.amdgcn.mfma.f32.{tile}.{mfma.replace('_', '.')}")
+    assert re.search(rf'call <\d+ x float> @"?{intrinsic}"?\(i64 ', k.asm["llir"])
+    assert "half" not in k.asm["llir"]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@pytest.mark.parametrize("target, fmt", [("hip:gfx942", "fp8e4nv"), ("hip:gfx942", "fp8e5"),
+                                         ("hip:gfx90a", "fp8e4b8"), ("hip:gfx1100", "fp8e5b16")])
+def test_other_fp8_dots_upcast_to_fp16(target, fmt):
+    """OCP e4m3/e5m2 have no MFMA on gfx942 (gfx950 has them), and gfx90a/gfx11 have no fp8
+    instructions: those dots run on the fp16 instruction, exactly."""
+    k = compile_kernel(fp8_dot, target, {"a_ptr": f"*{fmt}", "b_ptr": f"*{fmt}", "c_ptr": "*fp32"},
+                       {"M": 64, "N": 64, "K": 64}, num_warps=4)
+    ops = mnemonics(k.asm["amdgcn"], "v_mfma") | mnemonics(k.asm["amdgcn"], "v_wmma")
+    assert ops and all("f16" in o for o in ops), ops
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+def test_fnuz_fp8_dot_without_an_fp8_tile_upcasts():
+    """K = 16 fits no fp8 MFMA (32x32x16 needs M, N >= 32; 16x16x32 needs K % 32 == 0): the fp16
+    16x16x16 instruction takes the upcast operands rather than FMAs."""
+    k = compile_kernel(fp8_dot, "hip:gfx942", {"a_ptr": "*fp8e4b8", "b_ptr": "*fp8e5b16", "c_ptr": "*fp32"},
+                       {"M": 16, "N": 16, "K": 16}, num_warps=1)
+    assert mnemonics(k.asm["amdgcn"], "v_mfma") == {"v_mfma_f32_16x16x16_f16"}
+    assert "fp8 operands upcast to fp16" in k.metadata["dot_lowering"][0]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def carried_operand_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+    acc = tl.zeros((N, N), tl.float32)
+    q = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    for _ in range(3):
+        acc += tl.dot(a, b)       # a: a loop-carried value; q: defined outside the loop
+        acc += tl.dot(q, b)
+        a = (a * 0.5).to(tl.float16)
+    tl.store(c_ptr + r[:, None] * N + r[None, :], acc)
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx1100"])
+def test_dot_operands_carried_by_the_loop_or_defined_before_it(target):
+    k = compile_kernel(carried_operand_dot, target, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                       {"N": 64}, num_warps=4)
+    assert all(not line.startswith("fma") for line in k.metadata["dot_lowering"])
     check_hsaco(k.asm["hsaco"], k.metadata)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from tritium.ttgir.encodings import DotOperandEncodingAttr
-from tritium_amd.dot_matrix import plan
+from tritium_amd.dot_matrix import plan, swaps_sources
 from tritium_amd.encodings import AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
 from tritium_amd.instructions import _MFMA, _WMMA, warps_per_cta
 
@@ -42,17 +42,20 @@ def doc_result(ins, i, j):
 
 INSTRS = {"mfma32_f16": _MFMA[("cdna3", "f16")][0], "mfma16_f16": _MFMA[("cdna3", "f16")][1],
           "mfma32_i8_gfx942": _MFMA[("cdna3", "i8")][0], "mfma16_i8_gfx942": _MFMA[("cdna3", "i8")][1],
-          "mfma32_i8_gfx90a": _MFMA[("cdna2", "i8")][0], "wmma_f16": _WMMA["f16"], "wmma_i8": _WMMA["i8"]}
+          "mfma32_i8_gfx90a": _MFMA[("cdna2", "i8")][0], "wmma_f16": _WMMA["f16"], "wmma_i8": _WMMA["i8"],
+          # gfx942's fp8 (FNUZ) MFMA: eight operands a lane, as the 8-byte int8 forms
+          "mfma32_fp8_fp8_gfx942": _MFMA[("cdna3", "fp8.fp8")][0], "mfma16_fp8_fp8_gfx942": _MFMA[("cdna3", "fp8.fp8")][1],
+          "mfma32_bf8_fp8_gfx942": _MFMA[("cdna3", "bf8.fp8")][0], "mfma16_fp8_bf8_gfx942": _MFMA[("cdna3", "fp8.bf8")][1]}
 
 
-def encoding(ins, warps):
+def encoding(ins, warps, transposed=False):
     if ins.kind == "wmma":
         return AMDWmmaEncodingAttr(1, warps)
-    return AMDMfmaEncodingAttr(3, warps, [ins.m, ins.n])
+    return AMDMfmaEncodingAttr(3, warps, [ins.m, ins.n], transposed)
 
 
-def layouts(ins, m, n, k, num_warps):
-    enc = encoding(ins, warps_per_cta(num_warps, m, n, ins))
+def layouts(ins, m, n, k, num_warps, transposed=False):
+    enc = encoding(ins, warps_per_cta(num_warps, m, n, ins), transposed)
     return (enc.linear_layout((m, n)), DotOperandEncodingAttr(0, enc, ins.k_width).linear_layout((m, k)),
             DotOperandEncodingAttr(1, enc, ins.k_width).linear_layout((k, n)))
 
@@ -105,8 +108,8 @@ def regfile(ll, values):
     return values[tab[..., 0], tab[..., 1]]
 
 
-def run_model(ins, m, n, k, num_warps, rng):
-    c_ll, a_ll, b_ll = layouts(ins, m, n, k, num_warps)
+def run_model(ins, m, n, k, num_warps, rng, transposed=False):
+    c_ll, a_ll, b_ll = layouts(ins, m, n, k, num_warps, transposed)
     A = rng.integers(-8, 8, (m, k)).astype(np.int64)
     B = rng.integers(-8, 8, (k, n)).astype(np.int64)
     C = rng.integers(-100, 100, (m, n)).astype(np.int64)
@@ -120,16 +123,20 @@ def run_model(ins, m, n, k, num_warps, rng):
                 lane, reg = doc_result(ins, i, j)
                 acc[i, j] = out[w, lane, step.acc[reg]]
             for a_regs, b_regs in step.k_steps:
+                # the instruction's sources: A and B, or B and A for a transposed accumulator
+                src_a, src_b = (b_rf, a_rf) if transposed else (a_rf, b_rf)
+                if transposed:
+                    a_regs, b_regs = b_regs, a_regs
                 at = np.zeros((ins.m, ins.k), dtype=np.int64)
                 bt = np.zeros((ins.k, ins.n), dtype=np.int64)
                 for i, kk in itertools.product(range(ins.m), range(ins.k)):
                     lanes, e = doc_operand(ins, i, kk)
-                    vals = {a_rf[w, ln, a_regs[e]] for ln in lanes}
+                    vals = {src_a[w, ln, a_regs[e]] for ln in lanes}
                     assert len(vals) == 1, "replicated operand lanes disagree"
                     at[i, kk] = vals.pop()
                 for j, kk in itertools.product(range(ins.n), range(ins.k)):
                     lanes, e = doc_operand(ins, j, kk)
-                    vals = {b_rf[w, ln, b_regs[e]] for ln in lanes}
+                    vals = {src_b[w, ln, b_regs[e]] for ln in lanes}
                     assert len(vals) == 1, "replicated operand lanes disagree"
                     bt[kk, j] = vals.pop()
                 acc = at @ bt + acc
@@ -150,6 +157,21 @@ def test_planned_instructions_compute_the_product(name, shape, num_warps):
     if m < ins.m or n < ins.n or k % ins.k:
         pytest.skip(f"{m}x{n}x{k} is not a whole number of {ins.m}x{ins.n}x{ins.k} tiles")
     out, expected = run_model(ins, m, n, k, num_warps, np.random.default_rng(hash(shape) & 0xFFFF))
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(INSTRS) if n.startswith("mfma")])
+@pytest.mark.parametrize("shape", [(32, 32, 32), (64, 64, 64), (128, 64, 32)])
+@pytest.mark.parametrize("num_warps", [1, 4])
+def test_transposed_accumulator_swaps_the_sources(name, shape, num_warps):
+    """isTransposed = true: the instruction, fed B then A, leaves A @ B + C where the transposed
+    layout places it."""
+    ins = INSTRS[name]
+    m, n, k = shape
+    if m < ins.m or n < ins.n or k % ins.k:
+        pytest.skip(f"{m}x{n}x{k} is not a whole number of {ins.m}x{ins.n}x{ins.k} tiles")
+    assert swaps_sources(encoding(ins, [1, 1], True)) and not swaps_sources(encoding(ins, [1, 1]))
+    out, expected = run_model(ins, m, n, k, num_warps, np.random.default_rng(5), transposed=True)
     np.testing.assert_array_equal(out, expected)
 
 

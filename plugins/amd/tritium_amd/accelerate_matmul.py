@@ -8,15 +8,16 @@ layout).  A dot that cannot use them keeps its blocked layout and runs on FMAs; 
 returned (the ``ttgir`` stage records it as ``metadata["dot_lowering"]``)."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, ModuleOp,
-                                   TensorType, f16)
+from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNUZType, Float8E5M2FNUZType, Float16Type, Float32Type,
+                                   Float64Type, IntegerType, ModuleOp, TensorType, f16)
+from xdsl.ir import Operation
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.ops import ConvertLayoutOp
 from tritium.ttir.ops import DotOp, FpToFpOp
 
 from .encodings import AMDMatrixEncoding, AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
-from .instructions import _MFMA, _WMMA, Instr, choose, warps_per_cta
+from .instructions import _MFMA, _WMMA, Instr, choose, operand_key, warps_per_cta
 from .options import Arch
 
 _VERSION = {"cdna2": 2, "cdna3": 3}
@@ -35,6 +36,10 @@ def type_name(t) -> str:
         return "f64"
     if isinstance(e, IntegerType):
         return f"i{e.width.data}"
+    if isinstance(e, Float8E4M3FNUZType):
+        return "fp8e4b8"
+    if isinstance(e, Float8E5M2FNUZType):
+        return "fp8e5b16"
     return type(e).__name__
 
 
@@ -47,6 +52,7 @@ def instr_of(op) -> Instr | None:
     if isinstance(enc, AMDWmmaEncodingAttr):
         return _WMMA[a_t]
     family = {v: k for k, v in _VERSION.items()}[enc.versionMajor.data]
+    a_t = operand_key(family, a_t, type_name(op.b.type)) or a_t
     kw = op.a.type.encoding.k_width
     for ins in _MFMA[(family, a_t)]:
         if ins.m == enc.instr_shape[0] and ins.k_width == kw:
@@ -71,6 +77,50 @@ def _insert(block, before, new_op):
     return new_op
 
 
+def _insert_hoisted(block, op, cvt, v) -> None:
+    """Insert ``cvt`` (a conversion of ``v`` for ``op``) before ``op``, or, when ``v`` is an operand
+    defined outside the loops around ``op`` (attention's Q), right after its definition: it is
+    converted once, not in every iteration (from before any conversions the loop applies to it)."""
+    src = v
+    while isinstance(src.owner, ConvertLayoutOp):
+        src = src.owner.operands[0]
+    owner = src.owner
+    if v is not op.c and isinstance(owner, Operation) and owner.parent_block() is not block:
+        anc = op.parent_op()
+        while anc is not None and anc.name in ("scf.for", "scf.while", "scf.if"):
+            if anc.parent_block() is owner.parent_block():
+                cvt.operands = [src]
+                owner.parent_block().insert_op_after(cvt, owner)
+                return
+            anc = anc.parent_op()
+    block.insert_op_before(cvt, op)
+
+
+def _in_chain(dot, depth: int = 12) -> bool:
+    """Whether ``dot``'s result reaches another dot's A operand, or its A operand comes from a
+    dot's result, through at most ``depth`` ops of the same block."""
+    work, seen = [(dot.results[0], 0)], set()
+    while work:
+        v, d = work.pop()
+        for use in v.uses:
+            user = use.operation
+            if user.name == "tt.dot" and use.index == 0:
+                return True
+            if d < depth and user.results and user not in seen and user.parent_block() is dot.parent_block():
+                seen.add(user)
+                work.extend((r, d + 1) for r in user.results)
+    work = [(dot.operands[0], 0)]
+    while work:
+        v, d = work.pop()
+        owner = v.owner
+        if getattr(owner, "name", None) == "tt.dot":
+            return True
+        if d < depth and hasattr(owner, "operands") and owner not in seen:
+            seen.add(owner)
+            work.extend((o, d + 1) for o in owner.operands)
+    return False
+
+
 def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
     if len(c_t.get_shape()) != 2:
@@ -79,26 +129,39 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
         return f"fma: accumulator layout {c_t.encoding.name} is not blocked"
     (m, n), k = c_t.get_shape(), a_t.get_shape()[1]
     a, b = op.a, op.b
-    upcast = _is_fp8(a_t) and _is_fp8(b_t)
+    # gfx942 multiplies the FNUZ formats natively; every other fp8 dot (OCP e4m3/e5m2 anywhere,
+    # FNUZ on gfx90a/gfx11) upcasts
+    upcast = _is_fp8(a_t) and _is_fp8(b_t) and operand_key(arch.family, type_name(a_t), type_name(b_t)) is None
     if upcast:
-        # every fp8 value (e4m3, e5m2, e4m3 bias 11) is exact in fp16, and so are the MFMA/WMMA
+        # every fp8 value (e4m3, e5m2, e4m3 bias 11, FNUZ) is exact in fp16, and so are the MFMA/WMMA
         # products in fp32: the fp16 instruction computes the fp8 dot exactly as an fp8 one would
         a_t, b_t = _with_element(a_t, f16), _with_element(b_t, f16)
     ins, reason = choose(arch, type_name(a_t), type_name(b_t), type_name(c_t), m, n, k, nonkdim)
+    if ins is None and _is_fp8(a_t) and _is_fp8(b_t):
+        # no fp8 tile fits (K = 16, an fp16 accumulator): the fp16 instruction may
+        upcast, a_t, b_t = True, _with_element(a_t, f16), _with_element(b_t, f16)
+        ins, reason = choose(arch, "f16", "f16", type_name(c_t), m, n, k, nonkdim)
     if ins is None:
         return f"fma: {reason}"
     block = op.parent_block()
     if upcast:
         a, b = (_insert(block, op, FpToFpOp(v, t)).result for v, t in ((op.a, a_t), (op.b, b_t)))
     wm, wn = warps_per_cta(num_warps, m, n, ins)
-    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n]) if ins.kind == "mfma"
+    if _in_chain(op) and m >= num_warps * ins.m:
+        # chained dots (attention's S = Q K^T feeding P V) keep every warp on its own rows, as
+        # Triton does: the row statistics and P then stay in the warps that computed them
+        wm, wn = num_warps, 1
+    # MFMA accumulators are transposed (Triton's choice too): each lane holds 4 consecutive
+    # columns of a row, so row reductions stay mostly in registers, a result feeding the next dot
+    # as its A operand (attention's P) is already in the dot_op layout, and stores are vectors
+    enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n], True) if ins.kind == "mfma"
            else AMDWmmaEncodingAttr(1, [wm, wn]))
     operands = []
     for i, (v, t) in enumerate(((a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),
                                 (b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),
                                 (op.c, _with(c_t, enc)))):
         cvt = ConvertLayoutOp(v, t)
-        block.insert_op_before(cvt, op)
+        _insert_hoisted(block, op, cvt, v)
         operands.append(cvt.result)
     dot = DotOp(*operands, op.input_precision, op.maxNumImpreciseAcc.value.data)
     back = ConvertLayoutOp(dot.d, c_t)

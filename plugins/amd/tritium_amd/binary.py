@@ -6,6 +6,7 @@ module aborts in instruction selection), so every emission parses the optimised 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 
@@ -63,6 +64,34 @@ def emit_assembly(optimized_ir: str, arch: str) -> str:
 def emit_object(optimized_ir: str, arch: str) -> bytes:
     """The relocatable AMDGPU ELF object of the (optimised) IR."""
     return _target_machine(arch).emit_object(_parse(optimized_ir, arch))
+
+
+_INLINE_ASM = re.compile(r'\b(call|invoke|callbr)\b[^\n]*\basm\b[ a-z]*"')
+
+
+def has_inline_asm(llvm_ir: str) -> bool:
+    """Whether the module calls inline assembly (which llvmlite's LLVM cannot put in an object:
+    it has no AMDGPU assembly parser, and object emission aborts the process)."""
+    return bool(_INLINE_ASM.search(llvm_ir))
+
+
+def assemble(asm: str, arch: str) -> bytes:
+    """The relocatable object of AMDGCN assembly text, by an external AMDGPU assembler
+    (``toolchain.find_assembler``)."""
+    cmd = toolchain.find_assembler()
+    if cmd is None:
+        raise ToolchainError(toolchain.missing_assembler_message())
+    with tempfile.TemporaryDirectory(prefix="tritium-as-") as tmp:
+        src, dst = os.path.join(tmp, "kernel.s"), os.path.join(tmp, "kernel.o")
+        with open(src, "w") as f:
+            f.write(asm)
+        proc = subprocess.run([*cmd, "-triple", TRIPLE, "-target-cpu", arch, "-filetype", "obj", src, "-o", dst],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the AMDGPU assembler failed (exit {proc.returncode}, {' '.join(cmd)}):\n"
+                               f"{proc.stderr}{proc.stdout}")
+        with open(dst, "rb") as f:
+            return f.read()
 
 
 def link_hsaco(obj: bytes, name: str = "kernel") -> bytes:

@@ -1,7 +1,8 @@
 """The AMD compilation stages: ``ttir -> ttgir -> llir -> amdgcn -> hsaco``.
 
 ``ttgir`` runs the shared TTGIR pipeline with the target's wavefront size, then AMD's
-accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), then allocation and membar with
+accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), the stream pipeliner
+(``num_stages``; :mod:`.stream_pipeline`), then allocation and membar with
 AMD's barrier rule; ``llir`` the shared lowering with :class:`AMDTargetInfo` (which also lowers the
 MFMA/WMMA dots); ``amdgcn`` LLVM's AMDGPU backend (optimised IR -> assembly text); ``hsaco`` the
 object from the same optimised IR, linked by ``ld.lld``.  Every stage records what the driver
@@ -28,6 +29,10 @@ def membar_filter(op_a, op_b) -> bool:
     return False
 
 
+def _shared_bytes(module) -> int:
+    return module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
+
+
 def make_ttgir(target, options):
     def stage(module, metadata):
         from xdsl.dialects.builtin import IntegerAttr
@@ -36,13 +41,28 @@ def make_ttgir(target, options):
         # importing the lowering registers its scratch sizes with the allocation pass
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
         from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
+        from tritium.passes import PassManager
+        from tritium.ttir.passes.cse import CSE
+        from tritium.ttir.passes.dce import DCE
         from .accelerate_matmul import accelerate_matmul
+        from .in_thread_transpose import in_thread_transpose
+        from .optimize_epilogue import optimize_epilogue
+        from .stream_pipeline import StreamPipeline
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
+        in_thread_transpose(module)
+        optimize_epilogue(module)
         # 64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in row
         # slices (a 128x128 fp32 or int32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)
         module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(arch_of(target).lds_bytes, 32)
+        unpipelined = module.clone()
+        pipeline = StreamPipeline(options.num_stages)
+        PassManager("ttgir-amd", [pipeline, CSE(), DCE()]).run(module)
         module = finalize_ttgir(module, target, options, membar_filter)
+        if pipeline.pipelined and _shared_bytes(module) > arch_of(target).lds_bytes:
+            # the operand buffers live across the loop, beside the scratch of the conversions in
+            # it: where both do not fit in LDS, the loop stays as it was
+            module = finalize_ttgir(unpipelined, target, options, membar_filter)
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
     return stage
@@ -51,6 +71,7 @@ def make_ttgir(target, options):
 def make_llir(target, options):
     def stage(module, metadata):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+        from .device_libs import link
         from .device_runtime import add_device_runtime
         from .target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
@@ -63,6 +84,9 @@ def make_llir(target, options):
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu)
         text, meta = lower_to_llvm(module, info, options)
         text = add_device_runtime(text)
+        text, libs = link(text, info.externs, arch_of(target))
+        if libs:
+            metadata["device_libs"] = libs
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                         threads_per_warp=meta["threads_per_warp"])
         return text
@@ -80,9 +104,13 @@ def make_amdgcn(target, options, state: dict):
 
 def make_hsaco(target, options, state: dict):
     def stage(asm, metadata):
-        from .binary import emit_object, link_hsaco
+        from .binary import assemble, emit_object, has_inline_asm, link_hsaco
         from .elf import read_hsaco
-        hsaco = link_hsaco(emit_object(state.pop("optimized"), str(target.arch)), metadata["name"])
+        optimized = state.pop("optimized")
+        # inline assembly: llvmlite's LLVM has no AMDGPU assembly parser, so the object comes from
+        # the assembly text through an external assembler (the same text the amdgcn stage printed)
+        obj = assemble(asm, str(target.arch)) if has_inline_asm(optimized) else emit_object(optimized, str(target.arch))
+        hsaco = link_hsaco(obj, metadata["name"])
         k = read_hsaco(hsaco).kernel(metadata["name"])
         metadata.update(n_regs=k.vgpr_count, n_sgprs=k.sgpr_count, n_spills=k.private_segment_fixed_size,
                         lds=k.group_segment_fixed_size)

@@ -4,8 +4,9 @@
 Registers are matched to instructions through the layouts alone (:func:`plan`): the accumulator's
 registers come in groups of one instruction's (its register bases are listed first), and a group's
 first register gives the tile's ``(m, n)`` origin; operand registers are found by their
-coordinates ``(m, k)`` / ``(k, n)`` in the ``dot_op`` layouts.  The same plan drives the numpy model
-of the instructions in the tests."""
+coordinates ``(m, k)`` / ``(k, n)`` in the ``dot_op`` layouts.  A transposed accumulator
+(``isTransposed``) swaps the two sources (:func:`swaps_sources`).  The same plan drives the numpy
+model of the instructions in the tests."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,6 +56,12 @@ def plan(c: LinearLayout, a: LinearLayout, b: LinearLayout, ins: Instr) -> list[
     return steps
 
 
+def swaps_sources(enc) -> bool:
+    """Whether a dot into ``enc`` gives its B operand to the instruction's A source and A to B:
+    for ``amd_mfma`` with ``isTransposed``, whose tile is the instruction's result transposed."""
+    return bool(getattr(enc, "is_transposed", False))
+
+
 def _vector(b: ir.IRBuilder, values: list, ty: ir.Type) -> ir.Value:
     v = ir.Constant(ir.VectorType(ty, len(values)), ir.Undefined)
     for i, x in enumerate(values):
@@ -81,11 +88,16 @@ def lower_matrix_dot(fl, op, ins: Instr) -> None:
     vty = ir.VectorType(acc_ty, ins.acc_regs)
     out = list(c_regs)
     zero = ir.Constant(I32, 0)
+    # the transposed accumulator (isTransposed) is the instruction's result for D^T = B^T A^T:
+    # the same registers, with the operands fed to the other source
+    transposed = swaps_sources(op.c.type.encoding)
     for step in plan(lc.ll, la.ll, lb.ll, ins):
         acc = _vector(b, [c_regs[r] for r in step.acc], acc_ty)
         for ar, br in step.k_steps:
             x = _operand(b, [a_regs[r] for r in ar], ins)
             y = _operand(b, [b_regs[r] for r in br], ins)
+            if transposed:
+                x, y = y, x
             if ins.kind == "mfma":
                 acc = intrinsic(b, ins.intrinsic, vty, [x, y, acc, zero, zero, zero])
             elif ins.acc == "i32":

@@ -121,8 +121,8 @@ class AMDMatrixEncoding(DistributedEncoding):
 class AMDMfmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
     """The accumulator of CDNA's ``v_mfma_*`` instructions (64-lane wavefronts), ``instrShape``
     ``[32, 32]`` or ``[16, 16]``; ``versionMajor`` is the CDNA generation (2: gfx90a, 3: gfx942).
-    ``isTransposed`` swaps rows and columns inside each warp's tile; the compiler's dots produce
-    only the non-transposed form, the transposed one comes from IR files."""
+    ``isTransposed`` swaps rows and columns inside each warp's tile: the compiler's MFMA dots
+    produce it (the instruction fed B then A computes the transposed tile), as Triton's do."""
 
     name = "ttg.amd_mfma"
 

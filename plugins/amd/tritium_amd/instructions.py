@@ -19,10 +19,10 @@ class Instr:
     n: int
     k: int
     k_width: int         # K elements of each operand per lane
-    a_type: str          # "f16", "bf16" (passed as i16), "i8"
+    a_type: str          # "f16", "bf16" (passed as i16), "i8"; fp8 pairs: "fp8.fp8", "fp8.bf8"...
     acc: str             # "f32" or "i32"
     acc_regs: int        # accumulator registers per lane
-    pack: int = 0        # i8 operands: bits of the packed integer (32 or 64); 0: a vector
+    pack: int = 0        # i8 and fp8 operands: bits of the packed integer (32 or 64); 0: a vector
 
 
 def _mfma(name, m, k, kw, a, acc, pack=0):
@@ -42,6 +42,22 @@ _MFMA = {
                       _mfma("i32.16x16x32.i8", 16, 32, 8, "i8", "i32", 64)],
 }
 
+# gfx942's fp8 MFMA takes the FNUZ formats: fp8 = e4m3 with bias 8 (tl.float8e4b8), bf8 = e5m2 with
+# bias 16 (tl.float8e5b16), eight of them per lane packed in an i64, in any pairing of A and B
+FNUZ_FP8 = {"fp8e4b8": "fp8", "fp8e5b16": "bf8"}
+for _a in ("fp8", "bf8"):
+    for _b in ("fp8", "bf8"):
+        _MFMA[("cdna3", f"{_a}.{_b}")] = [_mfma(f"f32.32x32x16.{_a}.{_b}", 32, 16, 8, f"{_a}.{_b}", "f32", 64),
+                                          _mfma(f"f32.16x16x32.{_a}.{_b}", 16, 32, 8, f"{_a}.{_b}", "f32", 64)]
+
+
+def operand_key(family: str, a_type: str, b_type: str) -> str | None:
+    """The instruction family of a native fp8 dot (``"fp8.bf8"``...) on ``family``, or None."""
+    if family == "cdna3" and a_type in FNUZ_FP8 and b_type in FNUZ_FP8:
+        return f"{FNUZ_FP8[a_type]}.{FNUZ_FP8[b_type]}"
+    return None
+
+
 _WMMA = {
     "f16": Instr("wmma", "llvm.amdgcn.wmma.f32.16x16x16.f16", 16, 16, 16, 16, "f16", "f32", 8),
     "bf16": Instr("wmma", "llvm.amdgcn.wmma.f32.16x16x16.bf16", 16, 16, 16, 16, "bf16", "f32", 8),
@@ -55,11 +71,15 @@ def choose(arch: Arch, a_type: str, b_type: str, acc: str, m: int, n: int, k: in
     ``arch`` (``nonkdim`` forces the MFMA tile, 16 or 32), or ``(None, reason)``."""
     if not arch.matrix:
         return None, f"{arch.name} has no matrix instructions"
-    if a_type != b_type:
+    key = operand_key(arch.family, a_type, b_type)
+    if key is not None:
+        a_type = b_type = key
+    elif a_type != b_type:
         return None, f"operand types differ ({a_type} x {b_type})"
-    want = {"f16": "f32", "bf16": "f32", "i8": "i32"}.get(a_type)
+    want = "f32" if key else {"f16": "f32", "bf16": "f32", "i8": "i32"}.get(a_type)
     if want is None:
-        return None, f"{a_type} operands: only fp16, bf16 and int8 dots use {arch.matrix.upper()}"
+        kinds = "fp16, bf16, int8 and FNUZ fp8" if arch.family == "cdna3" else "fp16, bf16 and int8"
+        return None, f"{a_type} operands: only {kinds} dots use {arch.matrix.upper()}"
     if acc != want:
         return None, f"{a_type} operands with a {acc} accumulator ({arch.matrix.upper()} accumulates in {want})"
     if arch.matrix == "wmma":

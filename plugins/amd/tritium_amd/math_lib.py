@@ -7,7 +7,8 @@ Abramowitz & Stegun 7.1.26 above (absolute error < 2e-7); ``atan`` Cephes' range
 ``|x| <= tan(pi/8)`` and its degree-9 odd polynomial; ``log1p``/``expm1`` Kahan's corrections of
 ``log(1+x)``/``exp(x)-1``; ``pow`` ``exp2(y*log2|x|)`` with the sign rules of C's ``powf``.
 
-fp64 transcendental functions are refused with a clear error (they need ROCm's ocml)."""
+fp64 transcendental functions are calls of ocml's (``FP64_OCML``): ROCm's bitcode where it is
+installed, else the plain-IR functions of ``math_f64`` (see ``device_libs``)."""
 from __future__ import annotations
 
 import math
@@ -17,9 +18,11 @@ import llvmlite.ir as ir
 from tritium.conversion.target_info import intrinsic
 
 F32 = ir.FloatType()
-FP64_UNSUPPORTED = {"math.exp", "math.exp2", "math.log", "math.log2", "math.log10", "math.sin", "math.cos",
-                    "math.tan", "math.erf", "math.tanh", "math.log1p", "math.expm1", "math.powf", "math.atan",
-                    "math.atan2"}
+#: tl.math op -> ocml function, for fp64
+FP64_OCML = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.log10": "log10",
+             "math.sin": "sin", "math.cos": "cos", "math.tan": "tan", "math.erf": "erf", "math.tanh": "tanh",
+             "math.log1p": "log1p", "math.expm1": "expm1", "math.powf": "pow", "math.atan": "atan",
+             "math.atan2": "atan2"}
 
 
 def _c(v: float) -> ir.Constant:

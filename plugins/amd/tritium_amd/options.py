@@ -59,6 +59,9 @@ class HIPOptions(Options):
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("ieee", "tf32", "tf32x3")
     supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    #: fp8 formats that reach ``tt.dot`` as they are (the frontend upcasts the others): gfx942's
+    #: MFMA takes the FNUZ ones natively; OCP e4m3/e5m2 upcast later, in accelerate-matmul
+    dot_fp8_dtypes: tuple[str, ...] = ("fp8e4nv", "fp8e5")
     max_num_imprecise_acc_default: int = 0
     extern_libs: tuple = ()
 
@@ -79,6 +82,8 @@ class HIPOptions(Options):
 
 def parse_options(target: GPUTarget, opts: dict) -> HIPOptions:
     defaults = dict(threads_per_warp=target.warp_size, arch=str(target.arch))
+    if ARCHS[str(target.arch)].family == "cdna3":
+        defaults["dot_fp8_dtypes"] = ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):
         opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))

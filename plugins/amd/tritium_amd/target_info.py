@@ -4,8 +4,10 @@ and workgroup ids, ``ds_swizzle`` / ``ds_bpermute`` cross-lane moves over the wh
 address space 3, predicated global loads and stores as branches around vector accesses, LLVM
 atomics, the ``amdgpu_kernel`` calling convention.
 
-Everything here is plain LLVM IR that LLVM's AMDGPU backend selects; nothing needs ROCm's device
-libraries, so compilation works on any machine."""
+Everything here is plain LLVM IR that LLVM's AMDGPU backend selects.  Device-library calls
+(libdevice names, fp64 transcendental math) become calls of ocml's functions, recorded in
+``externs``; the ``llir`` stage links ROCm's bitcode for them, or the plain-IR fallback
+(``device_libs``), so compilation works on any machine."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -13,7 +15,6 @@ import llvmlite.ir as ir
 from tritium.conversion.target_info import I16, I32, I64, TargetInfo, intrinsic
 
 from .binary import TRIPLE, data_layout
-from .math_lib import FP64_UNSUPPORTED as _FP64_MATH
 from .options import ARCHS
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
@@ -23,14 +24,15 @@ _CONST = 4  # the constant address space (the dispatch packet lives there)
 # ((lane & and_mask) | or_mask) ^ xor_mask over the low 5 bits (bit 15 clear selects this mode).
 _SWIZZLE_AND_ALL = 0x1F
 
+# DPP controls of exact lane-xor moves, applied in order: quad_perm [1, 0, 3, 2] / [2, 3, 0, 1]
+# (xor 1, 2); on gfx9 xor 4 is row_half_mirror (7 - i) then quad_perm [3, 2, 1, 0] (3 - i), xor 8
+# row_mirror (15 - i) then row_half_mirror; gfx10+ has row_xmask:n (xor n within a row of 16)
+_DPP_XOR_GFX9 = {1: (0xB1,), 2: (0x4E,), 4: (0x141, 0x1B), 8: (0x140, 0x141)}
+_DPP_XOR_GFX11 = {1: (0xB1,), 2: (0x4E,), 4: (0x164,), 8: (0x168,)}
+
 _RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "xchg": "xchg",
         "max": "max", "min": "min", "umax": "umax", "umin": "umin"}
 _RMW_FLOAT = {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin", "exch": "xchg", "xchg": "xchg"}
-
-
-def _is_f64(t) -> bool:
-    from xdsl.dialects.builtin import Float64Type, TensorType
-    return isinstance(t.element_type if isinstance(t, TensorType) else t, Float64Type)
 
 
 def _refuse(message: str):
@@ -56,6 +58,11 @@ class AMDTargetInfo(TargetInfo):
         self.shared_bytes = int(shared_bytes)
         self.waves_per_eu = waves_per_eu
         self.data_layout = data_layout()
+        # inline assembly operands: VGPRs, AGPRs (CDNA only), immediates; a per-lane value in an
+        # SGPR (s, r) or a foreign letter would stop LLVM's whole process
+        self.inline_asm_constraints = frozenset("vin" if self.arch.family == "rdna3" else "vain")
+        #: device-library functions the kernel calls, with their types (for ``device_libs.link``)
+        self.externs: dict[str, ir.FunctionType] = {}
 
     def bf16_to_f32(self, b, x):
         # the bits shifted into the high half: what the hardware does (gfx9/gfx11 have no bf16
@@ -98,7 +105,16 @@ class AMDTargetInfo(TargetInfo):
 
     def shuffle_xor(self, b, value, mask):
         v = self._as_i32(b, value)
-        if mask < 32:
+        dpp = (_DPP_XOR_GFX11 if self.arch.family == "rdna3" else _DPP_XOR_GFX9).get(mask)
+        if dpp is not None:
+            # DPP moves: VALU operand modifiers, so no LDS counter to wait on (ds_swizzle is an LDS
+            # instruction, and each use of its result waits for lgkmcnt)
+            r = v
+            for ctrl in dpp:
+                r = intrinsic(b, "llvm.amdgcn.update.dpp.i32", I32,
+                              [ir.Constant(I32, ir.Undefined), r, ir.Constant(I32, ctrl), ir.Constant(I32, 0xF),
+                               ir.Constant(I32, 0xF), ir.Constant(ir.IntType(1), 1)])
+        elif mask < 32:
             # within each group of 32 lanes: one ds_swizzle, no address computation
             r = intrinsic(b, "llvm.amdgcn.ds.swizzle", I32, [v, ir.Constant(I32, (mask << 10) | _SWIZZLE_AND_ALL)])
         else:
@@ -230,6 +246,11 @@ class AMDTargetInfo(TargetInfo):
                           [ir.Constant(ity, ir.Undefined)])[0]
         return r if ity is ty else b.bitcast(r, ty)
 
+    def convert_scratch_encoding(self, src_t, dst_t):
+        # an MFMA/WMMA operand goes through LDS K-contiguous and swizzled (shared_layout.py)
+        from .shared_layout import operand_shared_encoding
+        return operand_shared_encoding(dst_t)
+
     # --- kernels ------------------------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):
         fn.calling_convention = "amdgpu_kernel"
@@ -270,17 +291,7 @@ class AMDTargetInfo(TargetInfo):
 
     # --- plugin-owned lowerings ----------------------------------------------------------------
     def op_lowering(self, op):
-        if op.name == "tt.elementwise_inline_asm":
-            return _refuse("inline assembly cannot be assembled for AMD GPUs here: llvmlite's LLVM has "
-                           "no AMDGPU assembly parser, so the code object cannot be emitted")
-        if op.name in _FP64_MATH and op.results and _is_f64(op.results[0].type):
-            fn = op.name.split(".", 1)[1]
-            return _refuse(f"{fn} on fp64 needs ROCm's device math library (ocml), which the AMD backend "
-                           f"does not link; LLVM's AMDGPU target has no fp64 {fn} of its own")
         if op.name == "tt.dot":
-            if getattr(getattr(op.results[0].type, "encoding", None), "is_transposed", False):
-                return _refuse("a tt.dot into a transposed #ttg.amd_mfma accumulator: the AMD dot lowering "
-                               "writes the non-transposed layout (isTransposed = false)")
             from .accelerate_matmul import instr_of
             ins = instr_of(op)
             if ins is not None:
@@ -289,16 +300,21 @@ class AMDTargetInfo(TargetInfo):
         return None
 
     def map_extern(self, symbol):
-        # no device library (ocml) is linked: a call would be an undefined symbol in the code
-        # object, which the runtime cannot load; the core reports it at the kernel's line
-        return None
+        # ocml's name (ROCm's bitcode or the plain-IR fallback defines it), or None: the core
+        # then reports the call at the kernel's line
+        from .device_libs import resolve
+        return resolve(symbol)
+
+    def extern_function(self, b, symbol, args, ret):
+        self.externs[symbol] = ir.FunctionType(ret, [a.type for a in args])
+        return super().extern_function(b, symbol, args, ret)
 
     # --- math ---------------------------------------------------------------------------------
     def math(self, b, name, args, ty):
         from . import math_lib
-        if isinstance(ty, ir.DoubleType) and name in math_lib.FP64_UNSUPPORTED:
-            raise NotImplementedError(f"{name} on fp64 is not available on AMD GPUs without ROCm's device "
-                                      "math library (ocml), which Tritium does not link yet")
+        if isinstance(ty, ir.DoubleType) and name in math_lib.FP64_OCML:
+            # LLVM's AMDGPU target has no fp64 transcendental functions: ocml's
+            return self.extern_function(b, f"__ocml_{math_lib.FP64_OCML[name]}_f64", args, ty)
         if isinstance(ty, ir.FloatType) and name in math_lib.FP32:
             return math_lib.FP32[name](b, *args)
         return None

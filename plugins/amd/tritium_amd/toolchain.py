@@ -1,5 +1,6 @@
 """Where ``ld.lld`` comes from: the linker that turns the AMDGPU relocatable object LLVM emits
-into an HSA code object (``hsaco``: a shared ELF the HIP runtime loads).
+into an HSA code object (``hsaco``: a shared ELF the HIP runtime loads); and the AMDGPU assembler
+that kernels with inline assembly need (:func:`find_assembler`).
 
 Search order, first hit wins:
 
@@ -63,3 +64,33 @@ def lld_version() -> str | None:
         return None
     out = subprocess.run([*cmd, "--version"], capture_output=True, text=True)
     return out.stdout.strip() or None
+
+
+@functools.lru_cache(maxsize=None)
+def find_assembler() -> tuple[str, ...] | None:
+    """The command (argv prefix) of an AMDGPU assembler taking ``clang -cc1as`` arguments, or None.
+
+    llvmlite's LLVM has the AMDGPU target but not its assembly parser, so it cannot put inline
+    assembly in an object (LLVM aborts the process); kernels with inline assembly are assembled
+    from their AMDGCN text instead.  Search order: ``TRITIUM_AMDGPU_CLANG``; ROCm's
+    ``llvm/bin/clang`` (under ``ROCM_PATH``, ``ROCM_HOME``, ``HIP_PATH``, ``/opt/rocm``); the
+    ``ziglang`` wheel's clang (``python -m ziglang clang``), whose LLVM has the AMDGPU assembler."""
+    env = os.environ.get("TRITIUM_AMDGPU_CLANG")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise ToolchainError(f"TRITIUM_AMDGPU_CLANG={env!r} is not an executable file")
+        return (env, "-cc1as")
+    for root in _rocm_roots():
+        c = root / "llvm" / "bin" / "clang"
+        if c.is_file() and os.access(c, os.X_OK):
+            return (str(c), "-cc1as")
+    if importlib.util.find_spec(ZIG_PACKAGE) is not None:
+        return (sys.executable, "-m", ZIG_PACKAGE, "clang", "-cc1as")
+    return None
+
+
+def missing_assembler_message() -> str:
+    return ("this kernel has inline assembly, which llvmlite's LLVM cannot assemble (it has no AMDGPU "
+            "assembly parser), and no AMDGPU assembler was found (looked at TRITIUM_AMDGPU_CLANG, ROCm's "
+            f"llvm/bin/clang, and the ziglang wheel). Install one with `pip install {ZIG_PACKAGE}` (or install "
+            "ROCm, or point TRITIUM_AMDGPU_CLANG at a clang with the AMDGPU target).")

@@ -32,3 +32,19 @@ def test_tutorial_compiles_to_cubin(name, target, monkeypatch, tmp_path):
         assert "ld.global.v4.b32" in k.asm["ptx"] and "st.global.v4.b32" in k.asm["ptx"]
     if name == "softmax":
         assert k.metadata["shared"] > 0 and "shfl.sync.bfly" in k.asm["ptx"]
+
+
+@triton.jit
+def _amdgcn_asm(x_ptr, z_ptr):
+    offs = triton.language.arange(0, 128)
+    z = triton.language.inline_asm_elementwise("v_lshlrev_b32 $0, 3, $1", "=v,v", [triton.language.load(x_ptr + offs)],
+                                               dtype=triton.language.int32, is_pure=True, pack=1)
+    triton.language.store(z_ptr + offs, z)
+
+
+def test_foreign_inline_asm_constraint_is_refused_at_the_kernel_line(monkeypatch, tmp_path):
+    """NVPTX cannot allocate AMDGCN's 'v' (LLVM would stop the process): refused before LLVM."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    with pytest.raises(triton.CompilationError, match=r"constraint 'v' is not one the nvidia backend") as e:
+        triton.compile(_amdgcn_asm, target="cuda:90", signature={"x_ptr": "*i32", "z_ptr": "*i32"}, constexprs={})
+    assert "inline_asm_elementwise(" in str(e.value)

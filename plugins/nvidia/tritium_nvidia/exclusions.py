@@ -34,6 +34,8 @@ _TARGET: list[tuple[str, str, tuple[str, ...]]] = [
 _FOREIGN: list[tuple[str, str]] = [
     ("ir_files/amd-*", "AMD's matrix-core layouts (amd_mfma) are laid out for 64-lane wavefronts; NVIDIA warps "
      "have 32 lanes, so the module is rejected when it is read"),
+    ("inline_asm_amdgcn/*", "the cases' inline assembly is AMDGCN (AMD's instruction set), which ptxas does not "
+     "assemble"),
 ]
 
 

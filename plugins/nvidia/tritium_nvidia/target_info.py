@@ -211,6 +211,9 @@ class NVIDIATargetInfo(TargetInfo):
                                          [fn, ir.MetaDataString(fn.module, "maxnreg"), ir.Constant(I32, self.maxnreg)])
 
     # --- plugin-owned lowerings ------------------------------------------------------------------
+    #: NVPTX's register classes (pred, b8, b16, b32, b64, f32, f64, b128) and immediates
+    inline_asm_constraints = frozenset("bchrlfdqni")
+
     def op_lowering(self, op):
         from .lowering_tc import op_lowering
         return op_lowering(op)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import struct
 import threading
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -94,13 +95,14 @@ def encode(m: TiledMap) -> bytes:
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if m.nan_fill
         else cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if err != cu.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"cuTensorMapEncodeTiled failed ({err.name}) for {m}")
+        raise RuntimeError(f"cuTensorMapEncodeTiled returned {err.name} for {m}")
     return struct.pack("<16Q", *[int(w) for w in tmap.opaque])
 
 
 _maps: OrderedDict = OrderedDict()
 _lock = threading.Lock()
 _streams: dict = {}
+_refused: set = set()
 
 
 def _upload(arr, data: bytes, device: int) -> None:
@@ -145,8 +147,17 @@ def tensor_map(target, descriptor, driver):
         if found is not None:
             _maps.move_to_end(key)
             return found
+    try:
+        data = encode(m)
+    except RuntimeError as e:
+        # a driver without tensor maps (CUDA_ERROR_NOT_SUPPORTED), or a map it refuses that the
+        # checks above let through: the launch takes the block-pointer path, which is always right
+        if m not in _refused:
+            _refused.add(m)
+            warnings.warn(f"{e}; this descriptor is read without TMA", RuntimeWarning, stacklevel=2)
+        return None
     arr = DeviceArray(128, "uint8", device)
-    _upload(arr, encode(m), device)
+    _upload(arr, data, device)
     with _lock:
         _maps[key] = arr
         while len(_maps) > _CACHE_SIZE:

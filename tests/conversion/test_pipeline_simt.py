@@ -1,0 +1,95 @@
+"""The ``pipeline`` pass's ``registers`` schedule (Triton's stream pipeliner: loads of iteration
+``i + 1`` into registers before the dot of iteration ``i``, stored into the operand buffer after
+it), run for real on the CPU with the host SIMT target of :mod:`simt`: a K loop of FMA dots whose
+operands the pass moves into explicit shared buffers, checked against numpy for trip counts of
+0, 1, 3, and a ragged last tile (masked loads with ``other``)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import simt  # noqa: E402
+
+import tritium  # noqa: E402
+import tritium.language as tl  # noqa: E402
+from tritium.hooks.types import GPUTarget, Options  # noqa: E402
+from tritium.ttgir.encodings import DotOperandEncodingAttr, SwizzledSharedEncodingAttr  # noqa: E402
+from tritium.ttgir.ir import print_module  # noqa: E402
+from tritium.ttgir.passes.pipeline import Pipeline  # noqa: E402
+from tritium.ttgir.pipeline import make_ttgir  # noqa: E402
+from tritium.ttir.ir import parse_module  # noqa: E402
+
+BM, BN, BK = 16, 16, 16
+
+
+@tritium.jit
+def k_loop(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * BN + offs_n[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * BN
+    tl.store(c_ptr + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
+def _operand_buffer(convert):
+    if not isinstance(convert.result.type.encoding, DotOperandEncodingAttr):
+        return None
+    return SwizzledSharedEncodingAttr(1, 1, 1, convert.src.type.encoding.order)
+
+
+def _pipelined_module(stages=2):
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "K": "i32"}
+    ttir = tritium.compile(k_loop, signature=sig, constexprs={"BM": BM, "BN": BN, "BK": BK}, target="interpreter",
+                           stage="ttir").asm["ttir"]
+    options = Options(num_warps=2, threads_per_warp=32)
+    module = make_ttgir(parse_module(ttir), GPUTarget("cuda", 80, 32), options)
+    p = Pipeline(stages, copy="registers", operand_buffer=_operand_buffer)
+    p.run(module)
+    assert not p.skipped
+    return module
+
+
+def test_registers_schedule_shape():
+    text = print_module(_pipelined_module())
+    loop = text[text.index("scf.for"):]
+    body = loop[:loop.index("scf.yield")]
+    # iteration 0 before the loop; in the loop the next loads, then the dot, then the stores
+    assert text.index("ttg.local_store") < text.index("scf.for")
+    assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+    assert body.count("tt.load") == 2 and body.count("ttg.local_store") == 2 and "ttg.convert_layout" not in body
+
+
+def test_registers_schedule_three_stages_shape():
+    text = print_module(_pipelined_module(3))
+    loop = text[text.index("scf.for"):]
+    head, body = loop[:loop.index("\n")], loop[:loop.index("scf.yield")]
+    # iterations 0 and 1 loaded before the loop, 0 stored; two slots; the loop carries the tiles of
+    # i + 1 (registers) besides the addresses of i + 2 and the slot it reads
+    assert text[:text.index("scf.for")].count("tt.load") == 4
+    assert text[:text.index("scf.for")].count("ttg.local_store") == 2
+    assert "memdesc<2x16x16xf32" in text and body.count("ttg.memdesc_index") == 4
+    assert head.count("tensor<16x16xf32") >= 3
+    assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("K", [0, 16, 40, 48, 80])
+def test_registers_schedule_computes_the_loop(K, stages):
+    rng = np.random.default_rng(K)
+    a = rng.standard_normal((BM, max(K, 1))).astype(np.float32)
+    b = rng.standard_normal((max(K, 1), BN)).astype(np.float32)
+    c = np.full((BM, BN), np.nan, np.float32)
+    assert simt.run_ttgir(_pipelined_module(stages), [a, b, c, K]) == 0
+    want = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
