@@ -68,6 +68,7 @@ def _broadcast_linear(T: int) -> str:
 
 _MMA2 = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
 _MMA3 = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 32, 16]}>"
+_MMA3_N128 = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 128, 16]}>"
 _MFMA32 = ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [32, 32], "
            "isTransposed = false}>")
 _MFMA32T = "#ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>"
@@ -77,6 +78,7 @@ _MFMA16 = ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2,
 LAYOUTS = {
     "blocked": _blocked((1, 4), lambda T: (8, T // 8), (4, 1), (1, 0)),
     "blocked_t": _blocked((4, 1), lambda T: (T // 4, 4), (2, 2), (0, 1)),
+    "blocked_v8": _blocked((1, 8), lambda T: (T // 16, 16), (4, 1), (1, 0)),  # a matmul epilogue's store layout
     "blocked_row": _blocked((1, 1), lambda T: (1, T), (1, 4), (1, 0)),
     "blocked_4x4": _blocked((4, 4), lambda T: (8, T // 8), (2, 2), (1, 0)),
     "legacy_blocked": _blocked((2, 2), lambda T: (4, T // 4), (2, 2), (1, 0), legacy=True),
@@ -85,6 +87,7 @@ LAYOUTS = {
     "linear_broadcast": _broadcast_linear,
     "nvidia_mma2": lambda T: _MMA2,
     "nvidia_mma3": lambda T: _MMA3,
+    "nvidia_mma3_n128": lambda T: _MMA3_N128,
     "nvidia_dot_a": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MMA2}, kWidth = 2}}>",
     "nvidia_dot_b": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_MMA2}, kWidth = 2}}>",
     "nvidia_dot_a3": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MMA3}, kWidth = 2}}>",
@@ -362,6 +365,12 @@ CASES = [
     _convert_case("nvidia_mma2", "nvidia_mma3", 64, 64, "fp16"),
     _convert_case("nvidia_mma3", "linear_swizzled", 64, 64, "fp32"),
     _convert_case("nvidia_mma3", "blocked_t", 16, 64, "fp16"),
+    # a tensor-core accumulator to a store layout: 8x8 tile stores on targets that have them
+    _convert_case("nvidia_mma3", "blocked_v8", 64, 64, "fp16"),
+    _convert_case("nvidia_mma3_n128", "blocked_v8", 64, 256, "fp16"),
+    _convert_case("nvidia_mma3_n128", "blocked_v8", 128, 128, "bf16"),
+    _convert_case("nvidia_mma3_n128", "blocked_v8", 64, 128, "fp32"),
+    _convert_case("nvidia_mma2", "blocked_v8", 32, 64, "bf16"),
     _convert_case("blocked", "nvidia_dot_a", 64, 32, "fp16"),
     _convert_case("nvidia_dot_b", "blocked_t", 32, 64, "fp16"),
     _convert_case("nvidia_mma2", "nvidia_dot_a", 64, 64, "fp16"),

@@ -63,6 +63,15 @@ class TargetInfo(ABC):
         """Block-wide execution barrier that also orders shared-memory accesses."""
 
     # --- memory -------------------------------------------------------------------------------
+    #: whether :meth:`store_matrices` exists (a warp-wide store of 8x8 tiles of 16-bit elements)
+    stores_matrices = False
+
+    def store_matrices(self, builder: ir.IRBuilder, row_ptr: ir.Value, words: list[ir.Value]) -> None:
+        """Warp-wide store of ``len(words)`` (1, 2 or 4) 8x8 tiles of 16-bit elements to shared
+        memory: tile ``i`` row ``j`` goes to the 16 bytes at lane ``8 i + j``'s ``row_ptr``; its
+        columns ``2c, 2c + 1`` are ``words[i]`` (an i32 pair) of lane ``4 j + c``."""
+        raise NotImplementedError(f"{type(self).__name__} has no matrix store")
+
     @abstractmethod
     def shared_base(self, module: ir.Module) -> ir.GlobalVariable:
         """The dynamic shared-memory array of the module (created once); offsets are in bytes."""

@@ -47,8 +47,9 @@ class HostSIMTTarget(TargetInfo):
     shared_address_space = 0
     backend_name = "host-simt"
 
-    def __init__(self, num_warps: int, warp_size: int = 32):
+    def __init__(self, num_warps: int, warp_size: int = 32, stores_matrices: bool = False):
         self._warp_size = warp_size
+        self.stores_matrices = stores_matrices
         self.num_warps = num_warps
         self.threads = num_warps * warp_size
         from tritium.conversion.llvm_init import initialize_llvm
@@ -110,6 +111,19 @@ class HostSIMTTarget(TargetInfo):
     def shuffle_xor(self, b, value, mask):
         lane = b.urem(self.thread_id(b), ir.Constant(I32, self.warp_size))
         return self.shuffle_idx(b, value, b.xor(lane, ir.Constant(I32, mask)))
+
+    def store_matrices(self, b, row_ptr, words):
+        """The 8x8 tile store through shuffles: lane ``8 i + j`` gathers row ``j`` of tile ``i``
+        from lanes ``4 j .. 4 j + 3`` and writes it at its own address."""
+        lane = b.urem(self.thread_id(b), ir.Constant(I32, self.warp_size))
+        row = b.and_(lane, ir.Constant(I32, 7))
+        mine = b.lshr(lane, ir.Constant(I32, 3))
+        for i, word in enumerate(words):
+            got = [self.shuffle_idx(b, word, b.add(b.mul(row, ir.Constant(I32, 4)), ir.Constant(I32, c)))
+                   for c in range(4)]
+            with b.if_then(b.icmp_unsigned("==", mine, ir.Constant(I32, i))):
+                for c, v in enumerate(got):
+                    b.store(v, b.gep(row_ptr, [ir.Constant(I32, 4 * c)], source_etype=ir.IntType(8)))
 
     def barrier(self, b):
         wait = _fn(b.module, "pthread_barrier_wait", I32, [PTR])
@@ -214,17 +228,19 @@ _CTYPES = {"i1": ctypes.c_int32, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i3
            "fp64": ctypes.c_double}
 
 
-def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None, timeout: float = 60.0) -> int:
+def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None, timeout: float = 60.0,
+              stores_matrices: bool = False) -> int:
     """Lower a TTGIR ``module`` (parsed, not yet finalized), run it over ``grid`` with ``args``
     (numpy arrays for pointers, Python numbers for scalars; arrays are written in place) and
-    return how many device assertions failed."""
+    return how many device assertions failed.  ``stores_matrices``: the target has the 8x8 tile
+    store (emulated with shuffles), as NVIDIA's sm_90 does."""
     from tritium.conversion.ttgir_to_llvm import lower_to_llvm
     from tritium.ttgir.dialect import module_int
     from tritium.ttgir.pipeline import finalize_ttgir
     num_warps = module_int(module, "ttg.num-warps")
     warp_size = module_int(module, "ttg.threads-per-warp")
     finalize_ttgir(module, None, {}, None)
-    target = HostSIMTTarget(num_warps, warp_size)
+    target = HostSIMTTarget(num_warps, warp_size, stores_matrices)
     llir, meta = lower_to_llvm(module, target)
     ee = target.engine(llir)
     addr = ee.get_function_address(meta["name"])

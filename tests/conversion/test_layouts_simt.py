@@ -31,10 +31,11 @@ def _vendor(case_id: str):
     return next((p for prefix, p in _PLUGIN.items() if name.startswith(prefix)), None)
 
 
-def _run(case, warp_size: int, seed: int = 0):
+def _run(case, warp_size: int, seed: int = 0, stores_matrices: bool = False, edit=None):
     prep = prepare(case, case_seed(seed, case.id))
     args = [prep.host[n] for n in case.kernel.arg_names]
-    failed = simt.run_ttgir(parse_module(case.kernel.text(warp_size)), args)
+    text = case.kernel.text(warp_size)
+    failed = simt.run_ttgir(parse_module(edit(text) if edit else text), args, stores_matrices=stores_matrices)
     assert failed == 0, f"{failed} device assertions failed"
     (name, out), = case.outputs.items()
     inputs = {k: v for k, v in prep.ref_args.items() if k not in case.outputs}
@@ -75,3 +76,63 @@ def test_emulation_catches_a_wrong_mapping(monkeypatch):
     monkeypatch.setattr(SeparableReductions, "run", lambda self, module: None)
     case = {c.id: c for c in ir_files.CASES}["ir_files/reduce-sum-linear_swizzled-axis1-64x64-fp32"]
     assert "elements differ" in (_run(case, 32) or "")
+
+
+_TILE_CASES = [c for c in ir_files.CASES if "convert-nvidia_mma" in c.id and "-via-" not in c.id]
+
+
+def _count_tile_stores(monkeypatch) -> list:
+    calls = []
+    real = simt.HostSIMTTarget.store_matrices
+
+    def counted(self, b, row_ptr, words):
+        calls.append(len(words))
+        return real(self, b, row_ptr, words)
+    monkeypatch.setattr(simt.HostSIMTTarget, "store_matrices", counted)
+    return calls
+
+
+@pytest.mark.parametrize("case", _TILE_CASES, ids=lambda c: c.id)
+def test_accumulator_conversion_with_tile_stores(case, monkeypatch):
+    """On a target with an 8x8 tile store, a 16-bit tensor-core accumulator is written tile by
+    tile (four tiles a store where the registers allow); other element widths keep element stores."""
+    calls = _count_tile_stores(monkeypatch)
+    problem = _run(case, 32, stores_matrices=True)
+    assert problem is None, problem
+    # 16 rows over 4 warps of 16-row tiles: warps hold copies, which element stores deduplicate
+    copies = case.id.endswith("nvidia_mma3-to-blocked_t-16x64-fp16")
+    sixteen_bit = case.id.endswith(("fp16", "bf16")) and not copies
+    assert bool(calls) == sixteen_bit, calls
+    if sixteen_bit:
+        assert set(calls) == {4}, calls
+
+
+@pytest.mark.parametrize("case_id,warps", [
+    ("ir_files/nvidia-convert-nvidia_mma3_n128-to-blocked_v8-128x128-bf16", "[8, 1]"),
+    ("ir_files/nvidia-convert-nvidia_mma3_n128-to-blocked_v8-64x256-fp16", "[4, 2]"),
+    ("ir_files/nvidia-convert-nvidia_mma3-to-blocked_v8-64x64-fp16", "[4, 2]"),
+    ("ir_files/nvidia-convert-nvidia_mma2-to-blocked_v8-32x64-bf16", "[2, 4]"),
+])
+def test_tile_stores_with_eight_warps(case_id, warps, monkeypatch):
+    """Eight warps, the accumulator's warps along rows or along both dimensions (the warp bases
+    enter each lane's tile-row address)."""
+    def edit(text):
+        text = text.replace('"ttg.num-warps" = 4', '"ttg.num-warps" = 8')
+        text = text.replace("warpsPerCTA = [4, 1], instrShape", f"warpsPerCTA = {warps}, instrShape")
+        text = text.replace("warpsPerCTA = [2, 2], instrShape", f"warpsPerCTA = {warps}, instrShape")
+        return text.replace("warpsPerCTA = [4, 1], order", "warpsPerCTA = [8, 1], order")
+    calls = _count_tile_stores(monkeypatch)
+    case = {c.id: c for c in ir_files.CASES}[case_id]
+    assert '"ttg.num-warps" = 8' in edit(case.kernel.text(32))
+    problem = _run(case, 32, stores_matrices=True, edit=edit)
+    assert problem is None, problem
+    assert calls, "no tile store was used"
+
+
+def test_tile_store_emulation_catches_a_wrong_tile(monkeypatch):
+    """The check is not vacuous: storing the tiles of a group in the wrong order is caught."""
+    real = simt.HostSIMTTarget.store_matrices
+    monkeypatch.setattr(simt.HostSIMTTarget, "store_matrices",
+                        lambda self, b, row_ptr, words: real(self, b, row_ptr, words[::-1]))
+    case = {c.id: c for c in ir_files.CASES}["ir_files/nvidia-convert-nvidia_mma3-to-blocked_v8-64x64-fp16"]
+    assert "elements differ" in (_run(case, 32, stores_matrices=True) or "")

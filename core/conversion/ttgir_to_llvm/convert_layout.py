@@ -4,8 +4,9 @@ When both layouts give each element to the same (lane, warp) the conversion only
 registers; otherwise the tensor makes one round trip through the scratch buffer the allocation pass
 reserved (the whole tensor, rows padded: :func:`tritium.ttgir.layouts.convert_vectors`), written
 row-major by each element's owner and read back, both with vector accesses where a thread holds
-consecutive elements of a row.  A target may place the tensor otherwise within the same bytes
-(``TargetInfo.convert_scratch_encoding``: AMD's swizzled, K-contiguous MFMA/WMMA operands)."""
+consecutive elements of a row (a 16-bit tensor-core accumulator on a target with a matrix store:
+written tile by tile, :mod:`.matrix_store`).  A target may place the tensor otherwise within the
+same bytes (``TargetInfo.convert_scratch_encoding``: AMD's swizzled, K-contiguous MFMA/WMMA operands)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -13,6 +14,7 @@ from xdsl.dialects.builtin import TensorType
 
 from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch_limit
 from .lowering import FunctionLowering, lowers
+from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
 from .types import I1, I8, I32, I64, bits_of, const
 
@@ -160,7 +162,11 @@ def _convert(fl: FunctionLowering, op) -> None:
         fl.set(op.results[0], read_linear(fl, base, dst_t, None, shape, bases=bases, fold=True))
         return
     if chunks == 1:
-        _write_rows(fl, base, regs, src_t, w, pad)
+        tiles = tiles_per_store(fl, src_t, ety, pad, fl.alloc_offset(op))
+        if tiles:
+            write_tiles(fl, base, regs, src_t, pad, tiles)
+        else:
+            _write_rows(fl, base, regs, src_t, w, pad)
         fl.target.barrier(fl.builder)
         fl.set(op.results[0], _read_rows(fl, base, dst_t, r, pad))
         return
@@ -184,6 +190,24 @@ def _row_index(fl: FunctionLowering, coords: list, shape, pad: int) -> ir.Value:
     b = fl.builder
     rows = linear_index(fl, coords[:-1], shape[:-1])
     return b.add(b.mul(rows, const(I32, shape[-1] + pad)), coords[-1])
+
+
+def _element_ptr(fl: FunctionLowering, base, info, t, r0: int, coords: list, shape, pad: int, ety, chunk):
+    """Pointer to register ``r0``'s element in the scratch buffer.  Where the register's offset
+    shares no coordinate bit with the thread's part (no slices), it is the thread's row-major
+    index plus a constant: a base shared by every register and an immediate offset each."""
+    off = [int(x) for x in info.reg_offsets[r0]]
+    thread = [0] * len(off)
+    for v in (*info.ll.lane, *info.ll.warp):
+        thread = [a | int(x) for a, x in zip(thread, v)]
+    if chunk is not None or any(o & m for o, m in zip(off, thread)):
+        return fl.builder.gep(base, [_row_index(fl, coords, shape, pad)], source_etype=ety)
+    const_idx = 0
+    for d, o in enumerate(off[:-1]):
+        const_idx = const_idx * shape[d] + o
+    const_idx = const_idx * (shape[-1] + pad) + off[-1]
+    p = fl.builder.gep(base, [_row_index(fl, fl.thread_coords(info), shape, pad)], source_etype=ety)
+    return fl.builder.gep(p, [const(I32, const_idx)], source_etype=ety) if const_idx else p
 
 
 def _vector_groups(info, vec: int):
@@ -225,15 +249,14 @@ def _write_rows(fl: FunctionLowering, base, regs: list, t, vec: int, pad: int, c
         if pred is False:
             continue
         pred = fl.and_all([owner, pred])
-        idx = _row_index(fl, coords, shape, pad)
         if len(group) == 1:
-            shared_store(fl, base, idx, regs[r0], pred)
+            shared_store(fl, base, _row_index(fl, coords, shape, pad), regs[r0], pred)
             continue
         vt = ir.VectorType(regs[r0].type, len(group))
         v = ir.Constant(vt, ir.Undefined)
         for i, r in enumerate(group):
             v = b.insert_element(v, regs[r], const(I32, i))
-        p = b.gep(base, [idx], source_etype=regs[r0].type)
+        p = _element_ptr(fl, base, info, t, r0, coords, shape, pad, regs[r0].type, chunk)
         if pred is None:
             b.store(v, p, align=elem_bytes(regs[r0].type) * len(group))
         else:
@@ -253,12 +276,12 @@ def _read_rows(fl: FunctionLowering, base, t, vec: int, pad: int, chunk=None, ou
         pred, coords = _in_chunk(fl, info, t, r0, rows[r0], chunk)
         if pred is False:
             continue
-        idx = _row_index(fl, coords, shape, pad)
         if len(group) == 1:
-            got = [shared_load(fl, base, idx, ety)]
+            got = [shared_load(fl, base, _row_index(fl, coords, shape, pad), ety)]
         else:
             vt = ir.VectorType(ety, len(group))
-            v = b.load(b.gep(base, [idx], source_etype=ety), typ=vt, align=elem_bytes(ety) * len(group))
+            p = _element_ptr(fl, base, info, t, r0, coords, shape, pad, ety, chunk)
+            v = b.load(p, typ=vt, align=elem_bytes(ety) * len(group))
             got = [b.extract_element(v, const(I32, i)) for i in range(len(group))]
         for r, x in zip(group, got):
             if pred is not None:  # this slice's value where the element is in it, else the earlier one

@@ -219,3 +219,19 @@ def test_sm90_attention_leaves_p_at_v_in_flight(monkeypatch, tmp_path, d, in_fli
     else:
         assert waits == 2
         assert body.rindex("cp.async.cg.shared.global") < body.index("wgmma.mma_async")
+
+
+@pytest.mark.parametrize("out", ["fp16", "bf16"])
+def test_sm90_epilogue_stores_accumulator_tiles_with_stmatrix(out, monkeypatch, tmp_path):
+    """The 16-bit result of a wgmma accumulator reaches its store layout through shared memory with
+    stmatrix, four 8x8 tiles (16 bytes a lane) an instruction, not one 32-bit store per pair;
+    sm_80 has no stmatrix and an fp32 result is not 16-bit: both keep element stores."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    sig = dict(SIG, c_ptr=f"*{out}")
+    ptx = _compile("cuda:90", 128, 256, 64, warps=8, sig=sig).asm["ptx"]
+    # 128x256 elements over 256 threads: 128 each, 64 pairs, 16 stores of 4 tiles
+    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 16
+    assert not re.search(r"st\.shared\.(b|u)32", ptx)
+    assert ptx.count("ld.shared.v4.b32") == 16  # read back 8 elements a thread per load
+    assert "stmatrix" not in _compile("cuda:80", 128, 128, 64, sig=sig).asm["ptx"]
+    assert "stmatrix" not in _compile("cuda:90", 128, 256, 64, warps=8).asm["ptx"]

@@ -75,6 +75,17 @@ class NVIDIATargetInfo(TargetInfo):
         intrinsic(b, "llvm.nvvm.barrier0", ir.VoidType(), [])
 
     # --- memory -------------------------------------------------------------------------------
+    @property
+    def stores_matrices(self) -> bool:
+        return self.capability >= 90  # stmatrix is sm_90's
+
+    def store_matrices(self, b, row_ptr, words):
+        n = len(words)
+        regs = ", ".join(f"${i + 1}" for i in range(n))
+        addr = b.ptrtoint(row_ptr, ir.IntType(32))
+        _asm(b, ir.VoidType(), f"stmatrix.sync.aligned.m8n8.x{n}.shared.b16 [$0], {{{regs}}};",
+             ",".join(["r"] * (n + 1)) + ",~{memory}", [addr, *words])
+
     def shared_base(self, module):
         g = module.globals.get("global_smem")
         if g is None:
