@@ -151,6 +151,8 @@ def test_no_map_below_sm90_or_when_off(monkeypatch):
     assert tensor_map.tensor_map(parse_target("cuda:80"), Desc(), driver=None) is None
     monkeypatch.setenv("TRITIUM_TMA", "0")
     assert tensor_map.tensor_map(parse_target("cuda:90"), Desc(), driver=None) is None
+    monkeypatch.delenv("TRITIUM_TMA")  # off unless asked for
+    assert tensor_map.tensor_map(parse_target("cuda:90"), Desc(), driver=None) is None
 
 
 def test_bench_persistent_kernels(tmp_path):
