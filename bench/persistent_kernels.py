@@ -6,6 +6,14 @@
 
 
 @triton.jit  # noqa: F821
+def tile_position(tile, num_pid_m, in_group, GROUP_M: tl.constexpr):  # noqa: F821
+    """The (row, column) of output tile ``tile`` in grouped order (GROUP_M rows of tiles at a time)."""
+    first_m = (tile // in_group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    return first_m + (tile % in_group) % size_m, (tile % in_group) // size_m
+
+
+@triton.jit  # noqa: F821
 def persistent_plain(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # noqa: F821
                      GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):  # noqa: F821
@@ -14,10 +22,7 @@ def persistent_plain(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_
     num_tiles = num_pid_m * num_pid_n
     in_group = GROUP_M * num_pid_n
     for tile in range(tl.program_id(0), num_tiles, NUM_SMS):  # noqa: F821
-        first_m = (tile // in_group) * GROUP_M
-        size_m = min(num_pid_m - first_m, GROUP_M)
-        pid_m = first_m + (tile % in_group) % size_m
-        pid_n = (tile % in_group) // size_m
+        pid_m, pid_n = tile_position(tile, num_pid_m, in_group, GROUP_M)
         offs_am = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
         offs_bn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
         offs_am = tl.max_contiguous(tl.multiple_of(tl.where(offs_am < M, offs_am, 0), BLOCK_M), BLOCK_M)  # noqa: F821
@@ -43,10 +48,7 @@ def persistent_block_ptr(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, str
     num_tiles = num_pid_m * num_pid_n
     in_group = GROUP_M * num_pid_n
     for tile in range(tl.program_id(0), num_tiles, NUM_SMS):  # noqa: F821
-        first_m = (tile // in_group) * GROUP_M
-        size_m = min(num_pid_m - first_m, GROUP_M)
-        pid_m = first_m + (tile % in_group) % size_m
-        pid_n = (tile % in_group) // size_m
+        pid_m, pid_n = tile_position(tile, num_pid_m, in_group, GROUP_M)
         a_bp = tl.make_block_ptr(a_ptr, (M, K), (stride_am, 1), (pid_m * BLOCK_M, 0), (BLOCK_M, BLOCK_K), (1, 0))  # noqa: F821
         b_bp = tl.make_block_ptr(b_ptr, (N, K), (stride_bn, 1), (pid_n * BLOCK_N, 0), (BLOCK_N, BLOCK_K), (1, 0))  # noqa: F821
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
@@ -72,10 +74,7 @@ def persistent_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, s
     num_tiles = num_pid_m * num_pid_n
     in_group = GROUP_M * num_pid_n
     for tile in range(tl.program_id(0), num_tiles, NUM_SMS):  # noqa: F821
-        first_m = (tile // in_group) * GROUP_M
-        size_m = min(num_pid_m - first_m, GROUP_M)
-        pid_m = first_m + (tile % in_group) % size_m
-        pid_n = (tile % in_group) // size_m
+        pid_m, pid_n = tile_position(tile, num_pid_m, in_group, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
         for ki in range(tl.cdiv(K, BLOCK_K)):  # noqa: F821
             a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
@@ -93,10 +92,7 @@ def persistent_host_desc(a_desc, b_desc, c_desc, M, N, K,
     num_tiles = num_pid_m * num_pid_n
     in_group = GROUP_M * num_pid_n
     for tile in range(tl.program_id(0), num_tiles, NUM_SMS):  # noqa: F821
-        first_m = (tile // in_group) * GROUP_M
-        size_m = min(num_pid_m - first_m, GROUP_M)
-        pid_m = first_m + (tile % in_group) % size_m
-        pid_n = (tile % in_group) // size_m
+        pid_m, pid_n = tile_position(tile, num_pid_m, in_group, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
         for ki in range(tl.cdiv(K, BLOCK_K)):  # noqa: F821
             a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
