@@ -36,8 +36,21 @@ def ttgir_passes(target, options) -> list:
             Coalesce(), RemoveLayoutConversions(), OptimizeThreadLocality(), CSE(), DCE()]
 
 
+def set_scratch_limit(module: ModuleOp, options) -> None:
+    """Bound the scratch of one layout conversion by the options' ``convert_scratch_limit`` (bytes;
+    a target with little shared memory declares it, and larger conversions go through it in row
+    slices).  Both :func:`make_ttgir` and :func:`finalize_ttgir` apply it, so a module that starts
+    as TTGIR text (``tritium.compile("k.ttgir")``) gets the same bound as one from the frontend."""
+    from xdsl.dialects.builtin import IntegerAttr
+    from .layouts import SCRATCH_LIMIT_ATTR
+    limit = _opt(options, "convert_scratch_limit", None)
+    if limit and SCRATCH_LIMIT_ATTR not in module.attributes:
+        module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(int(limit), 32)
+
+
 def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
     ensure_plugin_encodings()
+    set_scratch_limit(ttir_module, options)
     PassManager("ttgir", ttgir_passes(target, options)).run(ttir_module)
     return ttir_module
 
@@ -45,5 +58,6 @@ def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
 def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None) -> ModuleOp:
     """separable-reductions, allocate-shared-memory, then membar (``ttg.shared`` is then on the
     module)."""
+    set_scratch_limit(module, options)
     PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(), Membar(membar_filter)]).run(module)
     return module

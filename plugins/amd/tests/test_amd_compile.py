@@ -261,6 +261,43 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.thr
 """
 
 
+_WIDE_TILE = """
+#a = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+#b = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 64 : i32} {
+  tt.func public @wide_tile(%x: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 1, parent = #a}>>
+    %c = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32, #ttg.slice<{dim = 0, parent = #a}>>
+    %r2 = tt.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #ttg.slice<{dim = 1, parent = #a}>> -> tensor<64x1xi32, #a>
+    %n = arith.constant dense<256> : tensor<64x1xi32, #a>
+    %rn = arith.muli %r2, %n : tensor<64x1xi32, #a>
+    %c2 = tt.expand_dims %c {axis = 0 : i32} : tensor<256xi32, #ttg.slice<{dim = 0, parent = #a}>> -> tensor<1x256xi32, #a>
+    %rb = tt.broadcast %rn : tensor<64x1xi32, #a> -> tensor<64x256xi32, #a>
+    %cb = tt.broadcast %c2 : tensor<1x256xi32, #a> -> tensor<64x256xi32, #a>
+    %off = arith.addi %rb, %cb : tensor<64x256xi32, #a>
+    %ps = tt.splat %x : !tt.ptr<i32> -> tensor<64x256x!tt.ptr<i32>, #a>
+    %p = tt.addptr %ps, %off : tensor<64x256x!tt.ptr<i32>, #a>, tensor<64x256xi32, #a>
+    %v = tt.load %p : tensor<64x256x!tt.ptr<i32>, #a>
+    %w = ttg.convert_layout %v : tensor<64x256xi32, #a> -> tensor<64x256xi32, #b>
+    %o = ttg.convert_layout %off : tensor<64x256xi32, #a> -> tensor<64x256xi32, #b>
+    %qs = tt.splat %y : !tt.ptr<i32> -> tensor<64x256x!tt.ptr<i32>, #b>
+    %q = tt.addptr %qs, %o : tensor<64x256x!tt.ptr<i32>, #b>, tensor<64x256xi32, #b>
+    tt.store %q, %w : tensor<64x256x!tt.ptr<i32>, #b>
+    tt.return
+  }
+}
+"""
+
+
+def test_ttgir_text_gets_the_lds_bound_too():
+    """A module compiled from TTGIR text skips the ``ttgir`` stage but not its LDS bound: its
+    64x256 i32 conversions (66 KiB of scratch padded) go through LDS in row slices."""
+    k = triton.compile(_WIDE_TILE, target="hip:gfx942")
+    assert '"ttg.convert-scratch-limit" = 65536' in k.asm["ttgir"]
+    assert 0 < k.metadata["shared"] <= 65536
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
 def test_too_much_lds_is_out_of_resources():
     """One row of 128 KiB cannot be sliced further: the compile stops with the figures before
     LLVM (whose AMDGPU backend would abort the process)."""

@@ -35,8 +35,6 @@ def _shared_bytes(module) -> int:
 
 def make_ttgir(target, options):
     def stage(module, metadata):
-        from xdsl.dialects.builtin import IntegerAttr
-        from tritium.ttgir.layouts import SCRATCH_LIMIT_ATTR
         from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
         # importing the lowering registers its scratch sizes with the allocation pass
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
@@ -48,13 +46,11 @@ def make_ttgir(target, options):
         from .in_thread_transpose import in_thread_transpose
         from .optimize_epilogue import optimize_epilogue
         from .stream_pipeline import StreamPipeline
+        # the options' convert_scratch_limit (64 KiB of LDS) bounds each conversion's scratch
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
         in_thread_transpose(module)
         optimize_epilogue(module)
-        # 64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in row
-        # slices (a 128x128 fp32 or int32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)
-        module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(arch_of(target).lds_bytes, 32)
         unpipelined = module.clone()
         pipeline = StreamPipeline(options.num_stages)
         PassManager("ttgir-amd", [pipeline, CSE(), DCE()]).run(module)

@@ -22,17 +22,7 @@ _WAVE32_FOREIGN = ("ir_files/amd-*", "the cases' amd_mfma layouts are CDNA's, fo
                    "runs 32-lane wavefronts, so the module is rejected when it is read")
 
 
-# NVIDIA Hopper accumulator tiles read on a 32-lane target: their one-pass conversion to the 8-wide
-# store layout needs more LDS than the 64 KiB there is (rejected with OutOfResources)
-_WAVE32_LDS = [(case, "the Hopper accumulator layout's conversion needs more than 64 KiB of LDS in one pass; "
-                      "rejected with OutOfResources")
-               for case in ("ir_files/nvidia-convert-nvidia_mma3_n128-to-blocked_v8-64x256-fp16",
-                            "ir_files/nvidia-convert-nvidia_mma3_n128-to-blocked_v8-128x128-bf16")]
-
-
 def exclusions(target) -> list[ConformanceExclusion]:
     out = [ConformanceExclusion(case, reason) for case, reason in _CASES]
-    wave64 = getattr(target, "warp_size", 64) == 64
-    if not wave64:
-        out += [ConformanceExclusion(case, reason) for case, reason in _WAVE32_LDS]
-    return out + [ConformanceExclusion(*(_WAVE64_FOREIGN if wave64 else _WAVE32_FOREIGN))]
+    foreign = _WAVE64_FOREIGN if getattr(target, "warp_size", 64) == 64 else _WAVE32_FOREIGN
+    return out + [ConformanceExclusion(*foreign)]

@@ -65,6 +65,12 @@ class HIPOptions(Options):
     max_num_imprecise_acc_default: int = 0
     extern_libs: tuple = ()
 
+    @property
+    def convert_scratch_limit(self) -> int:
+        """64 KiB of LDS: a layout conversion that would not fit in it whole goes through it in
+        row slices (a 128x128 fp32 accumulator leaving the MFMA/WMMA layout, 66 KiB padded)."""
+        return ARCHS[self.arch].lds_bytes
+
     def __post_init__(self):
         if self.num_ctas != 1:
             raise ValueError(f"num_ctas must be 1 on AMD GPUs, got {self.num_ctas!r}")
