@@ -105,7 +105,9 @@ _LABEL = re.compile(r"^(\.?[A-Za-z_$][\w$.]*):")
 _BRANCH = re.compile(r"^\s+s_cbranch_\w+\s+(\S+)|^\s+s_branch\s+(\S+)")
 # the assembler's resource summary (both compilers print it through LLVM's AMDGPU asm printer)
 _SUMMARY = {"vgpr": r"\.set \S+\.num_vgpr, (\d+)", "agpr": r"\.set \S+\.num_agpr, (\d+)",
-            "sgpr": r"\.amdhsa_next_free_sgpr (\d+)", "scratch": r"\.amdhsa_private_segment_fixed_size (\d+)",
+            "sgpr": r"\.amdhsa_next_free_sgpr (\d+)",
+            # the VGPR file a wave allocates: on CDNA the AGPRs sit above ``accum_offset`` in it
+            "vgpr_file": r"\.amdhsa_next_free_vgpr (\d+)", "scratch": r"\.amdhsa_private_segment_fixed_size (\d+)",
             "lds": r"\.amdhsa_group_segment_fixed_size (\d+)"}
 
 
@@ -277,6 +279,43 @@ def _regs(s: Stats) -> str:
     return f"{s.regs.get('vgpr')}/{s.regs.get('agpr')}/{s.regs.get('sgpr')}"
 
 
+def waves_per_simd(vgpr_file: int | None, target: str) -> int | None:
+    """Wavefronts per SIMD the VGPR file allows on CDNA (gfx90a, gfx942): 512 registers a lane,
+    shared by the architectural VGPRs and the AGPRs, allocated in granules of 8, at most 8 waves.
+    ``None`` elsewhere (RDNA's file depends on the wave mode)."""
+    if vgpr_file is None or not target.startswith("hip:gfx9"):
+        return None
+    return min(8, 512 // max(8, -(-vgpr_file // 8) * 8))
+
+
+def _vgpr_file(target: str):
+    def f(s: Stats) -> str:
+        waves = waves_per_simd(s.regs.get("vgpr_file"), target)
+        return f"{s.regs.get('vgpr_file')}" + (f" ({waves}w)" if waves else "")
+    return f
+
+
+#: issue #16's bounds on gfx942 (and gfx1100 where Triton does not spill), Tritium against Triton:
+#: (what, Tritium's figure, Triton's figure, the most Tritium may have)
+def bounds(t: Stats, r: Stats) -> list[tuple[str, int, int, float]]:
+    checks = [("LDS instructions", t.lds_total(), r.lds_total(), r.lds_total()),
+              ("s_waitcnt", t.waitcnt, r.waitcnt, 1.3 * r.waitcnt),
+              ("instructions", t.instructions, r.instructions, 1.15 * r.instructions),
+              # the register file that sets occupancy: on CDNA AGPRs and VGPRs are one file
+              ("VGPR file", t.regs.get("vgpr_file") or 0, r.regs.get("vgpr_file") or 0,
+               (r.regs.get("vgpr_file") or 0) + 8)]
+    if not r.regs.get("scratch"):
+        checks.append(("scratch bytes", t.regs.get("scratch") or 0, 0, 0))
+    return checks
+
+
+def bound_failures(name: str, t: Stats, r: Stats) -> list[str]:
+    """The bounds ``t`` misses; none when Triton itself spills (the issue's exception)."""
+    if r.regs.get("scratch"):
+        return []
+    return [f"{name}: {what} {a} > {limit:g} (Triton {b})" for what, a, b, limit in bounds(t, r) if a > limit]
+
+
 #: the table's columns after the kernel's name: heading and figure of one side
 COLUMNS = [
     ("instructions", lambda s: s.instructions),
@@ -288,14 +327,16 @@ COLUMNS = [
     ("s_waitcnt", lambda s: s.waitcnt),
     ("s_barrier", lambda s: s.barrier),
     ("v/a/s GPRs", _regs),
+    ("VGPR file", None),  # per target: :func:`_vgpr_file`
     ("LDS bytes", lambda s: s.regs.get("lds")),
     ("scratch", lambda s: s.regs.get("scratch")),
 ]
 HEADER = ["kernel"] + [heading for heading, _ in COLUMNS]
 
 
-def row(name: str, t: Stats, r: Stats | None) -> list[str]:
-    return [name] + [_pair(f(t), f(r) if r is not None else None) for _, f in COLUMNS]
+def row(name: str, t: Stats, r: Stats | None, target: str = "") -> list[str]:
+    fs = [f or _vgpr_file(target) for _, f in COLUMNS]
+    return [name] + [_pair(f(t), f(r) if r is not None else None) for f in fs]
 
 
 def markdown(rows: list[list[str]]) -> str:
@@ -316,6 +357,7 @@ def main(argv=None) -> int:
     if not have_triton:
         print("Triton is not importable: only Tritium's column is shown (pip install triton==3.6.0 adds it)")
     failures = 0
+    missed: list[str] = []
     for target in args.targets.split(","):
         rows = []
         for spec in chosen:
@@ -332,12 +374,18 @@ def main(argv=None) -> int:
                 except Exception as exc:
                     print(f"{target} {spec.name}: Triton failed: {type(exc).__name__}: {str(exc)[:300]}")
             if t is not None:
-                rows.append(row(spec.name, t, r))
+                rows.append(row(spec.name, t, r, target))
+                if r is not None:
+                    missed += [f"{target} {m}" for m in bound_failures(spec.name, t, r)]
             elif r is not None:  # Triton's figures beside Tritium's failure
-                rows.append([spec.name] + [f"failed / {c}" for c in row(spec.name, r, None)[1:]])
+                rows.append([spec.name] + [f"failed / {c}" for c in row(spec.name, r, None, target)[1:]])
         side = "Tritium / Triton 3.6" if have_triton else "Tritium"
         print(f"\n{target} ({side}; num_warps {chosen[0].num_warps if chosen else '-'}, counts from the AMDGCN)\n")
         print(markdown(rows))
+    if have_triton:
+        print("\nBounds (LDS instructions <= Triton's, s_waitcnt <= 1.3x, instructions <= 1.15x, VGPR file <= "
+              "Triton's + 8, no scratch where Triton has none; kernels where Triton spills are exempt):")
+        print("\n".join(f"  missed: {m}" for m in missed) if missed else "  all met")
     return 1 if failures else 0
 
 

@@ -39,6 +39,7 @@ k:
 \t.amdhsa_group_segment_fixed_size 4096
 \t.amdhsa_private_segment_fixed_size 0
 \t.amdhsa_next_free_sgpr 18
+\t.amdhsa_next_free_vgpr 32
 \t.set k.num_vgpr, 16
 \t.set k.num_agpr, 16
 """
@@ -51,7 +52,23 @@ def test_counts_of_a_listing(avt):
     assert st.matrix == 1 and st.waitcnt == 2 and st.barrier == 1
     assert dict(st.global_loads) == {"x4": 1}
     assert dict(st.lds_reads) == {"b128": 1, "2st64_b64": 1} and dict(st.lds_writes) == {"b64": 1}
-    assert st.regs == {"vgpr": 16, "agpr": 16, "sgpr": 18, "scratch": 0, "lds": 4096}
+    assert st.regs == {"vgpr": 16, "agpr": 16, "sgpr": 18, "vgpr_file": 32, "scratch": 0, "lds": 4096}
+
+
+def test_vgpr_file_sets_cdna_occupancy(avt):
+    """On gfx90a/gfx942 AGPRs and VGPRs share one 512-register file: 216 of them leave room for
+    two wavefronts a SIMD, 208 for two, 128 for four; RDNA gets no figure."""
+    assert [avt.waves_per_simd(n, "hip:gfx942") for n in (216, 208, 256, 257, 128, 40)] == [2, 2, 2, 1, 4, 8]
+    assert avt.waves_per_simd(128, "hip:gfx1100") is None
+
+
+def test_bounds_name_what_is_missed(avt):
+    t, r = avt.count(LISTING), avt.count(LISTING)
+    assert avt.bound_failures("k", t, r) == []
+    t.waitcnt, t.regs["vgpr_file"] = 3, 41
+    assert avt.bound_failures("k", t, r) == ["k: s_waitcnt 3 > 2.6 (Triton 2)", "k: VGPR file 41 > 40 (Triton 32)"]
+    r.regs["scratch"] = 64  # Triton spills: exempt
+    assert avt.bound_failures("k", t, r) == []
 
 
 def test_counts_of_tritium_matmul(avt, tmp_path, monkeypatch):

@@ -240,6 +240,35 @@ def test_large_tiles_convert_through_lds_in_row_slices():
     check_hsaco(k.asm["hsaco"], k.metadata)
 
 
+def test_gfx942_preloads_kernel_arguments_into_sgprs():
+    """gfx942 kernel arguments are ``inreg``: the firmware preloads them into SGPRs (the code
+    object keeps a prologue loading them for firmware that does not, then jumps past it), so the
+    kernel body waits on no scalar load of its arguments; gfx1100 loads them from the segment."""
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    asm = {}
+    for target in TARGETS:
+        k = compile_kernel(tb.add_kernel, target, sig, {"BLOCK_SIZE": 1024}, num_warps=4)
+        asm[target] = k.asm["amdgcn"]
+        check_hsaco(k.asm["hsaco"], k.metadata)
+        assert ("ptr addrspace(1) inreg" in k.asm["llir"]) == (target == "hip:gfx942")
+    body = asm["hip:gfx942"].split("add_kernel:", 1)[1].split(".p2align\t8", 1)
+    assert len(body) == 2 and "s_load" in body[0]  # the loading prologue, then the preloaded entry
+    assert "s_load" not in body[1].split("s_endpgm")[0] and "lgkmcnt" not in body[1].split("s_endpgm")[0]
+    assert ".amdhsa_user_sgpr_kernarg_preload_length" in asm["hip:gfx942"]
+    assert "kernarg_preload" not in asm["hip:gfx1100"]
+
+
+def test_warp_id_is_uniform_so_warp_owned_rows_compare_in_scalar_registers():
+    """The warp id comes from ``readfirstlane``: in the tutorial matmul each wavefront owns whole
+    K rows of the B tile, so their masks (``offs_k < K - k * BLOCK_K``) are scalar compares, not a
+    vector compare per element."""
+    k = compile_kernel(matmul.matmul_kernel.fn, "hip:gfx942", MM_SIG, MM_CONSTS, num_warps=4)
+    assert "llvm.amdgcn.readfirstlane" in k.asm["llir"]
+    asm = k.asm["amdgcn"]
+    loads = len(re.findall(r"^\s*global_load", asm, flags=re.M))
+    assert len(re.findall(r"^\s*s_cmp_\w+_i32", asm, flags=re.M)) >= loads // 2
+
+
 _WIDE_ROW = """
 #a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
 #b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>

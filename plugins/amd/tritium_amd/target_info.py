@@ -42,6 +42,11 @@ def _refuse(message: str):
     return lower
 
 
+#: targets whose firmware can preload kernel arguments into SGPRs (LLVM's ``inreg`` kernel
+#: arguments; the code object keeps a prologue that loads them where it does not)
+_KERNARG_PRELOAD = ("gfx942",)
+
+
 class AMDTargetInfo(TargetInfo):
     """One ``gfx`` target.  ``shared_bytes`` is the allocation pass's LDS figure for the module:
     the LDS array is given exactly that static size, so the code object's
@@ -94,7 +99,11 @@ class AMDTargetInfo(TargetInfo):
         return b.and_(tid, ir.Constant(I32, self.warp_size - 1))
 
     def warp_id(self, b, tid):
-        return b.lshr(tid, ir.Constant(I32, self.warp_size.bit_length() - 1))
+        # read from the first lane: every lane of a wavefront has the same one, and LLVM then keeps
+        # it (and what depends on it alone, such as the mask of a tile row a wavefront owns) in
+        # scalar registers
+        w = b.lshr(tid, ir.Constant(I32, self.warp_size.bit_length() - 1))
+        return intrinsic(b, "llvm.amdgcn.readfirstlane.i32", I32, [w])
 
     # --- cross-lane data movement ------------------------------------------------------------
     def _as_i32(self, b, value):
@@ -263,6 +272,11 @@ class AMDTargetInfo(TargetInfo):
         # launches always cover whole workgroups (grid = programs x workgroup size), so LLVM need
         # not guard for partial ones
         set.add(fn.attributes, '"uniform-work-group-size"="true"')
+        if self.arch.name in _KERNARG_PRELOAD:
+            # kernel arguments preloaded into SGPRs (as many as the hardware takes; the rest are
+            # still loaded from the kernarg segment): no scalar load, no wait for it
+            for arg in fn.args:
+                arg.add_attribute("inreg")
 
     # --- debugging ----------------------------------------------------------------------------
     def _cstring(self, module, text: str) -> ir.GlobalVariable:
