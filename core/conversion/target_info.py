@@ -92,6 +92,22 @@ class TargetInfo(ABC):
                      pred: ir.Value | None, cache: str, evict: str) -> None:
         """Store ``words`` (integers of ``word_bits`` bits) as one vector at ``ptr`` when ``pred``."""
 
+    #: Buffer accesses (a base pointer in uniform registers and a 32-bit byte offset a lane, the
+    #: hardware dropping accesses past the buffer's end): the byte offsets they may reach, or None
+    #: where the target has none.  The core uses them for loads and stores whose pointers are
+    #: ``splat(base) + offsets`` with offsets proven in ``[0, limit)`` (``value_range``).
+    buffer_offset_limit: int | None = None
+
+    def buffer_load(self, builder: ir.IRBuilder, base: ir.Value, byte_offset: ir.Value, word_bits: int,
+                    n_words: int, pred: ir.Value | None, other: list[ir.Value] | None) -> list[ir.Value]:
+        """As :meth:`global_load`, from ``base + byte_offset`` (``base`` uniform)."""
+        raise NotImplementedError
+
+    def buffer_store(self, builder: ir.IRBuilder, base: ir.Value, byte_offset: ir.Value, words: list[ir.Value],
+                     word_bits: int, pred: ir.Value | None) -> None:
+        """As :meth:`global_store`, to ``base + byte_offset`` (``base`` uniform)."""
+        raise NotImplementedError
+
     @abstractmethod
     def atomic_rmw(self, builder: ir.IRBuilder, op: str, ptr: ir.Value, value: ir.Value, pred: ir.Value,
                    sem: str, scope: str) -> ir.Value:

@@ -238,6 +238,7 @@ class ModuleLowering:
     llmodule: ir.Module
     functions: dict[str, ir.Function] = field(default_factory=dict)
     axis_info: object = None
+    value_ranges: object = None
     kernel_names: list[str] = field(default_factory=list)
 
 
@@ -330,6 +331,7 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
     from . import (casts, control_flow, convert_layout, debug_ops, dot_fma, elementwise, memory,  # noqa: F401
                    mx_decode, reduce, scan, shape_ops, shared_ops)
     from ...ttgir.analysis.axis_info import AxisInfoAnalysis
+    from ...ttgir.analysis.value_range import ValueRanges
     llmodule = ir.Module(name="tritium")
     if target.triple:
         llmodule.triple = target.triple
@@ -337,6 +339,7 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
         llmodule.data_layout = target.data_layout
     ml = ModuleLowering(module, target, options, llmodule)
     ml.axis_info = AxisInfoAnalysis(module)
+    ml.value_ranges = ValueRanges()
     funcs = _func_ops(module)
     for f in funcs:
         _declare(ml, f)

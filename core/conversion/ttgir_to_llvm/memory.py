@@ -93,6 +93,30 @@ def access_vector(fl: FunctionLowering, ptr, mask, ebits: int) -> int:
     return min(n, vec)
 
 
+def buffer_form(fl: FunctionLowering, ptr, vec: int, ebits: int):
+    """``(base, offsets)`` (lowered values: the scalar base pointer, the i32 element offsets a
+    register) when ``ptr`` is ``splat(base) + offsets`` and every access it makes stays within the
+    target's buffer byte range; else None."""
+    limit = fl.target.buffer_offset_limit
+    add = ptr.owner
+    if limit is None or getattr(add, "name", None) != "tt.addptr":
+        return None
+    splat = add.ptr.owner
+    if getattr(splat, "name", None) != "tt.splat" or isinstance(splat.src.type, TensorType):
+        return None
+    if bits_of(fl.ty(add.offset.type)) != 32:
+        return None
+    r = fl.lowering.value_ranges.of(add.offset)
+    if r is None or r[0] < 0 or (r[1] + vec) * max(ebits // 8, 1) > limit:
+        return None
+    return fl.get(splat.src), fl.get(add.offset)
+
+
+def _byte_offset(b, offset, ebits: int):
+    n = max(ebits // 8, 1)
+    return offset if n == 1 else b.mul(offset, const(I32, n))
+
+
 def _cache(op) -> tuple[str, str]:
     return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
 
@@ -111,6 +135,7 @@ def _load(fl: FunctionLowering, op) -> None:
         ptrs, mask, other, vec = [ptrs], None if mask is None else [mask], None if other is None else [other], 1
     else:
         vec = access_vector(fl, op.ptr, op.mask, ebits)
+    buf = buffer_form(fl, op.ptr, vec, ebits) if isinstance(op.ptr.type, TensorType) and not volatile else None
     word, n_words = _word_shape(vec, ebits)
     out = []
     for r0 in range(0, len(ptrs), vec):
@@ -124,7 +149,10 @@ def _load(fl: FunctionLowering, op) -> None:
                 # ``padding_option``) read zero, as in Triton: never undefined registers, which
                 # would feed garbage into ``tt.dot`` on ragged tiles.
                 ow = [const(ir.IntType(word), 0)] * n_words
-        words = fl.target.global_load(b, ptrs[r0], word, n_words, pred, ow, cache, evict, volatile)
+        if buf is not None:
+            words = fl.target.buffer_load(b, buf[0], _byte_offset(b, buf[1][r0], ebits), word, n_words, pred, ow)
+        else:
+            words = fl.target.global_load(b, ptrs[r0], word, n_words, pred, ow, cache, evict, volatile)
         out.extend(_from_mem(b, v, ty) for v in unpack_words(b, words, mty, vec, word))
     fl.set(op.result, out if isinstance(op.ptr.type, TensorType) else out[0])
 
@@ -145,13 +173,17 @@ def _store(fl: FunctionLowering, op) -> None:
         vec = access_vector(fl, op.ptr, op.mask, ebits)
         owner = fl.dedup_pred(op.ptr.type)
         free_reg = fl.layout(op.ptr.type).free["register"]
+    buf = buffer_form(fl, op.ptr, vec, ebits) if isinstance(op.ptr.type, TensorType) else None
     word, n_words = _word_shape(vec, ebits)
     for r0 in range(0, len(ptrs), vec):
         if r0 & free_reg:
             continue  # a duplicate register of an element stored from register r0 & ~free
         pred = fl.and_all([mask[r0] if mask is not None else None, owner])
         words = pack_words(b, [_to_mem(b, v, ty) for v in vals[r0:r0 + vec]], mty, word, n_words)
-        fl.target.global_store(b, ptrs[r0], words, word, pred, cache, evict)
+        if buf is not None:
+            fl.target.buffer_store(b, buf[0], _byte_offset(b, buf[1][r0], ebits), words, word, pred)
+        else:
+            fl.target.global_store(b, ptrs[r0], words, word, pred, cache, evict)
 
 
 def _broadcast_scalar(fl: FunctionLowering, op, value: ir.Value) -> ir.Value:

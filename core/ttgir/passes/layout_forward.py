@@ -18,8 +18,11 @@ everything computed from ``y``:
 * an ``scf.for`` iter arg the slice needs, whose next value is converted from ``A`` (a second dot's
   accumulator), is carried in ``A`` too.
 
-Any other use (a store's pointer, a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite, so a
-rewrite never adds a conversion: each one removes ``y``'s.
+A store of a value of the slice takes it back in the store's own layout through a conversion
+right before it (an exit).  Exits are allowed only where the rewrite still removes more conversions
+than it adds, none of them deeper in loops than ``y``'s: the layer norm's loads of ``w``, ``b`` and
+``x`` meet in one store, and three conversions after the loads become one before the store (Triton
+places it there too).  Any other use (a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
-from ._util import broadcastable, encoding, set_type, with_encoding
+from ._util import broadcastable, convert_before, encoding, set_type, with_encoding
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
 MAX_CHEAP_OPS = 8
@@ -68,6 +71,7 @@ class _Slice:
         self.elementwise = rules[0]
         self.new: dict[SSAValue, Attribute] = {}
         self.needs: list[tuple[Operation, int, Attribute]] = []  # (op, operand index, layout)
+        self.exits: list[tuple[Operation, int]] = []  # operands converted back to their own layout
         self.work: list[SSAValue] = []
 
     def assign(self, v: SSAValue, enc: Attribute) -> bool:
@@ -86,6 +90,9 @@ class _Slice:
         if isinstance(op, ConvertLayoutOp):
             return True
         name = op.name
+        if name == "tt.store":
+            self.exits.append((op, index))
+            return True
         if name == "tt.reduce":
             self.need_all(op, v, enc)
             axis = op.axis.value.data
@@ -149,6 +156,33 @@ class _Slice:
         return self.assign(v, enc) and self.assign(loop.results[k], enc)
 
 
+def _loop_depth(op: Operation) -> int:
+    n = 0
+    while op is not None:
+        if op.name == "scf.for":
+            n += 1
+        op = op.parent_op()
+    return n
+
+
+def _exits_pay(cvt: ConvertLayoutOp, s: _Slice) -> bool:
+    """The exits' conversions are fewer than those the rewrite removes (``cvt``, and conversions
+    from the slice's layout feeding only the slice), and none sits deeper in loops than ``cvt``."""
+    if not s.exits:
+        return True
+    depth = _loop_depth(cvt)
+    if any(_loop_depth(op) > depth for op, _ in s.exits):
+        return False
+    absorbed = set()
+    for op, i, enc in s.needs:
+        o = op.operands[i]
+        c = o.owner
+        if o not in s.new and isinstance(c, ConvertLayoutOp) and encoding(c.src.type) == enc and \
+                all(any(u.operation is n_op and u.index == n_i for n_op, n_i, _ in s.needs) for u in o.uses):
+            absorbed.add(c)
+    return len(s.exits) < 1 + len(absorbed)
+
+
 def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bool:
     """Carry the source layout of ``cvt`` forward (module docstring); True if rewritten.
     ``elementwise(op)`` and ``operand_layout(op, i, enc)`` are the backward rules' predicates."""
@@ -161,8 +195,9 @@ def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bo
         return False
     s = _Slice((elementwise, operand_layout))
     s.assign(dst, a)
-    if not s.grow():
+    if not s.grow() or not _exits_pay(cvt, s):
         return False
+    exits = [(op, i, op.operands[i].type) for op, i in s.exits]
     for op, i, enc in s.needs:
         o = op.operands[i]
         if o not in s.new and encoding(o.type) != enc:
@@ -172,4 +207,6 @@ def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bo
             set_type(v, with_encoding(v.type, enc))
     dst.replace_all_uses_with(src)
     cvt.detach(), cvt.erase()
+    for op, i, old_t in exits:
+        op.operands[i] = convert_before(op, op.operands[i], old_t)
     return True

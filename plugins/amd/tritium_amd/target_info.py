@@ -56,12 +56,16 @@ class AMDTargetInfo(TargetInfo):
     shared_address_space = 3
     backend_name = "amd"
 
-    def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0):
+    def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0,
+                 sched_strategy: str | None = None):
         if arch not in ARCHS:
             raise ValueError(f"unknown AMD architecture {arch!r}: expected one of {', '.join(ARCHS)}")
         self.arch = ARCHS[arch]
         self.shared_bytes = int(shared_bytes)
         self.waves_per_eu = waves_per_eu
+        #: LLVM's machine-scheduler strategy for the kernel (``amdgpu-sched-strategy``), None for
+        #: its default (``compiler.sched_strategy`` chooses)
+        self.sched_strategy = sched_strategy
         self.data_layout = data_layout()
         # inline assembly operands: VGPRs, AGPRs (CDNA only), immediates; a per-lane value in an
         # SGPR (s, r) or a foreign letter would stop LLVM's whole process
@@ -201,6 +205,72 @@ class AMDTargetInfo(TargetInfo):
         undef = [ir.Constant(wty, ir.Undefined)] * n_words
         return self._guarded(b, pred, load, other if other is not None else undef)
 
+    # --- buffer accesses --------------------------------------------------------------------------
+    #: bytes a buffer resource covers (Triton's figure): a valid access ends below it, and a lane
+    #: that is masked off gets an offset past it, which the hardware answers with zeros (loads) or
+    #: drops (stores), so no branch guards it
+    buffer_offset_limit = 0x7FFFFFFE
+    _OUT_OF_RANGE = 0x80000000
+
+    def _resource(self, b, base):
+        # dword 3: a 32-bit float format (ignored by raw accesses, must be nonzero); RDNA also sets
+        # its reserved bit and out-of-range checking against the offset (OOB_SELECT = 3)
+        flags = (7 << 12) | (4 << 15)
+        if self.arch.family.startswith("rdna"):
+            flags |= (1 << 24) | (3 << 28)
+        return intrinsic(b, "llvm.amdgcn.make.buffer.rsrc.p8.p1", ir.PointerType(addrspace=8),
+                         [base, ir.Constant(I16, 0), ir.Constant(I64, self.buffer_offset_limit),
+                          ir.Constant(I32, flags)])
+
+    @staticmethod
+    def _buffer_type(word_bits, n_words):
+        """The type a buffer access moves (i8, i16, i32 or <k x i32>) and the type of its words."""
+        total = word_bits * n_words
+        if total <= 32:
+            return ir.IntType(total)
+        return ir.VectorType(I32, total // 32)
+
+    def _masked_offset(self, b, byte_offset, pred):
+        if pred is None or (isinstance(pred, ir.Constant) and pred.constant == 1):
+            return byte_offset
+        return b.select(pred, byte_offset, ir.Constant(I32, self._OUT_OF_RANGE))
+
+    @staticmethod
+    def _suffix(t):
+        return f"v{t.count}i32" if isinstance(t, ir.VectorType) else f"i{t.width}"
+
+    def buffer_load(self, b, base, byte_offset, word_bits, n_words, pred, other):
+        t = self._buffer_type(word_bits, n_words)
+        args = [self._resource(b, base), self._masked_offset(b, byte_offset, pred), ir.Constant(I32, 0),
+                ir.Constant(I32, 0)]
+        v = intrinsic(b, f"llvm.amdgcn.raw.ptr.buffer.load.{self._suffix(t)}", t, args)
+        wty = ir.IntType(word_bits)
+        if n_words == 1:
+            words = [v if t == wty else b.bitcast(v, wty)]
+        else:
+            v = b.bitcast(v, ir.VectorType(wty, n_words))
+            words = [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
+        if pred is None or other is None:
+            return words
+        # masked-off lanes read zero from the hardware: only another ``other`` needs a select
+        return [w if isinstance(o, ir.Constant) and o.constant == 0 else b.select(pred, w, o)
+                for w, o in zip(words, other)]
+
+    def buffer_store(self, b, base, byte_offset, words, word_bits, pred):
+        t = self._buffer_type(word_bits, len(words))
+        wty = ir.IntType(word_bits)
+        if len(words) == 1:
+            v = words[0]
+        else:
+            v = ir.Constant(ir.VectorType(wty, len(words)), ir.Undefined)
+            for i, w in enumerate(words):
+                v = b.insert_element(v, w, ir.Constant(I32, i))
+        if v.type != t:
+            v = b.bitcast(v, t)
+        intrinsic(b, f"llvm.amdgcn.raw.ptr.buffer.store.{self._suffix(t)}", ir.VoidType(),
+                  [v, self._resource(b, base), self._masked_offset(b, byte_offset, pred), ir.Constant(I32, 0),
+                   ir.Constant(I32, 0)])
+
     def global_store(self, b, ptr, words, word_bits, pred, cache, evict):
         n = len(words)
         wty = ir.IntType(word_bits)
@@ -269,6 +339,8 @@ class AMDTargetInfo(TargetInfo):
         set.add(fn.attributes, f'"amdgpu-flat-work-group-size"="1,{threads}"')
         if self.waves_per_eu:
             set.add(fn.attributes, f'"amdgpu-waves-per-eu"="{self.waves_per_eu}"')
+        if self.sched_strategy:
+            set.add(fn.attributes, f'"amdgpu-sched-strategy"="{self.sched_strategy}"')
         # launches always cover whole workgroups (grid = programs x workgroup size), so LLVM need
         # not guard for partial ones
         set.add(fn.attributes, '"uniform-work-group-size"="true"')
