@@ -219,8 +219,33 @@ class HostSIMTTarget(TargetInfo):
         mod = llvm.parse_assembly(llir)
         mod.verify()
         ee = llvm.create_mcjit_compiler(mod, self._tm)
+        # x86 lowers fptrunc to bfloat to a libgcc call that only GCC 13's libgcc has: define it
+        # here (round to nearest even, NaNs kept quiet) so the host run needs no newer runtime
+        runtime = llvm.parse_assembly(_HOST_RUNTIME)
+        runtime.triple = mod.triple
+        runtime.data_layout = mod.data_layout
+        ee.add_module(runtime)
         ee.finalize_object()
         return ee
+
+
+_HOST_RUNTIME = r"""
+define bfloat @__truncsfbf2(float %x) {
+  %b = bitcast float %x to i32
+  %abs = and i32 %b, 2147483647
+  %nan = icmp ugt i32 %abs, 2139095040
+  %hi = lshr i32 %b, 16
+  %odd = and i32 %hi, 1
+  %bias = add i32 %odd, 32767
+  %sum = add i32 %b, %bias
+  %rounded = lshr i32 %sum, 16
+  %quiet = or i32 %hi, 64
+  %r = select i1 %nan, i32 %quiet, i32 %rounded
+  %t = trunc i32 %r to i16
+  %y = bitcast i16 %t to bfloat
+  ret bfloat %y
+}
+"""
 
 
 _CTYPES = {"i1": ctypes.c_int32, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
