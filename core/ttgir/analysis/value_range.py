@@ -53,7 +53,8 @@ class ValueRanges:
         if name == "tt.make_range":
             return op.start.value.data, op.end.value.data - 1
         if name == "arith.constant":
-            return _constant(op.properties.get("value") or op.attributes.get("value"))
+            value = op.properties.get("value")
+            return _constant(value if value is not None else op.attributes.get("value"))
         if name in _SAME:
             return self.of(op.operands[0])
         if name == "arith.extui":

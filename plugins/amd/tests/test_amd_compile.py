@@ -448,3 +448,65 @@ def test_dot_operands_carried_by_the_loop_or_defined_before_it(target):
                        {"N": 64}, num_warps=4)
     assert all(not line.startswith("fma") for line in k.metadata["dot_lowering"])
     check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+SOFTMAX_SIG = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32",
+               "n_rows": "i32", "n_cols": "i32"}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_row_offsets_in_range_become_buffer_accesses(target):
+    """The softmax row's offsets are ``arange(0, 1024)`` past a uniform row pointer: provably in
+    [0, 2 GiB), so its loads and stores are buffer accesses through an SGPR resource, a masked-off
+    lane given an offset past the buffer's end (loads read zero, stores are dropped) instead of a
+    branch around every access; ``other=-inf`` is a select after the load."""
+    k = compile_kernel(tb.softmax_kernel, target, SOFTMAX_SIG, {"BLOCK_SIZE": 1024, "num_stages": 1}, num_warps=4)
+    llir, asm = k.asm["llir"], k.asm["amdgcn"]
+    assert "llvm.amdgcn.make.buffer.rsrc.p8.p1" in llir and re.search(r"i32 (-2147483648|2147483648)\b", llir)
+    assert re.search(r"^\s*buffer_load_(dword|b32)\b.* offen", asm, flags=re.M)
+    assert re.search(r"^\s*buffer_store_(dword|b32)\b.* offen", asm, flags=re.M)
+    assert not re.search(r"^\s*global_(load|store)", asm, flags=re.M)
+    assert "s_cbranch_execz" not in asm
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@triton.jit
+def gather_rows(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    idx = tl.load(idx_ptr + offs)          # offsets read from memory: no bound
+    tl.store(out_ptr + offs, tl.load(x_ptr + idx))
+
+
+def test_unbounded_offsets_stay_global_accesses():
+    """Offsets loaded from memory (or taken from an argument) have no proven range: those accesses
+    stay 64-bit global ones, the provably small ones become buffer accesses."""
+    k = compile_kernel(gather_rows, "hip:gfx942", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"},
+                       {"BLOCK": 256})
+    asm = k.asm["amdgcn"]
+    assert re.search(r"^\s*global_load_dword\b", asm, flags=re.M)       # x[idx]
+    assert re.search(r"^\s*buffer_load_dword\b", asm, flags=re.M)       # idx[offs]
+    assert re.search(r"^\s*buffer_store_dword\b", asm, flags=re.M)      # out[offs]
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@pytest.mark.parametrize("target, strategy", [("hip:gfx942", "iterative-minreg"), ("hip:gfx1100", "iterative-ilp")])
+def test_scheduling_strategy_by_kernel_kind(target, strategy):
+    """Kernels without matrix instructions get the target's memory-bound schedule (fewest registers
+    on CDNA, where they bound occupancy; ILP on RDNA3); dot kernels keep LLVM's default."""
+    k = compile_kernel(tb.softmax_kernel, target, SOFTMAX_SIG, {"BLOCK_SIZE": 1024, "num_stages": 1}, num_warps=4)
+    assert f'"amdgpu-sched-strategy"="{strategy}"' in k.asm["llir"]
+    k = compile_kernel(matmul.matmul_kernel.fn, target, MM_SIG, MM_CONSTS, num_warps=4)
+    assert "amdgpu-sched-strategy" not in k.asm["llir"]
+
+
+@triton.jit
+def exp_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+
+
+def test_fp32_exp_is_exp2_of_a_scaled_argument():
+    """``tl.exp`` on fp32 is ``exp2(x * log2(e))`` (``v_exp_f32``), as Triton lowers it on AMD."""
+    k = compile_kernel(exp_kernel, "hip:gfx942", {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 256})
+    assert "llvm.exp2.f32" in k.asm["llir"] and "llvm.exp.f32" not in k.asm["llir"]
+    assert "v_exp_f32" in k.asm["amdgcn"] and "v_rndne_f32" not in k.asm["amdgcn"]
