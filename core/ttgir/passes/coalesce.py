@@ -70,10 +70,11 @@ def _connected(ops: list) -> dict:
         for v in op.operands:
             owner = v.owner
             src = owner if isinstance(owner, Operation) else owner.parent_op()
-            if src is not None:
+            if src is not None and src.name != "tt.func":  # a kernel argument joins nothing
                 union(op, src)
-        if op.parent_op() is not None and not isinstance(op.parent_op(), ModuleOp):
-            union(op, op.parent_op())
+        region_op = op.parent_op()
+        if region_op is not None and region_op.name not in ("tt.func", "builtin.module"):
+            union(op, region_op)  # an op in a loop or branch joins it (its results, its block args)
     return {op: find(op) for op in ops}
 
 
