@@ -199,4 +199,6 @@ for t in ("fp16", "int32"):
                       reference=lambda x_ptr: (x_ptr.T * 2.0 + np.arange(M)[None, :],
                                                np.array([x_ptr.astype(np.float64).sum() + x_ptr.max()]).astype(
                                                    np.float64 if x_ptr.dtype.kind == "f" else np.int32)),
-                      **tol(dtypes.ACCUM_TOLERANCE, "fp16")))
+                      # 256 values of up to 50 summed in fp16: partial sums reach a few hundred,
+                      # where an fp16 step is 0.25, and the tree's 8 levels each round once
+                      rtol=1e-2, atol=2.0))

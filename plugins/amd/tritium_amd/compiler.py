@@ -37,13 +37,14 @@ def sched_strategy(module, arch) -> str | None:
     """LLVM's scheduling strategy for a kernel without matrix instructions (elementwise, reductions,
     normalisations: their time is memory latency).  On CDNA the VGPR file is what bounds the
     wavefronts resident to hide it, so the fewest registers (``iterative-minreg``: the row softmax
-    takes 20 VGPRs instead of 35); on RDNA3 the same packing puts each transcendental's result
-    right before its use and the wave stalls on it (``s_waitcnt_depctr``), so the schedule that
-    keeps independent work between them (``iterative-ilp``).  Kernels with dots keep LLVM's
-    default, which interleaves the matrix instructions with the loads."""
+    takes 20 VGPRs instead of 35; every conformance kernel compiles with it).  On
+    RDNA3 that packing puts each transcendental's result right before its use and the wave stalls
+    on it (``s_waitcnt_depctr``), so ``max-ilp`` (LLVM 22's ``iterative-ilp`` crashes on the
+    fallback ``lgamma``).  Kernels with dots keep LLVM's default, which interleaves the matrix
+    instructions with the loads."""
     if any(op.name in ("tt.dot", "tt.dot_scaled") for op in module.walk()):
         return None
-    return "iterative-ilp" if arch.family.startswith("rdna") else "iterative-minreg"
+    return "max-ilp" if arch.family.startswith("rdna") else "iterative-minreg"
 
 
 def make_ttgir(target, options):
