@@ -47,6 +47,21 @@ def _refuse(message: str):
 _KERNARG_PRELOAD = ("gfx942",)
 
 
+def _pack(b, words: list, wty) -> ir.Value:
+    """One access's words as the value it moves: the word itself, or a vector of them."""
+    if len(words) == 1:
+        return words[0]
+    v = ir.Constant(ir.VectorType(wty, len(words)), ir.Undefined)
+    for i, w in enumerate(words):
+        v = b.insert_element(v, w, ir.Constant(I32, i))
+    return v
+
+
+def _unpack(b, v: ir.Value, n: int) -> list:
+    """The ``n`` words of a loaded value (:func:`_pack`'s inverse)."""
+    return [v] if n == 1 else [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)]
+
+
 class AMDTargetInfo(TargetInfo):
     """One ``gfx`` target.  ``shared_bytes`` is the allocation pass's LDS figure for the module:
     the LDS array is given exactly that static size, so the code object's
@@ -199,8 +214,7 @@ class AMDTargetInfo(TargetInfo):
                 # workgroups' stores)
                 return [b.load_atomic(b.gep(ptr, [ir.Constant(I32, i)], source_etype=wty), "monotonic",
                                       word_bits // 8, typ=wty) for i in range(n_words)]
-            v = b.load(ptr, typ=vty, align=align)
-            return [v] if n_words == 1 else [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
+            return _unpack(b, b.load(ptr, typ=vty, align=align), n_words)
 
         undef = [ir.Constant(wty, ir.Undefined)] * n_words
         return self._guarded(b, pred, load, other if other is not None else undef)
@@ -224,7 +238,7 @@ class AMDTargetInfo(TargetInfo):
 
     @staticmethod
     def _buffer_type(word_bits, n_words):
-        """The type a buffer access moves (i8, i16, i32 or <k x i32>) and the type of its words."""
+        """The type a buffer access of these words moves: i8, i16, i32 or <k x i32>."""
         total = word_bits * n_words
         if total <= 32:
             return ir.IntType(total)
@@ -245,11 +259,8 @@ class AMDTargetInfo(TargetInfo):
                 ir.Constant(I32, 0)]
         v = intrinsic(b, f"llvm.amdgcn.raw.ptr.buffer.load.{self._suffix(t)}", t, args)
         wty = ir.IntType(word_bits)
-        if n_words == 1:
-            words = [v if t == wty else b.bitcast(v, wty)]
-        else:
-            v = b.bitcast(v, ir.VectorType(wty, n_words))
-            words = [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
+        vty = wty if n_words == 1 else ir.VectorType(wty, n_words)
+        words = _unpack(b, v if t == vty else b.bitcast(v, vty), n_words)
         if pred is None or other is None:
             return words
         # masked-off lanes read zero from the hardware: only another ``other`` needs a select
@@ -258,13 +269,7 @@ class AMDTargetInfo(TargetInfo):
 
     def buffer_store(self, b, base, byte_offset, words, word_bits, pred):
         t = self._buffer_type(word_bits, len(words))
-        wty = ir.IntType(word_bits)
-        if len(words) == 1:
-            v = words[0]
-        else:
-            v = ir.Constant(ir.VectorType(wty, len(words)), ir.Undefined)
-            for i, w in enumerate(words):
-                v = b.insert_element(v, w, ir.Constant(I32, i))
+        v = _pack(b, words, ir.IntType(word_bits))
         if v.type != t:
             v = b.bitcast(v, t)
         intrinsic(b, f"llvm.amdgcn.raw.ptr.buffer.store.{self._suffix(t)}", ir.VoidType(),
@@ -276,13 +281,7 @@ class AMDTargetInfo(TargetInfo):
         wty = ir.IntType(word_bits)
 
         def store():
-            if n == 1:
-                v = words[0]
-            else:
-                v = ir.Constant(ir.VectorType(wty, n), ir.Undefined)
-                for i, w in enumerate(words):
-                    v = b.insert_element(v, w, ir.Constant(I32, i))
-            b.store(v, ptr, align=word_bits // 8 * n)
+            b.store(_pack(b, words, wty), ptr, align=word_bits // 8 * n)
             return []
 
         self._guarded(b, pred, store, [])
