@@ -223,7 +223,15 @@ class AMDTargetInfo(TargetInfo):
     #: bytes a buffer resource covers (Triton's figure): a valid access ends below it, and a lane
     #: that is masked off gets an offset past it, which the hardware answers with zeros (loads) or
     #: drops (stores), so no branch guards it
-    buffer_offset_limit = 0x7FFFFFFE
+    _BUFFER_BYTES = 0x7FFFFFFE
+
+    @property
+    def buffer_offset_limit(self) -> int | None:
+        # CDNA only.  On RDNA3 a block of branch-free buffer stores puts every element's division
+        # or transcendental tail in one basic block, and LLVM, at full occupancy either way,
+        # interleaves them all: the row softmax took 59 VGPRs (Triton 3.6: 46) where branch-guarded
+        # global accesses take 22 with the same waits (bench/NOTES.md, run 21)
+        return None if self.arch.family.startswith("rdna") else self._BUFFER_BYTES
     _OUT_OF_RANGE = 0x80000000
 
     def _resource(self, b, base):
@@ -233,7 +241,7 @@ class AMDTargetInfo(TargetInfo):
         if self.arch.family.startswith("rdna"):
             flags |= (1 << 24) | (3 << 28)
         return intrinsic(b, "llvm.amdgcn.make.buffer.rsrc.p8.p1", ir.PointerType(addrspace=8),
-                         [base, ir.Constant(I16, 0), ir.Constant(I64, self.buffer_offset_limit),
+                         [base, ir.Constant(I16, 0), ir.Constant(I64, self._BUFFER_BYTES),
                           ir.Constant(I32, flags)])
 
     @staticmethod
