@@ -237,9 +237,10 @@ class Pipeline:
     iteration ``i - 2``.  Without a spare slot those consumers must be waited for (see
     ``slots_ahead``).
 
-    A backend may instead ask, with ``late_refill(loop) -> bool``, for the refill right after the
-    slots' last consumer: the copies are then issued while that consumer runs on an asynchronous
-    unit rather than before the first one starts (the slot written was still read one iteration
+    A backend may instead ask, with ``late_refill(loop)``, for the refill right after the slots'
+    last consumer (``True``) or after an op of the body that follows it (that op): the copies are
+    then issued while that consumer runs on an asynchronous unit, or once a wait has retired it,
+    rather than before the first one starts (the slot written was still read one iteration
     earlier, so ``membar`` puts a barrier before the refill)."""
 
     name = "pipeline"
@@ -283,7 +284,7 @@ class Pipeline:
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes <= self.shared_budget
         nslots = s + 1 if spare else s
-        late = not spare and self.late_refill is not None and self.late_refill(loop)
+        late = (self.late_refill(loop) or None) if not spare and self.late_refill is not None else None
         # one buffer of nslots slots per load
         bufs = []
         for _, _, t in info.loads:
@@ -358,7 +359,10 @@ class Pipeline:
         # (or after the last one)
         y = new_body.last_op
         users = [op for op in new_body.ops if op in {u.operation for v in views for u in v.result.uses}]
-        at = InsertPoint.after(users[-1]) if late else InsertPoint.before(users[0])
+        if isinstance(late, Operation) and late.parent_block() is new_body:
+            at = InsertPoint.after(late)
+        else:
+            at = InsertPoint.after(users[-1]) if late else InsertPoint.before(users[0])
         env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
         iv_ahead = _binop(arith.AddIOp, iv, dist, at)
         wslot = _binop(arith.AddIOp, slot, _const(s - 1, i32, at), at)

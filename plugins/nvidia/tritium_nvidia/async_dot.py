@@ -17,17 +17,32 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
 
 
-def _pipelined(dot: WarpGroupDotOp) -> bool:
+def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
     """Both operands are slots that are refilled two iterations after they are read (a spare slot),
-    so the dot may still be reading them during the next iteration."""
+    or one iteration after but only once ``wait`` has run (every copy of the body follows it), so
+    the dot may still be reading them during the next iteration."""
     from tritium.ttgir.passes.pipeline import slots_ahead
-    return all(slots_ahead(v) >= 2 for v in (dot.a, dot.b))
+    ahead = [slots_ahead(v) for v in (dot.a, dot.b)]
+    if all(a >= 2 for a in ahead):
+        return True
+    if not all(a == 1 for a in ahead):
+        return False
+    ops = list(wait.parent_block().ops)
+    at = ops.index(wait)
+    return all(i > at for i, op in enumerate(ops) if op.name == "ttg.async_copy_global_to_local")
 
 
 def wants_spare_slot(loop) -> bool:
     """The pipeline's question, asked before it rewrites ``loop``: a wgmma reading two buffers the
     loop fills whose waited result only flows back into the loop (what this pass will let run
-    across iterations)."""
+    across iterations).  Where ``num_stages + 1`` slots do not fit, ``wants_late_refill`` gives
+    the loop Triton's schedule instead."""
+    return _matmul_wait(loop) is not None
+
+
+def _matmul_wait(loop):
+    """The wait of a wgmma reading two buffers the loop fills whose waited result only flows back
+    into the loop, or None."""
     body = loop.body.block
     for wait in body.ops:
         if not isinstance(wait, WarpGroupDotWaitOp) or len(wait.inputs) != 1:
@@ -39,8 +54,8 @@ def wants_spare_slot(loop) -> bool:
         loads = all(getattr(v.owner, "name", None) == "ttg.local_alloc" and v.owner.parent_block() is body
                     for v in (dot.a, dot.b))
         if loads and len(uses) == 1 and uses[0].operation is body.last_op:
-            return True
-    return False
+            return wait
+    return None
 
 
 #: 32-bit registers per thread the tensors live across an in-flight dot may take (accumulators,
@@ -67,15 +82,23 @@ def _last_dot(body):
     return waits[-1].inputs[0].owner, waits[-1]
 
 
-def wants_late_refill(loop) -> bool:
-    """The pipeline's other question: a loop that gets no spare slot (attention: the first dot's
-    result is used in the loop) whose last wgmma reads a buffer the loop fills and may stay in
-    flight across the iteration (see ``_leave_last_dot_in_flight``) within
-    ``IN_FLIGHT_REGISTERS``.  Its copies are then issued after that dot instead of before the first."""
+def wants_late_refill(loop):
+    """The pipeline's other question, for a loop that gets no spare slot.  A matmul loop (see
+    ``wants_spare_slot``) whose ``num_stages + 1`` slots did not fit: its wait, after which the
+    refill goes.  A loop whose first dot's result is used in the loop (attention) and whose last
+    wgmma reads a buffer the loop fills and may stay in flight across the iteration (see
+    ``_leave_last_dot_in_flight``) within ``IN_FLIGHT_REGISTERS``: True, the copies then issued
+    after that dot instead of before the first.  False otherwise."""
     from tritium.ttgir.dialect import num_warps_of
     body = loop.body.block
+    matmul = _matmul_wait(loop)
+    if matmul is not None:
+        # asked only when the spare slot did not fit: the refill goes after the wait that retires
+        # the previous iteration's wgmma (``membar`` puts a barrier before it), and that wait may
+        # leave this iteration's in flight (Triton's schedule: S slots, two barriers)
+        return matmul
     last = _last_dot(body)
-    if wants_spare_slot(loop) or last is None:
+    if last is None:
         return False
     dot, wait = last
     if not any(getattr(v.owner, "name", None) == "ttg.local_alloc" and v.owner.parent_block() is body
@@ -167,7 +190,7 @@ class AsyncDotWaits:
             yield_op = loop.body.block.last_op
             if len(uses) != 1 or uses[0].operation is not yield_op:
                 continue
-            if _pipelined(dot):
+            if _pipelined(dot, wait):
                 wait.properties["pendings"] = IntegerAttr(1, i32)
             elif _leave_last_dot_in_flight(loop, wait, dot):
                 wait.outputs[0].replace_all_uses_with(wait.inputs[0])

@@ -357,11 +357,23 @@ def test_other_argument_kinds_after_the_pattern_is_set():
     assert last.params[0] == host.ctypes.data and last.params[1] == y.data_ptr()
 
 
-def test_tensor_descriptor_argument():
+def test_tensor_descriptor_argument(monkeypatch):
     src, out = on(0, torch.randn(64), torch.empty(64))
     for _ in range(2):
         last = launched(lambda: copy_desc[(1,)](TensorDescriptor.from_tensor(src, [64]), out, BLOCK=64), 1)
         assert last.params[0] == src.data_ptr()
+    # from then on the flattened launch takes the companion kernel's generated binder, not the
+    # general JITFunction.run (about 100 us of Python, more than a large matmul's GPU time)
+    companion = next(iter(copy_desc._descriptor_companions.values()))
+    assert companion._direct is not None and companion._direct.cache  # its generated binder, filled
+
+    def general(*args, **kwargs):
+        raise AssertionError("the descriptor launch took the general path")
+
+    monkeypatch.setattr(companion, "run", general)
+    src2 = on(0, torch.randn(64))[0]
+    last = launched(lambda: copy_desc[(1,)](TensorDescriptor.from_tensor(src2, [64]), out, BLOCK=64), 1)
+    assert last.params[0] == src2.data_ptr()
 
 
 def test_queries_switch_to_torch_once_initialised(monkeypatch):
