@@ -47,7 +47,7 @@ class JITFunction(KernelInterface):
         try:
             self._src_lines, self._first_line = _source_of(fn)
         except (OSError, TypeError):  # defined in a REPL or exec(): reported when it is compiled
-            self._src_lines, self._first_line = [], 0
+            self._src_lines, self._first_line = _exec_source_of(fn) or ([], 0)
         self.src = textwrap.dedent("".join(self._src_lines))
         self._indent = len(self._src_lines[0]) - len(self._src_lines[0].lstrip()) if self._src_lines else 0
         self.file = inspect.getsourcefile(fn) or "<unknown>"
@@ -360,6 +360,45 @@ def _source_of(fn) -> tuple[list[str], int]:
         if line.lstrip().startswith(("def ", "async def ")):
             return lines[i:], first + i
     return lines, first
+
+
+def _exec_source_of(fn, depth: int = 12) -> tuple[list[str], int] | None:
+    """The source of ``fn`` when it was defined by ``exec(text)`` (no file holds it), found as a
+    string in the locals of a frame up the stack (the code calling ``exec``, while the decorator
+    runs) that defines a function of that name at the code object's first line with the same
+    parameters.  Nothing is guessed: any other string is ignored, and None means not found."""
+    import sys
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_filename.startswith("<"):
+        return None
+    params = list(inspect.signature(fn).parameters)
+    frame = sys._getframe(1)
+    seen: set = set()
+    for _ in range(depth):
+        if frame is None:
+            break
+        for value in list(frame.f_locals.values()):
+            if type(value) is not str or id(value) in seen or f"def {fn.__name__}" not in value:
+                continue
+            seen.add(id(value))
+            try:
+                tree = ast.parse(value)
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != fn.__name__:
+                    continue
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                args = node.args
+                names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+                if first != code.co_firstlineno or names != params:
+                    continue
+                lines = value.splitlines(keepends=True)[node.lineno - 1:node.end_lineno]
+                if lines and not lines[-1].endswith("\n"):
+                    lines[-1] += "\n"
+                return lines, node.lineno
+        frame = frame.f_back
+    return None
 
 
 def _hash_dependency(h, name, v, seen):

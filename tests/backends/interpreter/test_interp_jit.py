@@ -78,3 +78,42 @@ def test_jit_out_of_bounds_points_at_the_source_line(monkeypatch):
     x, out = np.ones(100, np.float32), np.zeros(128, np.float32)
     with pytest.raises(InterpreterError, match=r"test_interp_jit.py:\d+.*program id \(3, 0, 0\).*element offset 100"):
         _oob[(4,)](x, out, BLOCK=32)
+
+
+def _patched(template, replace: dict):
+    """What Triton's own tests do to vary a kernel: its source edited and exec'd (no file)."""
+    import inspect
+    import textwrap
+    src = textwrap.dedent(inspect.getsource(template.fn))
+    for old, new in replace.items():
+        src = src.replace(old, new)
+    scope: dict = {}
+    exec(src, globals(), scope)  # noqa: S102 - the test's point
+    return scope[template.fn.__name__]
+
+
+@triton.jit
+def _clamp_low(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.maximum(tl.load(x_ptr + offs), 0.5))
+
+
+def test_a_kernel_defined_by_exec_of_edited_source_compiles_from_that_source(monkeypatch):
+    _on_interpreter(monkeypatch)
+    k = _patched(_clamp_low, {"tl.maximum": "tl.minimum"})
+    assert "tl.minimum" in k.src and "tl.maximum" not in k.src
+    x = np.random.rand(64).astype(np.float32)
+    out = np.full(64, np.nan, np.float32)
+    k[(1,)](x, out, BLOCK=64)
+    np.testing.assert_array_equal(out, np.minimum(x, np.float32(0.5)))
+
+
+def test_exec_source_recovery_takes_only_a_matching_definition():
+    """A string that defines another function, or this one at another line, is not taken: the
+    kernel then reports that its source cannot be read."""
+    decoy = "@triton.jit\ndef other(x):\n    pass\n"  # noqa: F841 - found in this frame's locals
+    scope: dict = {}
+    exec(compile("\n\n@triton.jit\ndef lonely(x_ptr):\n    pass\n", "<string>", "exec"), globals(), scope)  # noqa: S102
+    assert scope["lonely"].src == ""
+    with pytest.raises(ValueError, match="cannot read the source of lonely"):
+        scope["lonely"].parse()
