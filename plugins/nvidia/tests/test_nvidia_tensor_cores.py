@@ -179,6 +179,21 @@ def test_tf32_int8_fp8_take_their_instructions(monkeypatch, tmp_path):
     assert re.search(r"mma\S*e4m3", fp8.asm["ptx"])
 
 
+@pytest.mark.parametrize("fp8", ["fp8e5", "fp8e4nv"])
+def test_sm80_fp8_dot_is_fp16_mma_of_the_upcast_operands(monkeypatch, tmp_path, fp8):
+    """No fp8 instruction before sm_89: the operands go through shared memory as fp8 (pipelined
+    cp.async), are upcast to fp16 in the dot-operand registers and multiplied by fp16 mma.sync
+    (every fp8 value and product is exact there), as Triton promotes them.  It was FMA code
+    (about 40x the PTX, and minutes of ptxas for the conformance suite's cases)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _compile("cuda:80", 64, 64, 64, sig=dict(SIG, a_ptr=f"*{fp8}", b_ptr=f"*{fp8}"))
+    ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert "cp.async.cg.shared.global" in ptx
+    assert re.search(r"tt.fp_to_fp .*#ttg.dot_op<\{opIdx = 0", ttgir)
+    assert len(ptx.splitlines()) < 8000
+
+
 def test_big_tiles_compile_fast_and_small(monkeypatch, tmp_path):
     """A 128x256x64 dot with 8 warps: the tensor-core IR does not grow with the tile as FMA does."""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))

@@ -31,6 +31,7 @@ from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
 from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.memory_ops import LoadOp
+from tritium.ttir.ops import FpToFpOp
 
 from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from .encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
@@ -135,7 +136,11 @@ class AccelerateMatmul:
         if ka not in INSTR_K:
             return 0, f"no tensor-core instruction for {ka} operands"
         if ka in ("e4m3", "e5m2") and self.capability < 89:
-            return 0, "fp8 tensor-core instructions need sm_89+"
+            # no fp8 instruction before sm_89: Triton's promotion, the operands upcast to fp16 (every
+            # e4m3/e5m2 value is exact there, and so are the products in fp32) for fp16 mma.sync
+            if kc != "f32":
+                return 0, f"accumulator {kc} with {ka} operands before sm_89 (fp16 mma.sync of the upcast operands accumulates in fp32)"
+            ka = "f16"
         if kc not in ACCUMULATORS[ka]:
             return 0, f"accumulator {kc} with {ka} operands (the tensor cores accumulate {ka} in " \
                       f"{' or '.join(ACCUMULATORS[ka])})"
@@ -226,6 +231,11 @@ class AccelerateMatmul:
         c = op.operands[2].type
         shape = c.get_shape()
         kind = _kind(op.operands[0].type)
+        # see plan(): fp8 before sm_89 goes through shared memory as fp8 (the pipeliner's copies
+        # move it as it is in memory) and is upcast to fp16 in the dot-operand registers
+        upcast = kind in ("e4m3", "e5m2") and self.capability < 89
+        if upcast:
+            kind = "f16"
         if len(shape) == 3:  # batched: warps along the batch, each computing whole 2-D tiles (as Triton)
             enc = NvidiaMmaEncodingAttr(2, (self.num_warps, 1, 1), (1, 16, 8))
         else:
@@ -237,6 +247,10 @@ class AccelerateMatmul:
             load = LocalLoadOp(buf, TensorType(t.element_type, t.get_shape(), DotOperandEncodingAttr(i, enc, k_width)))
             op.parent_block().insert_op_before(load, op)
             op.operands[i] = load.result
+            if upcast:
+                up = FpToFpOp(load.result, TensorType(Float16Type(), t.get_shape(), load.result.type.encoding))
+                op.parent_block().insert_op_before(up, op)
+                op.operands[i] = up.result
         mma_t = self._mma_type(op, enc)
         op.operands[2] = self._accumulator(op, mma_t)
         from tritium.ttgir.passes._util import set_type

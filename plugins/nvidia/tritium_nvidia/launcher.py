@@ -181,9 +181,11 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
     return "\n".join(lines + _launch_call(impl)) + "\n"
 
 
-def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str) -> str:
+def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str,
+                   c: bool = False) -> str:
     """Body of the fast path's launcher: values ``v0 .. v{arity-1}``, of which ``positions``
-    are the kernel's parameters in order."""
+    are the kernel's parameters in order.  ``c``: the slots are written and the kernel launched by
+    the C ``claunch`` (``c_launch.py``) first, the Python statements only running where it declines."""
     values = [f"v{i}" for i in range(arity)]
     runtime = "(" + "".join(f"v{p}, " for p in positions) + ")"
     lines = [f"def direct(grid{''.join(', ' + v for v in values)}):",
@@ -191,8 +193,11 @@ def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple
              f"        return fallback(grid, {runtime})",
              "    stream = stream_of(DEVICE)",
              "    if current_device() != DEVICE:",
-             f"        return fallback(grid, {runtime})",
-             "    if len(grid) == 1:",
+             f"        return fallback(grid, {runtime})"]
+    if c:
+        lines += [f"    if not claunch(grid, stream{''.join(f', v{p}' for p in positions)}):",
+                  "        return"]
+    lines += ["    if len(grid) == 1:",
              "        gx = grid[0]",
              "        gy = gz = 1",
              "    elif len(grid) == 3:",
@@ -294,7 +299,8 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     return launch
 
 
-_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback")
+_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback",
+            "claunch")
 
 
 def _direct_globals() -> dict:
@@ -318,7 +324,8 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
     if len(positions) != len(state.arg_types) or any(
             arg_kind(ty).store_direct is None for _, ty in state.arg_types):
         return None
-    body = _direct_source(arity, positions, state.arg_types, state.impl)
+    claunch = _c_launch(state)
+    body = _direct_source(arity, positions, state.arg_types, state.impl, c=claunch is not None)
     slots = [f"s{j}" for j in range(len(state.buf.slots))]
     src = (f"def make({', '.join(slots + list(_CLOSURE))}):\n"
            + "".join("    " + line + "\n" for line in body.splitlines()) + "    return direct\n")
@@ -328,11 +335,29 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
     constants = dict(FUNC=int(state.function) if state.impl == "ctypes" else state.function, BLOCK=state.block,
                      SHARED=state.shared, PARAMS=state.buf.address, owner=state.owner,
                      last_stream=state.last_stream, cu_launch=state.cu_launch, fail=state.fail, DEVICE=device,
-                     fallback=fallback)
+                     fallback=fallback, claunch=claunch)
     direct = scope["make"](*state.buf.slots, *[constants[n] for n in _CLOSURE])
     direct.source = body
     direct.params = state.buf  # the slots live as long as the launcher
     return direct
+
+
+def _c_launch(state: LaunchState):
+    """The C slot writer and launcher for ``state`` (``c_launch.py``), or None: no extension, the
+    ctypes launch path, or a parameter kind it does not write (fp16/bf16 scalars)."""
+    if state.impl != "bindings":
+        return None
+    from . import c_launch
+    kinds = [c_launch.kind_of(ty) for _, ty in state.arg_types]
+    if None in kinds:
+        return None
+    mod = c_launch.load()
+    address = c_launch.launch_kernel_address() if mod is not None else None
+    if address is None:
+        return None
+    slots = tuple(ctypes.addressof(s) for s in state.buf.slots[:len(kinds)])
+    return mod.Launch(address, int(state.function), state.block, state.shared, state.buf.address, slots,
+                      "".join(kinds))
 
 
 DEFAULT_IMPL = "bindings"

@@ -383,3 +383,36 @@ def test_queries_switch_to_torch_once_initialised(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     assert queries.stream_of(1) == STREAMS[1]
     assert queries.NAMESPACE["stream_of"] is torch._C._cuda_getCurrentRawStream
+
+
+@tritium.jit
+def scalar_kinds(out_ptr, a, b, c, d, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), (a + b + c + d).to(tl.float32))
+
+
+def test_the_c_launcher_writes_every_scalar_kind(runs):
+    from tritium_nvidia import c_launch
+    if c_launch.load() is None:
+        pytest.skip("no C compiler or Python headers here: launches keep the Python slot writes")
+    out = on(0, torch.empty(64))[0]
+    big = 2 ** 40 + 3
+    launched(lambda: scalar_kinds[(2, 3)](out, -5, big, 0.1, True, BLOCK=64))
+    kernel = next(iter(scalar_kinds.kernel_cache.values()))[0]
+    assert sorted(kernel.runtime_signature.values()) == sorted(["*fp32", "i32", "i64", "fp32", "i1"]), \
+        kernel.runtime_signature
+    for _ in range(3):
+        last = launched(lambda: scalar_kinds[(2, 3)](out, -5, big, 0.1, True, BLOCK=64), 5)
+    go = next(iter(scalar_kinds._direct.cache.values()))[0]
+    assert "claunch(" in go.source   # the direct launcher hands the slots to C
+    assert tuple(last.grid) == (2, 3, 1) and last.stream == STREAMS[0]
+    assert last.params[0] == out.data_ptr()
+    assert last.params[1] & 0xFFFFFFFF == (-5) & 0xFFFFFFFF
+    assert last.params[2] == big
+    assert f32(last.params[3]) == np.float32(0.1)
+    assert last.params[4] & 0xFFFFFFFF == 1
+    # a grid the C function does not take (a list) and an empty one: the Python statements run
+    # (the same specialization: 1 would be another, a constant)
+    assert tuple(launched(lambda: scalar_kinds[[4]](out, 2, big, 0.5, False, BLOCK=64), 5).grid) == (4, 1, 1)
+    before = FAKE.count.value
+    scalar_kinds[(0, 3)](out, 2, big, 0.5, False, BLOCK=64)
+    assert FAKE.count.value == before
