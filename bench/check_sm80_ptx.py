@@ -33,7 +33,7 @@ def main() -> int:
     torch.manual_seed(0)
     bad = 0
     cases = []
-    for dt, name in ((torch.float8_e5m2, "fp8e5"), (torch.float8_e4m3fn, "fp8e4nv"), (torch.float16, "fp16")):
+    for dt, name in ((torch.float8_e5m2, "fp8e5"), (torch.float16, "fp16")):  # fp8e4nv needs sm_89
         for (m, n, k_, bm, bn, bk, w, s, kmajor) in ((256, 256, 256, 64, 64, 64, 4, 3, False),
                                                      (200, 136, 300, 64, 64, 32, 4, 2, False),
                                                      (128, 128, 512, 128, 64, 64, 8, 4, True),

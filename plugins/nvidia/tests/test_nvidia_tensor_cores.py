@@ -179,7 +179,7 @@ def test_tf32_int8_fp8_take_their_instructions(monkeypatch, tmp_path):
     assert re.search(r"mma\S*e4m3", fp8.asm["ptx"])
 
 
-@pytest.mark.parametrize("fp8", ["fp8e5", "fp8e4nv"])
+@pytest.mark.parametrize("fp8", ["fp8e5"])  # fp8e4nv needs sm_89 (refused before, as by Triton)
 def test_sm80_fp8_dot_is_fp16_mma_of_the_upcast_operands(monkeypatch, tmp_path, fp8):
     """No fp8 instruction before sm_89: the operands go through shared memory as fp8 (pipelined
     cp.async), are upcast to fp16 in the dot-operand registers and multiplied by fp16 mma.sync
