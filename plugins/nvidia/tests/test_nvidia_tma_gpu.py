@@ -15,9 +15,10 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(autouse=True)
-def _sm90():
+def _sm90(monkeypatch):
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("TMA needs compute capability 9.0")
+    monkeypatch.setenv("TRITIUM_TMA", "1")  # the TMA path is opt-in (tensor_map.py); a case may switch it off
 
 
 DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
