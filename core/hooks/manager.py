@@ -159,7 +159,8 @@ class TritiumPluginManager:
         caller = self._callers.get(key)
         if caller is None:
             others = [p for n, p in self.pm.list_name_plugin() if n != plugin]
-            caller = self.pm.subset_hook_caller(hook, remove_plugins=others)
+            subset = self.pm.subset_hook_caller(hook, remove_plugins=others)
+            caller = _direct_caller(subset) or subset
             self._callers[key] = caller
         return caller
 
@@ -278,3 +279,25 @@ def select_backend(explicit: str | None = None, args: Iterable[Any] = ()) -> Bac
 
 def layout_encodings() -> list[Any]:
     return get_plugin_manager().layout_encodings()
+
+
+def _direct_caller(subset) -> Callable[..., Any] | None:
+    """The plugin's one implementation of a hook, called directly with pluggy's result convention
+    (the value itself for a *firstresult* hook, else a list of the non-None results): pluggy's
+    dispatch costs microseconds a call, and some hooks are asked on every launch (one tensor
+    descriptor each).  None where pluggy must dispatch: wrappers, several implementations, no spec."""
+    spec = getattr(subset, "spec", None)
+    impls = subset.get_hookimpls()
+    if spec is None or len(impls) != 1 or impls[0].hookwrapper or impls[0].wrapper:
+        return None
+    fn, names = impls[0].function, tuple(impls[0].argnames)
+    if bool(spec.opts.get("firstresult")):
+        def first(**kwargs):
+            return fn(*[kwargs[n] for n in names])
+        return first
+
+    def every(**kwargs):
+        result = fn(*[kwargs[n] for n in names])
+        return [] if result is None else [result]
+    return every
+
