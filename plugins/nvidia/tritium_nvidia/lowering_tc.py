@@ -234,10 +234,12 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     def desc0(enc, t, addr):
         """The descriptor of the warp's first tile; the others add their offset to it.  Shared
         addresses are below 256 KiB and 16-byte aligned here, so the 14-bit address field needs no
-        mask and the per-step offsets (multiples of 16 bytes) add to the field without a carry."""
+        mask and the per-step offsets (multiples of 16 bytes) add to the field without a carry:
+        the K steps are 64-bit adds of constants, which ptxas keeps in uniform registers
+        (``UIADD3.64``, two descriptors alternating, as in Triton's loop)."""
         d = _descriptor_base(enc, t.shape)
-        # the low word (address and leading offset fields) in 32 bits; the high word a constant
-        return b.add(b.lshr(addr, const(I32, 4)), const(I32, d & 0xFFFFFFFF)), d >> 32
+        low = b.add(b.lshr(addr, const(I32, 4)), const(I32, d & 0xFFFFFFFF))
+        return b.or_(b.zext(low, I64), const(I64, (d >> 32) << 32))
 
     if not a_in_regs:
         a_desc = desc0(ea, a_t, b.add(_smem_i32(b, fl.get(op.a)), _bits_sum(
@@ -246,9 +248,7 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape))))
 
     def desc(base, off):
-        low, high = base
-        low = b.add(low, const(I32, off >> 4)) if off else low
-        return b.or_(b.zext(low, I64), const(I64, high << 32))
+        return b.add(base, const(I64, off >> 4)) if off else base
 
     c_frag = acc_fragment(inst_n, acc_kind)
     n_acc = len(c_frag)
