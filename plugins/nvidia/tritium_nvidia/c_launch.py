@@ -7,7 +7,7 @@ wrapping the stream for ``cuda.bindings`` and that binding's own argument conver
 module builds (once per source and Python version, with the system C compiler, into Tritium's
 cache directory) a small extension whose ``Launch`` objects do exactly those steps::
 
-    claunch = Launch(cu_launch_kernel_address, function_handle, block, shared, params_address,
+    claunch = Launch(cuLaunchKernel address, function_handle, block, shared, params_address,
                      (slot addresses), kinds)
     err = claunch(grid, stream, v0, v1, ...)      # 0: launched
 
@@ -24,6 +24,7 @@ Without a C compiler or Python's headers, :func:`load` returns None and launches
 (``TRITIUM_CUDA_LAUNCH=bindings`` also keeps them there)."""
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -207,17 +208,13 @@ PyMODINIT_FUNC PyInit__tritium_claunch(void) {
 }
 """
 
-#: parameter type (signature spelling) -> the kind letter of its slot; fp16/bf16 scalars keep the
-#: Python path (their bit conversion lives there)
-KINDS = {"i1": "i", "i8": "i", "i16": "i", "i32": "i", "u1": "u", "u8": "u", "u16": "u", "u32": "u",
-         "i64": "l", "u64": "L", "fp32": "f", "f32": "f", "fp64": "d", "f64": "d"}
+#: the ctypes type of a parameter slot (``launcher.ParamBuffer``, which says which slot a
+#: signature type takes) -> the kind letter the C function writes it as
+SLOT_KINDS = {ctypes.c_void_p: "p", ctypes.c_int32: "i", ctypes.c_uint32: "u", ctypes.c_int64: "l",
+              ctypes.c_uint64: "L", ctypes.c_float: "f", ctypes.c_double: "d"}
 
 _lock = threading.Lock()
 _module: list = []   # [module or None] once tried
-
-
-def kind_of(ty: str) -> str | None:
-    return "p" if ty.startswith("*") else KINDS.get(ty)
 
 
 def _build(directory: str) -> str | None:
@@ -274,14 +271,3 @@ def load():
                 mod = None
             _module.append(mod)
     return _module[0]
-
-
-def launch_kernel_address() -> int | None:
-    """Address of the driver's ``cuLaunchKernel`` in this process (the library cuda.bindings
-    loaded, or the one preloaded in its place)."""
-    import ctypes
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-        return ctypes.cast(lib.cuLaunchKernel, ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        return None

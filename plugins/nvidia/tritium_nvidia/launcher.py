@@ -344,20 +344,23 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
 
 def _c_launch(state: LaunchState):
     """The C slot writer and launcher for ``state`` (``c_launch.py``), or None: no extension, the
-    ctypes launch path, or a parameter kind it does not write (fp16/bf16 scalars)."""
+    ctypes launch path, or a parameter the C function cannot write as its slot's type (fp16/bf16
+    scalars, whose slots take converted bits)."""
     if state.impl != "bindings":
         return None
     from . import c_launch
-    kinds = [c_launch.kind_of(ty) for _, ty in state.arg_types]
-    if None in kinds:
+    slots = state.buf.slots[:len(state.arg_types)]
+    kinds = [c_launch.SLOT_KINDS.get(type(slot)) if arg_kind(ty) in (_SCALAR, _POINTER) else None
+             for (_, ty), slot in zip(state.arg_types, slots)]
+    mod = c_launch.load() if None not in kinds else None
+    if mod is None:
         return None
-    mod = c_launch.load()
-    address = c_launch.launch_kernel_address() if mod is not None else None
-    if address is None:
+    try:
+        address = ctypes.cast(_libcuda_launch(), ctypes.c_void_p).value
+    except (OSError, AttributeError):
         return None
-    slots = tuple(ctypes.addressof(s) for s in state.buf.slots[:len(kinds)])
-    return mod.Launch(address, int(state.function), state.block, state.shared, state.buf.address, slots,
-                      "".join(kinds))
+    return mod.Launch(address, int(state.function), state.block, state.shared, state.buf.address,
+                      tuple(ctypes.addressof(slot) for slot in slots), "".join(kinds))
 
 
 DEFAULT_IMPL = "bindings"
