@@ -294,7 +294,12 @@ class JITFunction(KernelInterface):
         kind = None
         for v, k in zip(bound, key_parts):
             if k[0] == "a" and k[1][0] == "*":  # the first pointer argument says where memory lives
-                kind = (type(v), getattr(v, "device", None))
+                device = getattr(v, "device", None)
+                try:
+                    hash(device)
+                except TypeError:  # e.g. cupy's Device: the same device answers the same id
+                    device = (type(device), getattr(device, "id", None) if hasattr(device, "id") else str(device))
+                kind = (type(v), device)
                 break
         backend = self._backend_by_kind.get(kind)
         if backend is None:

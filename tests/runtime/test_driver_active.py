@@ -40,3 +40,31 @@ def test_nvidia_metadata_reports_registers(monkeypatch, tmp_path):
                                                           "n": "i32"}, constexprs={"BLOCK": 1024})
     assert isinstance(k.n_regs, int) and k.n_regs > 0 and k.n_spills == 0
     assert k.metadata.shared == 0
+
+
+class _UnhashableDevice:
+    """A device object as cupy's: equal by id, not hashable."""
+    __hash__ = None
+
+    def __init__(self, id):
+        self.id = id
+
+    def __eq__(self, other):
+        return isinstance(other, _UnhashableDevice) and other.id == self.id
+
+
+class _ArrayOnDevice(np.ndarray):
+    device = _UnhashableDevice(0)
+
+
+def test_array_with_an_unhashable_device_launches(monkeypatch):
+    """The backend chosen for an argument kind is remembered by (type, device); a device that
+    cannot be hashed (cupy's) must not fail the launch."""
+    monkeypatch.delenv("TRITIUM_BACKEND", raising=False)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(100).astype(np.float32).view(_ArrayOnDevice)
+    y = rng.standard_normal(100).astype(np.float32).view(_ArrayOnDevice)
+    for _ in range(2):  # the second launch finds the remembered backend
+        z = np.full(100, np.nan, np.float32).view(_ArrayOnDevice)
+        _add[(2,)](x, y, z, 100, BLOCK=64)
+        np.testing.assert_allclose(np.asarray(z), np.asarray(x) + np.asarray(y), rtol=1e-6)
