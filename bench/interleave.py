@@ -3,9 +3,12 @@ the other.
 
 A GPU under sustained load lowers its clock (on the H200: 1980 MHz idle, and one Triton matmul
 config moved from 721 to 647 TFLOP/s between two runs), so whichever side is timed first wins a
-sequential comparison.  :func:`interleaved` times every side once per slot in the order
-A, B, B, A (then B, A, A, B in the next round, ...), so each side gets as many early as late slots;
-each side's figure is the median of its per-round medians, with the spread (min..max) beside it.
+sequential comparison.  :func:`interleaved` alternates the sides at every repetition, in the
+order A, B, B, A, A, B, ... (:func:`slot_order` per pair of repetitions, the opening side changing
+from round to round), so neighbouring runs of the two sides see the same clock: a power-capped
+H200 moves its clock within a few milliseconds, faster than a slot of 20 repetitions, and slot-level
+alternation left the same matmul config at 0.92 in one run and 1.08 in the next.  Each side's figure
+is the median of its per-round medians, with the spread (min..max) beside it.
 :func:`host_line` prints what the run ran on, with the SM clock read before and after.
 """
 from __future__ import annotations
@@ -68,19 +71,24 @@ def slot_order(names: list, rounds: int) -> list:
 
 
 def interleaved(fns: dict, reps: int = 20, rounds: int = 3, warmup: int = 3, flush_l2: bool = True) -> dict:
-    """``{name: Timing}`` for ``{name: callable}``, timed in ABBA order over ``rounds`` rounds
-    (at least three); each round's figure for a side is the median of its two slots."""
+    """``{name: Timing}`` for ``{name: callable}`` over ``rounds`` rounds (at least three) of about
+    ``reps`` runs a side, the sides alternating run by run in ABBA order; each round's figure for a
+    side is the median of its runs in that round."""
     rounds = max(3, rounds)
     for fn in fns.values():
         for _ in range(warmup):
             fn()
     torch.cuda.synchronize()
     per_round = {n: [] for n in fns}
-    for order in slot_order(list(fns), rounds):
-        slots = {n: [] for n in fns}
-        for n in order:
-            slots[n].append(time_once(fns[n], reps, flush_l2))
-        for n, v in slots.items():
+    names = list(fns)
+    for r in range(rounds):
+        times = {n: [] for n in fns}
+        # per pair of repetitions the ABBA order; the side that opens changes with the round
+        orders = slot_order(names if r % 2 == 0 else list(reversed(names)), max(1, (reps + 1) // 2))
+        for order in orders:
+            for n in order:
+                times[n].append(time_once(fns[n], 1, flush_l2))
+        for n, v in times.items():
             per_round[n].append(statistics.median(v))
     return {n: Timing(statistics.median(v), min(v), max(v), v) for n, v in per_round.items()}
 
