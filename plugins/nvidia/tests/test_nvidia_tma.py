@@ -133,6 +133,21 @@ def test_map_arguments():
     assert tensor_map.tiled_map_arguments("fp8e4nv", 0, [64, 64], [64, 1], [64, 64], "zero").data_type == "UINT8"
 
 
+@pytest.mark.parametrize("dtype,block,swizzle", [
+    ("fp16", [32, 64], 128), ("fp8e4nv", [64, 64], 64), ("fp32", [16, 8], 32), ("bf16", [128, 16], 32),
+    ("fp16", [32, 128], 0),      # 256-byte rows: wider than any swizzle pattern
+    ("fp16", [64, 8], 0),        # 16-byte rows
+    ("fp32", [2, 16, 32], 0),    # 3-d boxes stay row-major
+])
+def test_map_swizzle(dtype, block, swizzle):
+    """A 2-d box whose rows are 32, 64 or 128 bytes is encoded swizzled, which is how a
+    ``#ttg.nvmma_shared`` buffer of that swizzle holds it."""
+    shape = [256] * len(block)
+    strides = [256 ** (len(block) - 1 - i) for i in range(len(block))]
+    m = tensor_map.tiled_map_arguments(dtype, 0x10000, shape, strides, block, "zero")
+    assert m is not None and m.swizzle == swizzle
+
+
 @pytest.mark.parametrize("why,args", [
     ("outer stride of 140 bytes", ("fp16", 0, [50, 70], [70, 1], [16, 32], "zero")),
     ("base not 16-byte aligned", ("fp16", 8, [64, 64], [64, 1], [16, 32], "zero")),

@@ -1,8 +1,8 @@
 """TMA tensor maps (CUtensorMap) for host tensor descriptors on sm_90.
 
 :func:`tiled_map_arguments` decides whether a descriptor fits the copy engine and spells the
-``cuTensorMapEncodeTiled`` arguments (innermost dimension first, strides in bytes, no swizzle:
-the kernel's tile buffer is row-major, ``tma.py``); :func:`tensor_map` encodes the map with the
+``cuTensorMapEncodeTiled`` arguments (innermost dimension first, strides in bytes, the swizzle
+of :func:`map_swizzle`, which the kernel's tile buffers follow, ``tma.py``); :func:`tensor_map` encodes the map with the
 driver and keeps it in 128 bytes of device memory, cached per (device, address, dtype, shape,
 strides, block, padding), since a kernel receives it as a global pointer (a new map costs one
 small copy, waited for on a stream of its own; Triton passes the map by value instead, as a
@@ -50,6 +50,17 @@ class TiledMap:
     global_strides: tuple[int, ...]   # bytes, rank - 1 entries (dimension 1 and up)
     box_dim: tuple[int, ...]
     nan_fill: bool
+    swizzle: int = 0                  # bytes (32, 64, 128) or 0: see :func:`map_swizzle`
+
+
+def map_swizzle(block_shape, element_bytes: int) -> int:
+    """The swizzle a map of boxes ``block_shape`` (outermost first) is encoded with, in bytes: the
+    box row's length when it is 32, 64 or 128 bytes and the box is 2-d, else 0 (none).  The
+    compiler applies the same rule to the tile it reads or writes (``tma.py``), so the copy engine
+    lays a box out exactly as a ``#ttg.nvmma_shared`` buffer of that swizzle holds it: a
+    software-pipelined loop copies boxes straight into the slots a wgmma reads."""
+    row = int(block_shape[-1]) * element_bytes
+    return row if len(block_shape) == 2 and row in (32, 64, 128) else 0
 
 
 def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, padding: str) -> TiledMap | None:
@@ -77,7 +88,7 @@ def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, pad
     if any(s % 16 or s <= 0 or s >= 1 << 40 for s in byte_strides) or any(d >= 1 << 32 for d in shape):
         return None
     return TiledMap(name, address, tuple(reversed(shape)), tuple(reversed(byte_strides)), tuple(reversed(block_shape)),
-                    padding == "nan")
+                    padding == "nan", map_swizzle(block_shape, size))
 
 
 def encode(m: TiledMap) -> bytes:
@@ -93,7 +104,8 @@ def encode(m: TiledMap) -> bytes:
         getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{m.data_type}"), len(m.global_dim),
         m.global_address, [cu.cuuint64_t(d) for d in m.global_dim], [cu.cuuint64_t(s) for s in strides],
         [cu.cuuint32_t(b) for b in m.box_dim], [cu.cuuint32_t(1)] * len(m.global_dim),
-        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        getattr(cu.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{m.swizzle}B" if m.swizzle else "CU_TENSOR_MAP_SWIZZLE_NONE"),
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if m.nan_fill
         else cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)

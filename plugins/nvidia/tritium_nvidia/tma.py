@@ -2,8 +2,10 @@
 ``tt.descriptor_store`` whose descriptor is a CUtensorMap built on the host (``tensor_map.py``).
 
 One access is self-contained, in a scratch buffer of the op's own (the allocation pass sizes it
-through :func:`register_scratch_size`): the tile (128-byte aligned, as the copy engine requires,
-laid out row-major: the map is encoded without swizzle) followed by one 8-byte mbarrier.
+through :func:`register_scratch_size`): the tile followed by one 8-byte mbarrier.  The tile is
+laid out as the map's swizzle says (``tensor_map.map_swizzle``: a 2-d box whose rows are 32, 64
+or 128 bytes is swizzled like a ``#ttg.nvmma_shared`` buffer, 1024-byte aligned; any other box
+row-major, 128-byte aligned, as the copy engine requires).
 
 load::
 
@@ -34,8 +36,10 @@ from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.passes.allocate_shared_memory import register_scratch_size
 
-#: the copy engine's shared-memory operand alignment (bytes)
+#: the copy engine's shared-memory operand alignment (bytes), and a swizzled box's (one whole
+#: pattern: the hardware swizzles on address bits)
 TILE_ALIGN = 128
+SWIZZLED_TILE_ALIGN = 1024
 _BARRIER_BYTES = 16
 
 
@@ -47,9 +51,20 @@ def tile_bytes(t) -> int:
     return prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
 
 
+def tile_swizzle(t) -> int:
+    """The swizzle (bytes, 0 for none) the host encodes this tile's map with (``map_swizzle``)."""
+    from .tensor_map import map_swizzle
+    return map_swizzle(t.get_shape(), max(bit_width(t.element_type) // 8, 1))
+
+
+def tile_align(t) -> int:
+    return SWIZZLED_TILE_ALIGN if tile_swizzle(t) else TILE_ALIGN
+
+
 def scratch_bytes(op) -> int:
-    """Tile + mbarrier, with room to round the buffer's start up to :data:`TILE_ALIGN`."""
-    return TILE_ALIGN + tile_bytes(_tile_type(op)) + _BARRIER_BYTES
+    """Tile + mbarrier, with room to round the buffer's start up to the tile's alignment."""
+    t = _tile_type(op)
+    return tile_align(t) + tile_bytes(t) + _BARRIER_BYTES
 
 
 for _name in ("tt.descriptor_load", "tt.descriptor_store"):
@@ -71,9 +86,20 @@ class _RowMajor:
         return out
 
 
+def box_encoding(t):
+    """Where the copy engine puts the box of tile type ``t`` in shared memory: row-major, or for a
+    swizzled map the ``#ttg.nvmma_shared`` layout of that swizzle (rows of ``swizzle`` bytes, each
+    16-byte chunk's index XORed with the row's within the 8-row pattern)."""
+    from .encodings import NVMMASharedEncodingAttr
+    swz = tile_swizzle(t)
+    if swz:
+        return NVMMASharedEncodingAttr(swz, False, max(bit_width(t.element_type), 8))
+    return _RowMajor(max(bit_width(t.element_type) // 8, 1))
+
+
 class _Buffer:  # what read_linear / write_linear ask of a memdesc type
     def __init__(self, t):
-        self.encoding = _RowMajor(max(bit_width(t.element_type) // 8, 1))
+        self.encoding = box_encoding(t)
 
 
 def _asm(b: ir.IRBuilder, text: str, constraints: str, args: list):
@@ -89,7 +115,7 @@ def _tile_and_barrier(fl: FunctionLowering, op):
     b = fl.builder
     raw = fl.shared_ptr(fl.alloc_offset(op))
     addr = b.ptrtoint(raw, I32)
-    pad = b.and_(b.sub(const(I32, 0), addr), const(I32, TILE_ALIGN - 1))
+    pad = b.and_(b.sub(const(I32, 0), addr), const(I32, tile_align(_tile_type(op)) - 1))
     tile = b.gep(raw, [pad], source_etype=ir.IntType(8))
     tile_addr = b.add(addr, pad)
     bar_addr = b.add(tile_addr, const(I32, tile_bytes(_tile_type(op))))
@@ -170,4 +196,5 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
 
 LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store}
 
-__all__ = ["LOWERINGS", "TILE_ALIGN", "scratch_bytes", "tile_bytes"]
+__all__ = ["LOWERINGS", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "box_encoding", "scratch_bytes", "tile_bytes",
+           "tile_swizzle"]
