@@ -276,5 +276,159 @@ class BarrierOp(IRDLOperation):
         super().__init__()
 
 
+# ---- copies completed on barriers in shared memory (a tile-copy engine: NVIDIA's TMA) -------------
+#
+# A backend whose hardware copies a whole tile named by a descriptor (``tt.descriptor_load``'s map)
+# into shared memory, and signals the copy's completion on a barrier object that lives in shared
+# memory, asks the pipeline pass for these instead of ``async_copy_global_to_local`` + groups:
+#
+#   %bars = ttg.local_alloc : () -> !ttg.memdesc<3xi64, #shared, #smem, mutable>
+#   ttg.init_barriers %bars {count = 1 : i32}     // every barrier, visible to all threads after it
+#   ttg.async_copy_descriptor_to_local %map[%i, %j], %slot, %bars[%k], %pred : !tt.ptr<i8>, !ttg.memdesc<...>, !ttg.memdesc<3xi64, ...>
+#   ttg.wait_barrier %bars[%k], %phase : !ttg.memdesc<3xi64, ...>   // the copy's tile is visible to this thread
+#   ttg.inval_barriers %bars
+#
+# The copy is issued once for the whole block (where ``%pred`` holds) and completes barrier ``%k``'s
+# current phase when its bytes have landed; the waiting thread then reads the slot without a block
+# barrier.  ``%phase`` is the parity of that barrier's completions so far.  Only the backend that
+# asked for them lowers these ops.
+
+
+def _print_bar(printer: Printer, bars, index) -> None:
+    printer.print_operand(bars)
+    printer.print_string("[")
+    printer.print_operand(index)
+    printer.print_string("]")
+
+
+def _parse_bar(parser: Parser):
+    bars = parser.parse_unresolved_operand()
+    parser.parse_punctuation("[")
+    index = parser.parse_unresolved_operand()
+    parser.parse_punctuation("]")
+    return bars, index
+
+
+@irdl_op_definition
+class InitBarriersOp(IRDLOperation):
+    """Initialise every barrier of ``bars`` to expect ``count`` arrivals a phase."""
+
+    name = "ttg.init_barriers"
+    bars = operand_def(MemDescType)
+    count = prop_def(IntegerAttr)
+    traits = traits_def(MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$bars attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue, count: int = 1):
+        super().__init__(operands=[bars], properties={"count": IntegerAttr(count, i32)})
+
+
+@irdl_op_definition
+class InvalBarriersOp(IRDLOperation):
+    """Retire every barrier of ``bars`` (no copy may be pending on them): the memory is plain again."""
+
+    name = "ttg.inval_barriers"
+    bars = operand_def(MemDescType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$bars attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue):
+        super().__init__(operands=[bars])
+
+
+@irdl_op_definition
+class AsyncCopyDescriptorToLocalOp(IRDLOperation):
+    """Copy the tile of descriptor map ``desc`` at ``indices`` (outermost first) into ``result``,
+    completing on barrier ``bars[index]``; issued where ``pred`` holds."""
+
+    name = "ttg.async_copy_descriptor_to_local"
+    desc = operand_def()
+    indices = var_operand_def(i32)
+    result = operand_def(MemDescType)
+    bars = operand_def(MemDescType)
+    index = operand_def(i32)
+    pred = operand_def(IntegerType(1))
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, desc: SSAValue, indices, dst: SSAValue, bars: SSAValue, index: SSAValue, pred: SSAValue):
+        super().__init__(operands=[desc, list(indices), dst, bars, index, pred])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.desc)
+        printer.print_string("[")
+        printer.print_list(list(self.indices), printer.print_operand)
+        printer.print_string("], ")
+        printer.print_operand(self.result)
+        printer.print_string(", ")
+        _print_bar(printer, self.bars, self.index)
+        printer.print_string(", ")
+        printer.print_operand(self.pred)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([self.desc.type, self.result.type, self.bars.type], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        desc = parser.parse_unresolved_operand()
+        idx = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        parser.parse_punctuation(",")
+        dst = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        bars, index = _parse_bar(parser)
+        parser.parse_punctuation(",")
+        pred = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        dt = parser.parse_type()
+        parser.parse_punctuation(",")
+        mt = parser.parse_type()
+        parser.parse_punctuation(",")
+        bt = parser.parse_type()
+        op = cls(parser.resolve_operand(desc, dt), [parser.resolve_operand(i, i32) for i in idx],
+                 parser.resolve_operand(dst, mt), parser.resolve_operand(bars, bt), parser.resolve_operand(index, i32),
+                 parser.resolve_operand(pred, IntegerType(1)))
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class WaitBarrierOp(IRDLOperation):
+    """Wait until barrier ``bars[index]`` has completed the phase of parity ``phase``."""
+
+    name = "ttg.wait_barrier"
+    bars = operand_def(MemDescType)
+    index = operand_def(i32)
+    phase = operand_def(i32)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, bars: SSAValue, index: SSAValue, phase: SSAValue):
+        super().__init__(operands=[bars, index, phase])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_bar(printer, self.bars, self.index)
+        printer.print_string(", ")
+        printer.print_operand(self.phase)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.bars.type)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        bars, index = _parse_bar(parser)
+        parser.parse_punctuation(",")
+        phase = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        bt = parser.parse_type()
+        op = cls(parser.resolve_operand(bars, bt), parser.resolve_operand(index, i32), parser.resolve_operand(phase, i32))
+        op.attributes.update(attrs)
+        return op
+
+
 TTG_OPS = [ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, LocalDeallocOp,
-           AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, MemDescIndexOp, BarrierOp]
+           AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, MemDescIndexOp, BarrierOp,
+           InitBarriersOp, InvalBarriersOp, AsyncCopyDescriptorToLocalOp, WaitBarrierOp]

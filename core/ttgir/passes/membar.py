@@ -2,7 +2,10 @@
 
 Runs after ``allocate-shared-memory``.  Each op's accesses are byte ranges of shared memory, read
 or written: ``local_alloc`` with a value and ``local_store``/``async_copy_global_to_local`` write
-their buffer, ``local_load`` reads it, an op with a scratch buffer reads and writes it, a call reads
+their buffer, ``local_load`` reads it, ``async_copy_descriptor_to_local`` writes its slot (not its
+barrier), ``init_barriers``/``inval_barriers`` write the barriers and ``wait_barrier`` reads them (a
+thread past it sees the tile that completed the barrier, so the copy's write needs no barrier
+before that thread's reads), an op with a scratch buffer reads and writes it, a call reads
 and writes its callee's whole (virtual) range, and any other op with buffer operands (a vendor's
 tensor-core op) reads them.  A ``memdesc_index`` slot stands for its whole buffer.  Walking a function in order, the accesses since the
 last barrier are kept; an access overlapping one of them with at least one write (RAW, WAR, WAW)
@@ -25,6 +28,7 @@ from .allocate_shared_memory import OFFSET_ATTR, _call_order, scratch_size
 
 MembarFilter = Callable[[Operation, Operation], bool]
 _ASYNC_COPY = "ttg.async_copy_global_to_local"
+_DESCRIPTOR_COPY = "ttg.async_copy_descriptor_to_local"
 #: ops that only name (a part of) a buffer, accessing nothing
 _VIEWS = {"ttg.memdesc_index", "ttg.local_dealloc"}
 
@@ -77,6 +81,12 @@ class Membar:
             return [Access(*_buffer_range(op.operands[1], self.whole), True, op)]
         if name == "ttg.async_copy_global_to_local":
             return [Access(*_buffer_range(op.operands[1], self.whole), True, op)]
+        if name == _DESCRIPTOR_COPY:  # its barrier is a synchronisation object, not data
+            return [Access(*_buffer_range(op.result, self.whole), True, op)]
+        if name in ("ttg.init_barriers", "ttg.inval_barriers"):
+            return [Access(*_buffer_range(op.operands[0], self.whole), True, op)]
+        if name == "ttg.wait_barrier":
+            return [Access(*_buffer_range(op.operands[0], self.whole), False, op)]
         if name == "ttg.local_load":
             return [Access(*_buffer_range(op.operands[0], self.whole), False, op)]
         if name == "tt.call":
@@ -110,6 +120,9 @@ class Membar:
                 for r in op.regions:
                     for b in r.blocks:
                         pending = pending | self._block(b, pending)
+            if op.name == "ttg.wait_barrier":
+                # the waiting thread sees the landed tile itself: no block barrier for its readers
+                pending = frozenset(a for a in pending if a.op.name != _DESCRIPTOR_COPY)
             if op.name == "ttg.async_wait":
                 # asynchronous copies' writes land here: from now on they are this wait's (a
                 # filter exempting the copies themselves still sees the landed data as a write)

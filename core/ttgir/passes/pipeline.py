@@ -37,12 +37,16 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import Pure
 
 from ...ttir import arith
+from ...ttir.descriptor_ops import DescriptorLoadOp
 from ...ttir.memory_ops import LoadOp
-from ..ops import (AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, ConvertLayoutOp, LocalAllocOp,
-                   LocalLoadOp, LocalStoreOp, MemDescIndexOp)
+from ..ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp,
+                   ConvertLayoutOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp, LocalLoadOp, LocalStoreOp,
+                   MemDescIndexOp, WaitBarrierOp)
 from ..types import MemDescType
 
 STAGES_ATTR = "tt.num_stages"
+#: on a slot buffer this pass made: the stages of its loop (``slots_ahead`` reads it)
+SLOT_STAGES_ATTR = "tritium.pipeline_stages"
 
 
 def _pure(op: Operation) -> bool:
@@ -68,9 +72,11 @@ class _Loop:
     """What the pass needs to know of one candidate loop."""
 
     def __init__(self, loop: scf.ForOp, stages: int, registers: bool = False, operand_buffer=None,
-                 load_filter=None):
+                 load_filter=None, descriptor_copy=None):
         self.loop, self.stages = loop, stages
         self.registers, self.operand_buffer, self.load_filter = registers, operand_buffer, load_filter
+        self.descriptor_copy = descriptor_copy
+        self.transposes: dict[Operation, Operation] = {}  # descriptor load -> the tt.trans between it and its buffer
         self.body = loop.body.block
         self.iv = self.body.args[0]
         self.yield_op = self.body.last_op
@@ -109,9 +115,33 @@ class _Loop:
         order = [op for op in self.body.ops if op in ops]
         return order, args
 
+    def _descriptor_load(self, alloc: Operation) -> bool:
+        """``local_alloc(tt.descriptor_load)`` or ``local_alloc(tt.trans(tt.descriptor_load))`` whose
+        copy into a slot of the alloc's buffer type the backend takes (``descriptor_copy``): noted
+        in ``self.loads``."""
+        from ...ttir.ops import TransOp
+        if self.descriptor_copy is None or self.registers or not isinstance(alloc, LocalAllocOp) or alloc.src is None:
+            return False
+        src = alloc.src.owner
+        trans = None
+        if isinstance(src, TransOp) and src.parent_block() is self.body and len(list(src.result.uses)) == 1:
+            trans, src = src, src.src.owner
+        if not isinstance(src, DescriptorLoadOp) or src.parent_block() is not self.body \
+                or len(list(src.result.uses)) != 1:
+            return False
+        buf_t = alloc.result.type
+        if not self.descriptor_copy(src, buf_t, trans is not None):
+            return False
+        if trans is not None:
+            self.transposes[src] = trans
+        self.loads.append((src, alloc, buf_t))
+        return True
+
     def analyse(self) -> str | None:
         """Fill in the loads and slices; a reason string when the loop cannot be pipelined."""
         for op in self.body.ops:
+            if self._descriptor_load(op):
+                continue
             if isinstance(op, LocalAllocOp) and op.src is not None and isinstance(op.src.owner, LoadOp):
                 buf_t = op.result.type
             elif self.operand_buffer is not None and isinstance(op, ConvertLayoutOp) \
@@ -134,7 +164,11 @@ class _Loop:
             self.loads.append((load, op, buf_t))
         if not self.loads:
             return "no load feeds a shared-memory buffer"
-        operands = (lambda ld: (ld.ptr, ld.mask, ld.other)) if self.registers else (lambda ld: (ld.ptr, ld.mask))
+
+        def operands(ld):
+            if isinstance(ld, DescriptorLoadOp):
+                return (ld.desc, *ld.indices)
+            return (ld.ptr, ld.mask, ld.other) if self.registers else (ld.ptr, ld.mask)
         roots = [v for load, _, _ in self.loads for v in operands(load) if v is not None]
         got = self.backward(roots)
         if got is None:
@@ -246,7 +280,7 @@ class Pipeline:
     name = "pipeline"
 
     def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None,
-                 copy: str = "async", operand_buffer=None, load_filter=None):
+                 copy: str = "async", operand_buffer=None, load_filter=None, descriptor_copy=None):
         if copy not in ("async", "registers"):
             raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
@@ -254,6 +288,7 @@ class Pipeline:
         self.spare_slot = spare_slot
         self.late_refill = late_refill
         self.copy, self.operand_buffer, self.load_filter = copy, operand_buffer, load_filter
+        self.descriptor_copy = descriptor_copy
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -266,7 +301,7 @@ class Pipeline:
             registers = self.copy == "registers"
             if not registers:
                 _load_transposed(loop)
-            info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter)
+            info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter, self.descriptor_copy)
             reason = info.analyse()
             if reason:
                 self.skipped[loop] = reason
@@ -285,12 +320,18 @@ class Pipeline:
             and (s + 1) * slot_bytes <= self.shared_budget
         nslots = s + 1 if spare else s
         late = (self.late_refill(loop) or None) if not spare and self.late_refill is not None else None
-        # one buffer of nslots slots per load
-        bufs = []
-        for _, _, t in info.loads:
+        # one buffer of nslots slots per load, and per descriptor load a barrier per slot
+        bufs, bars = [], {}
+        for load, _, t in info.loads:
             buf = LocalAllocOp(MemDescType((nslots,) + t.shape, t.element_type, t.encoding, mutable=True))
+            buf.attributes[SLOT_STAGES_ATTR] = IntegerAttr(s, i32)
             Rewriter.insert_op(buf, before)
             bufs.append(buf.result)
+            if isinstance(load, DescriptorLoadOp):
+                bar = LocalAllocOp(MemDescType((nslots,), IntegerType(64), _barrier_encoding(), mutable=True))
+                Rewriter.insert_op([bar, InitBarriersOp(bar.result, 1)], before)
+                bars[load] = bar.result
+        n_groups = sum(not isinstance(load, DescriptorLoadOp) for load, _, _ in info.loads)
 
         def issue(env: dict, iv_key: SSAValue, iv_val: SSAValue, slot: SSAValue, at: InsertPoint) -> None:
             """Copies of one iteration (``env`` maps the body's values), predicated on it existing."""
@@ -299,6 +340,13 @@ class Pipeline:
             live = arith.CmpIOp(iv_val, loop.ub, "slt")
             Rewriter.insert_op(live, at)
             for (load, _, _), buf in zip(info.loads, bufs):
+                if isinstance(load, DescriptorLoadOp):
+                    view = MemDescIndexOp(buf, slot)
+                    copy = AsyncCopyDescriptorToLocalOp(env.get(load.desc, load.desc),
+                                                        [env.get(v, v) for v in load.indices], view.result,
+                                                        bars[load], slot, live.result)
+                    Rewriter.insert_op([view, copy], at)
+                    continue
                 ptrs = env.get(load.ptr, load.ptr)
                 mask_t = TensorType(IntegerType(1), load.ptr.type.get_shape(), load.ptr.type.encoding)
                 splat = _splat(live.result, mask_t)
@@ -327,12 +375,13 @@ class Pipeline:
         ahead_iv_offset = iv_val  # lb + (S-1)*step: only its distance from lb matters below
         dist = _binop(arith.SubIOp, ahead_iv_offset, loop.lb, before)
 
-        # the new loop carries the advanced addresses and the slot being read
+        # the new loop carries the advanced addresses, the slot being read and (with barriers) the
+        # parity of the phase its barrier completes next
         old_body = info.body
         n_old = len(loop.iter_args)
-        new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in carried] + [i32])
-        new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + carried + [_const(0, i32, before)],
-                        Region(new_body))
+        counters = [_const(0, i32, before)] * (2 if bars else 1)
+        new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in carried] + [i32] * len(counters))
+        new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + carried + counters, Region(new_body))
         new.attributes.update(loop.attributes)
         new.location = loop.location
         Rewriter.insert_op(new, before)
@@ -342,16 +391,22 @@ class Pipeline:
             op.detach()
             new_body.add_op(op)
         ahead = list(new_body.args[1 + n_old:1 + n_old + len(carried)])
-        slot = new_body.args[-1]
+        slot = new_body.args[1 + n_old + len(carried)]
+        phase = new_body.args[-1] if bars else None
         iv = new_body.args[0]
 
-        # consumers read slot i % nslots once the oldest group has landed
+        # consumers read slot i % nslots once the oldest group has landed and its barriers completed
         # all views go in before any load is erased: the body's first op may be one of those loads
-        Rewriter.insert_op(AsyncWaitOp((), (s - 2) * len(info.loads)), InsertPoint.at_start(new_body))
+        waits: list[Operation] = [AsyncWaitOp((), (s - 2) * n_groups)] if n_groups else []
+        waits += [WaitBarrierOp(bar, slot, phase) for bar in bars.values()]
         views = [MemDescIndexOp(buf, slot) for buf in bufs]
-        Rewriter.insert_op(views, InsertPoint.after(new_body.first_op))
+        Rewriter.insert_op(waits + views, InsertPoint.at_start(new_body))
         for (load, consumer, _), view in zip(info.loads, views):
             _read_from(consumer, view.result)
+            trans = info.transposes.get(load)
+            if trans is not None:
+                trans.detach()
+                trans.erase()
             load.detach()
             load.erase()
 
@@ -379,11 +434,20 @@ class Pipeline:
         Rewriter.insert_op(nwrap, at_end)
         nsel = arith.SelectOp(nwrap.result, _const(0, i32, at_end), nslot)
         Rewriter.insert_op(nsel, at_end)
-        Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + [nsel.result])))
+        counters = [nsel.result]
+        if phase is not None:  # the parity flips each time the slots wrap around
+            flipped = _binop(arith.XOrIOp, phase, _const(1, i32, at_end), at_end)
+            nphase = arith.SelectOp(nwrap.result, flipped, phase)
+            Rewriter.insert_op(nphase, at_end)
+            counters.append(nphase.result)
+        Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + counters)))
 
         for old, nw in zip(loop.results, new.results[:n_old]):
             old.replace_all_uses_with(nw)
-        Rewriter.insert_op(AsyncWaitOp((), 0), InsertPoint.after(new))
+        after = InsertPoint.after(new)
+        # every copy issued was for an iteration that ran and waited for it: the barriers are idle
+        Rewriter.insert_op(([AsyncWaitOp((), 0)] if n_groups else []) + [InvalBarriersOp(b) for b in bars.values()],
+                           after)
         Rewriter.erase_op(loop, safe_erase=False)
         _drop_dead_carried(new, info.carried)
 
@@ -553,6 +617,11 @@ def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:
         drop_invariant_iter_args(loop)
 
 
+def _barrier_encoding():
+    from ..encodings import SwizzledSharedEncodingAttr
+    return SwizzledSharedEncodingAttr(1, 1, 1, [0])
+
+
 def _splat(v: SSAValue, t) -> Operation:
     from ...ttir.ops import SplatOp
     return SplatOp(v, t)
@@ -563,7 +632,7 @@ def _cache_evict(load: LoadOp) -> tuple[str, str]:
     return CACHE_MODIFIER.keyword(load.cache), EVICTION_POLICY.keyword(load.evict)
 
 
-__all__ = ["Pipeline", "STAGES_ATTR", "slots_ahead"]
+__all__ = ["Pipeline", "SLOT_STAGES_ATTR", "STAGES_ATTR", "slots_ahead"]
 
 
 def slots_ahead(view: SSAValue) -> int:
@@ -573,6 +642,8 @@ def slots_ahead(view: SSAValue) -> int:
     if not isinstance(op, MemDescIndexOp):
         return 0
     buf = op.operands[0].owner
+    if isinstance(buf, LocalAllocOp) and isinstance(buf.attributes.get(SLOT_STAGES_ATTR), IntegerAttr):
+        return buf.result.type.shape[0] - buf.attributes[SLOT_STAGES_ATTR].value.data + 1
     loop = op.parent_op()
     wait = next((o for o in op.parent_block().ops if isinstance(o, AsyncWaitOp)), None) if loop else None
     groups = sum(isinstance(o, AsyncCommitGroupOp) for o in op.parent_block().ops)

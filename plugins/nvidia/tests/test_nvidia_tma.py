@@ -113,15 +113,58 @@ def test_coordinates_innermost_first():
     assert re.search(rf"\[%rd\d+, \{{{col_off}, {row_off}\}}\], \[%r\d+\];", ptx), "load coordinates"
 
 
-def test_persistent_matmul(tmp_path):
-    k = compile_mapped(cases.map_persistent_matmul_kernel,
-                       {"a_desc": ([64, 32], "zero"), "b_desc": ([64, 32], "zero"), "c_desc": ([64, 64], "zero")},
-                       "fp16", {"BM": 64, "BN": 64, "BK": 32, "GROUP_M": 2, "NUM_SMS": 4},
-                       {"M": "i32", "N": "i32", "K": "i32"})
-    ptx = k.asm["ptx"]
-    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 2
+def _persistent(block_k: int, dtype: str = "fp16", stages: int = 3, warps: int = 4):
+    return compile_mapped(cases.map_persistent_matmul_kernel,
+                          {"a_desc": ([128, block_k], "zero"), "b_desc": ([128, block_k], "zero"),
+                           "c_desc": ([128, 128], "zero")},
+                          dtype, {"BM": 128, "BN": 128, "BK": block_k, "GROUP_M": 8, "NUM_SMS": 132},
+                          {"M": "i32", "N": "i32", "K": "i32"})
+
+
+def _k_loop(ttgir: str) -> str:
+    """The body of the innermost ``scf.for`` (the K loop)."""
+    start = ttgir.rindex("scf.for")
+    return ttgir[start:ttgir.index("scf.yield", start)]
+
+
+@pytest.mark.parametrize("dtype,block_k,swizzle", [("fp16", 64, 128), ("bf16", 32, 64), ("fp32", 32, 128)])
+def test_persistent_matmul_pipelined(dtype, block_k, swizzle, tmp_path):
+    """The K loop's descriptor loads become TMA copies into the pipeline's slots, each slot
+    completing on an mbarrier of its own: the loop waits for slot ``i % n`` on the phase parity
+    it carries, refills the slot read two iterations earlier (a spare slot: the wgmma reading
+    the slots stays in flight across iterations), and the wgmma reads the slots the copy engine
+    wrote (the map's swizzle, the box row's bytes, is the slots' ``nvmma_shared`` one)."""
+    k = _persistent(block_k, dtype)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    body = _k_loop(ttgir)
+    assert "tt.descriptor_load" not in body and "ttg.local_alloc" not in body
+    assert body.count("ttg.wait_barrier") == 2 and body.count("ttg.async_copy_descriptor_to_local") == 2
+    assert body.index("ttg.wait_barrier") < body.index("ttg.async_copy_descriptor_to_local") \
+        < body.index("ttng.warp_group_dot ")
+    assert re.search(r"ttng\.warp_group_dot_wait %\d+ \{pendings = 1", body)
+    assert body.count("ttg.barrier") == 1
+    # before the loop: two barrier buffers of four slots each, initialised, and the copies of
+    # iterations 0 and 1; after it, the barriers retired
+    head = ttgir[:ttgir.rindex("scf.for")]
+    assert head.count("ttg.init_barriers") == 2 and re.search(r"memdesc<4xi64", head)
+    assert head[head.rindex("ttg.init_barriers"):].count("ttg.async_copy_descriptor_to_local") == 4
+    assert ttgir.count("ttg.inval_barriers") == 2
+    assert f"swizzlingByteWidth = {swizzle}," in head
+    # PTX: copies and waits on a phase held in a register; no cp.async of the operands
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 6
+    assert re.search(r"mbarrier\.try_wait\.parity\.shared::cta\.b64 done, \[%r\d+\], %r\d+;", ptx)
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 8 and ptx.count("mbarrier.inval.shared::cta.b64") == 8
+    assert "cp.async.cg" not in ptx and "cp.async.ca" not in ptx and "wgmma.mma_async" in ptx
     _check_store(ptx, 2)
     _ptxas_accepts(ptx, tmp_path)
+
+
+def test_unswizzled_box_is_not_pipelined():
+    """A box whose rows are 256 bytes has no swizzle the copy engine could write a wgmma slot in:
+    the loop keeps the self-contained descriptor loads."""
+    k = _persistent(128)
+    body = _k_loop(k.asm["ttgir"])
+    assert "tt.descriptor_load" in body and "ttg.async_copy_descriptor_to_local" not in body
 
 
 def test_map_arguments():
@@ -172,7 +215,7 @@ def test_no_map_below_sm90_or_when_off(monkeypatch):
 
 def test_bench_persistent_kernels(tmp_path):
     """bench/persistent_kernels.py compiles for sm_90 under Tritium in its four versions; only the
-    host-descriptor one uses the copy engine (block pointers and in-kernel descriptors keep
+    host-descriptor one uses the copy engine, its K loop pipelined (block pointers and in-kernel descriptors keep
     ordinary loads, as in Triton 3.x for block pointers)."""
     import os
     import sys
@@ -195,5 +238,6 @@ def test_bench_persistent_kernels(tmp_path):
     kd = compile_mapped(k.persistent_host_desc, {"a_desc": ([64, 32], "zero"), "b_desc": ([64, 32], "zero"),
                                                  "c_desc": ([64, 64], "zero")}, "fp16", cons, scalars)
     ptx = kd.asm["ptx"]
-    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 2 and "wgmma.mma_async" in ptx
+    # the K loop pipelined: two iterations' copies before it, one in it, for each of A and B
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 6 and "wgmma.mma_async" in ptx
     _ptxas_accepts(ptx, tmp_path)

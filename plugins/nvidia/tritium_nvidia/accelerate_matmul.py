@@ -30,6 +30,7 @@ from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
 from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED
 from tritium.ttgir.types import MemDescType
+from tritium.ttir.descriptor_ops import DescriptorLoadOp
 from tritium.ttir.memory_ops import LoadOp
 from tritium.ttir.ops import FpToFpOp
 
@@ -277,7 +278,7 @@ class AccelerateMatmul:
             pairs = [(op.operands[0], op.operands[1])]
         acc = self._accumulator(op, self._mma_type(op, enc))
         for x, y in pairs:
-            if kind in ("f16", "bf16") and not isinstance(_source(x).owner, LoadOp):
+            if kind in ("f16", "bf16") and not isinstance(_source(x).owner, (LoadOp, DescriptorLoadOp)):
                 # A computed in registers (attention's P): wgmma reads it from there, no shared memory trip
                 t = x.type
                 cvt = ConvertLayoutOp(_source(x), TensorType(t.element_type, t.get_shape(),

@@ -16,6 +16,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
 
+#: the copies the pipeline pass issues into slots (cp.async, and TMA completing on an mbarrier)
+_ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
+
 
 def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
     """Both operands are slots that are refilled two iterations after they are read (a spare slot),
@@ -29,7 +32,7 @@ def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
         return False
     ops = list(wait.parent_block().ops)
     at = ops.index(wait)
-    return all(i > at for i, op in enumerate(ops) if op.name == "ttg.async_copy_global_to_local")
+    return all(i > at for i, op in enumerate(ops) if op.name in _ASYNC_COPIES)
 
 
 def wants_spare_slot(loop) -> bool:
@@ -127,7 +130,7 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
     first = next((op for op in ops if isinstance(op, WarpGroupDotWaitOp)), None)
     if first is None or first is wait or first.pendings.value.data != 0 or pos[first] > pos[dot]:
         return False
-    if any(op.name == "ttg.async_copy_global_to_local" and pos[op] < pos[dot] for op in ops):
+    if any(op.name in _ASYNC_COPIES and pos[op] < pos[dot] for op in ops):
         return False
     # its buffers: pipeline slots (refilled after the barrier past the next full wait) or buffers
     # written before the loop

@@ -8,15 +8,16 @@ from __future__ import annotations
 from .options import capability
 
 
-_ASYNC_COPY = "ttg.async_copy_global_to_local"
+_ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
 
 
 def membar_filter(op_a, op_b) -> bool:
     """No barrier after an asynchronous copy until its wait: each thread's ``cp.async`` writes land
     only at its ``cp.async.wait_group`` (membar then attributes them to that wait, whose readers do
-    get a barrier), so nothing between the copy and the wait can race with them (the seed's backend
-    membar rule, which also covers two copies in a row)."""
-    return op_a.name == _ASYNC_COPY
+    get a barrier), and a TMA copy's only at its mbarrier's completion, so nothing between the copy
+    and the wait can race with them (the seed's backend membar rule, which also covers two copies
+    in a row)."""
+    return op_a.name in _ASYNC_COPIES
 
 
 def tensor_core_passes(target, options) -> list:
@@ -27,9 +28,10 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
     from .async_dot import AsyncDotWaits, wants_late_refill, wants_spare_slot
+    from .tma import descriptor_copy
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
-                     late_refill=wants_late_refill),
+                     late_refill=wants_late_refill, descriptor_copy=descriptor_copy(target)),
             AsyncDotWaits(), CSE(), DCE()]
 
 

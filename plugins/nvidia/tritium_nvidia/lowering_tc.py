@@ -470,11 +470,14 @@ LOWERINGS = {
 }
 
 
+_TMA_OPS = ("ttg.init_barriers", "ttg.inval_barriers", "ttg.async_copy_descriptor_to_local", "ttg.wait_barrier")
+
+
 def op_lowering(op):
     if op.name == "tt.dot":
         enc = getattr(op.results[0].type, "encoding", None)
         return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
-    if op.name.startswith("tt.descriptor_"):
+    if op.name.startswith("tt.descriptor_") or op.name in _TMA_OPS:
         from .tma import LOWERINGS as TMA
         return TMA[op.name]
     return LOWERINGS.get(op.name)

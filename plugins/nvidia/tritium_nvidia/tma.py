@@ -194,7 +194,86 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
         _asm(b, "cp.async.bulk.wait_group 0;", "", [])
 
 
-LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store}
+# ---- pipelined copies: the pipeline pass's slots, each completed on an mbarrier of its own --------
 
-__all__ = ["LOWERINGS", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "box_encoding", "scratch_bytes", "tile_bytes",
-           "tile_swizzle"]
+def descriptor_copy(target):
+    """The pipeline pass's ``descriptor_copy(load, buffer_type, transposed) -> bool`` for ``target``:
+    a ``tt.descriptor_load`` may be copied by the engine straight into a slot of ``buffer_type``
+    when the engine's box placement (:func:`box_encoding`) is that buffer's (``transposed``: the
+    buffer holds the box's transpose, as ``tl.dot(a, b.T)``'s ``B``), and each slot starts on the
+    box's alignment."""
+    from .options import capability
+    if capability(target) < 90:
+        return None
+
+    def accepts(load, buf_t, transposed: bool) -> bool:
+        tile = load.results[0].type
+        enc = getattr(buf_t, "encoding", None)
+        if len(tile.get_shape()) != 2 or not hasattr(enc, "offset_bases") or buf_t.element_type != tile.element_type:
+            return False
+        if buf_t.size_in_bytes() % tile_align(tile):
+            return False
+        box = box_encoding(tile).offset_bases(tile.get_shape())
+        want = [box[1], box[0]] if transposed else box
+        return [list(r) for r in enc.offset_bases(buf_t.get_shape())] == [list(r) for r in want]
+    return accepts
+
+
+def _bar_address(fl: FunctionLowering, bars, index) -> ir.Value:
+    b = fl.builder
+    base = b.ptrtoint(fl.get(bars), I32)
+    return b.add(base, b.mul(fl.get(index), const(I32, 8)))
+
+
+def lower_init_barriers(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    base = b.ptrtoint(fl.get(op.bars), I32)
+    with _thread0(fl):
+        for k in range(op.bars.type.shape[0]):
+            _asm(b, f"mbarrier.init.shared::cta.b64 [$0], {op.count.value.data};", "r",
+                 [b.add(base, const(I32, 8 * k))])
+        # membar puts a block barrier between this and the first wait
+        _asm(b, "fence.mbarrier_init.release.cluster;", "", [])
+
+
+def lower_inval_barriers(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    base = b.ptrtoint(fl.get(op.bars), I32)
+    with _thread0(fl):
+        for k in range(op.bars.type.shape[0]):
+            _asm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r", [b.add(base, const(I32, 8 * k))])
+
+
+def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
+    """Thread 0, where the predicate holds: expect the slot's bytes on its barrier, then the copy
+    (completing on that barrier).  The proxy fence orders the block's earlier ordinary reads of the
+    slot (which the block barrier before this op finished) before the engine's writes."""
+    b = fl.builder
+    t = op.result.type
+    rank = len(t.get_shape())
+    dst = b.ptrtoint(fl.get(op.result), I32)
+    bar = _bar_address(fl, op.bars, op.index)
+    coords = _coords(fl, op)
+    with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
+        _asm(b, "fence.proxy.async.shared::cta;", "", [])
+        _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
+        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
+             ",".join(["r", "l", "r"] + ["r"] * rank), [dst, _map_address(fl, op), bar] + coords)
+
+
+def lower_wait_barrier(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    bar = _bar_address(fl, op.bars, op.index)
+    _asm(b, "{\n.reg .pred done;\nwait:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+            "@!done bra wait;\n}", "r,r", [bar, fl.get(op.phase)])
+
+
+LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store,
+             "ttg.init_barriers": lower_init_barriers, "ttg.inval_barriers": lower_inval_barriers,
+             "ttg.async_copy_descriptor_to_local": lower_copy_descriptor_to_local,
+             "ttg.wait_barrier": lower_wait_barrier}
+
+__all__ = ["LOWERINGS", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "box_encoding", "descriptor_copy", "scratch_bytes",
+           "tile_bytes", "tile_swizzle"]
