@@ -73,6 +73,29 @@ def launcher(k, Desc, version, a, b, c, cfg, sms):
     return lambda: fn[grid](a, b, c, m, n, kk, a.stride(0), b.stride(0), c.stride(0), **meta)
 
 
+def launch_cost(fn, n: int = 30) -> tuple[float, float]:
+    """(host microseconds a launch, GPU microseconds a launch with ``n`` launches queued back to
+    back): the first is what the launch path costs the CPU, the second the kernel alone once the
+    host runs ahead of it (the interleaved table's single launches after an L2 flush show the host
+    cost too, whenever it exceeds the flush)."""
+    import time
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    host = (time.perf_counter() - t0) / n * 1e6
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()  # queued first, so the host is ahead before the timed launches start
+    s.record()
+    for _ in range(n):
+        fn()
+    e.record()
+    e.synchronize()
+    return host, s.elapsed_time(e) / n * 1e3
+
+
 def check(impls, sms) -> list[str]:
     failures = []
     m, n, kk = 1000, 1112, 1000  # ragged against every tile; strides still multiples of 16 bytes
@@ -103,6 +126,8 @@ def main() -> int:
     p.add_argument("--dtypes", default="fp16")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--launch-cost", action="store_true",
+                   help="also print each winner's host time a launch and its GPU time a launch back to back")
     args = p.parse_args()
     impls = frameworks()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -140,6 +165,11 @@ def main() -> int:
                         best[name] = (i, fns[i])
                 if not best:
                     continue
+                if args.launch_cost:
+                    for n, (_, f) in best.items():
+                        host, gpu = launch_cost(f)
+                        print(f"  launch cost {n} {version}: host {host:.1f} us a launch, "
+                              f"GPU {gpu:.1f} us a launch back to back", flush=True)
                 t = interleaved({n: f for n, (_, f) in best.items()}, reps=args.reps, rounds=args.rounds)
                 tf = {n: flops / (t[n].median_ms * 1e-3) / 1e12 for n in t}
                 cfgs = " / ".join(str(CONFIGS[best[n][0]][:3] + CONFIGS[best[n][0]][4:]) for n in best)

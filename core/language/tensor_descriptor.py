@@ -81,7 +81,8 @@ class tensor_descriptor:
 def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero", _tensor_map=None, _builder=None):
     """A descriptor of the tensor at ``base`` with ``shape`` and ``strides`` (elements; the last
     stride must be 1), accessed in blocks of ``block_shape`` (powers of two).  ``_tensor_map`` is
-    for host descriptors only: a pointer to the backend's hardware descriptor of the same tensor."""
+    for host descriptors only: a pointer to the backend's hardware descriptor of the same tensor (or
+    its address as an integer)."""
     base = _u(base)
     if not isinstance(base, tensor) or not base.type.scalar.is_ptr():
         raise TypeError(f"make_tensor_descriptor expects a pointer base, got {base!r}")
@@ -100,8 +101,15 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if padding not in ("zero", "nan"):
         raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
     tensor_map = _u(_tensor_map)
+    if isinstance(tensor_map, tensor) and tensor_map.type.is_int() and not tensor_map.type.is_block() \
+            and tensor_map.type.int_bitwidth == 64 and _builder is not None:
+        # the map's device address as an integer argument (what host-descriptor launches pass)
+        from ..frontend import semantic
+        from .dtypes import pointer_type, uint8
+        tensor_map = semantic.cast(tensor_map, pointer_type(uint8), _builder)
     if tensor_map is not None and not (isinstance(tensor_map, tensor) and tensor_map.type.is_ptr()):
-        raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer, got {tensor_map!r}")
+        raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer or its 64-bit address, "
+                        f"got {tensor_map!r}")
     return tensor_descriptor(base, shape, strides, block, padding, tensor_map)
 
 

@@ -10,8 +10,10 @@ constant, which keeps the last dimension's accesses vectorised).
 
 Where the launch's backend builds a hardware descriptor of its own for a descriptor (the
 ``tritium_tensor_descriptor_map`` hook: NVIDIA sm_90's TMA tensor map), the companion takes it as
-one more pointer parameter ``d__map`` and hands it to ``tl.make_tensor_descriptor``
-(``_tensor_map=``), whose accesses then become ``tt.descriptor_load`` / ``tt.descriptor_store``."""
+one more parameter ``d__map``, the map's device address as an integer (so the companion's launches
+take the direct binder), and hands it to ``tl.make_tensor_descriptor`` (``_tensor_map=``), whose
+accesses then become ``tt.descriptor_load`` / ``tt.descriptor_store``.  The backend keeps the
+memory alive (the NVIDIA plugin caches its maps)."""
 from __future__ import annotations
 
 import ast
@@ -97,18 +99,28 @@ def companion(fn, layout: tuple):
     return comp
 
 
-def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
-    """Per argument, the backend's hardware descriptor of a host descriptor (or None): asked of the
-    backend the launch runs on, for its device's target, only when that device is present."""
+#: (backend asked for, target asked for, base type, base device) -> (backend, target or None): the
+#: launch's backend and its device's target, for bases whose device the key names (torch tensors)
+_selections: dict = {}
+
+
+def _device_key(base):
+    """The device index of a torch CUDA tensor (its launch goes there), else None (not cached)."""
+    get = getattr(base, "get_device", None)
+    if get is None or not getattr(base, "is_cuda", False):
+        return None
+    return get()
+
+
+def _select(bound, launch_kwargs) -> tuple:
+    """(backend, target) the launch's maps are asked of; target None when its device is absent."""
     import os
     from ..hooks import manager
-    if warmup:
-        return [None] * len(bound)
     plain = [v.base if type(v) is TensorDescriptor else v for v in bound]
     name = launch_kwargs.get("backend") or os.environ.get("TRITIUM_BACKEND")
     backend = manager.get_backend(name) if name else manager.select_backend(None, plain)
     if not backend.device_present():
-        return [None] * len(bound)
+        return backend, None
     target = launch_kwargs.get("target")
     if target is None:
         driver = backend.driver()
@@ -117,7 +129,38 @@ def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
         target = driver.device_target(driver.get_current_device() if device is None else device)
     elif isinstance(target, str):
         target = backend.parse_target(target)
+    return backend, target
+
+
+def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
+    """Per argument, the backend's hardware descriptor of a host descriptor (or None): asked of the
+    backend the launch runs on, for its device's target, only when that device is present.  The
+    backend and target are remembered per (options, base type, base device) when the first
+    descriptor's base names its device."""
+    import os
+    if warmup:
+        return [None] * len(bound)
+    first = next(v.base for v in bound if type(v) is TensorDescriptor)
+    device = _device_key(first)
+    target = launch_kwargs.get("target")
+    key = None
+    if device is not None and (target is None or isinstance(target, str)):
+        key = (launch_kwargs.get("backend") or os.environ.get("TRITIUM_BACKEND"), target, type(first), device)
+    sel = _selections.get(key) if key is not None else None
+    if sel is None:
+        sel = _select(bound, launch_kwargs)
+        if key is not None:
+            _selections[key] = sel
+    backend, target = sel
+    if target is None:
+        return [None] * len(bound)
     return [backend.tensor_descriptor_map(target, v) if type(v) is TensorDescriptor else None for v in bound]
+
+
+def _address(m) -> int:
+    """The device address of the memory a backend returned a hardware descriptor in."""
+    from .specialize import _address as address_of
+    return m if type(m) is int else address_of(m)
 
 
 def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
@@ -129,8 +172,10 @@ def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
     args = []
     for v, m in zip(bound, maps):
         if type(v) is TensorDescriptor:
-            args.extend([v.base, *v.shape, *v.strides, *([m] if m is not None else []), tuple(v.block_shape),
-                         v.padding])
+            # the map goes by its address, an integer: the companion's launches then take the
+            # direct binder (torch tensors, integers and constexprs only) after the first
+            args.extend([v.base, *v.shape, *v.strides, *([_address(m)] if m is not None else []),
+                         tuple(v.block_shape), v.padding])
         else:
             args.append(v)
     if callable(grid):

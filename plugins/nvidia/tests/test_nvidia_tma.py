@@ -20,16 +20,17 @@ PTXAS = "/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else sh
 
 
 def compile_mapped(fn, descriptors: dict, dtype: str, constexprs: dict, scalars: dict | None = None,
-                   target: str = "cuda:90"):
+                   target: str = "cuda:90", map_type: str = "i64"):
     """Compile ``fn``'s companion in which each parameter of ``descriptors`` (name -> (block shape,
-    padding)) is a host descriptor of ``dtype`` with a tensor map."""
+    padding)) is a host descriptor of ``dtype`` with a tensor map (passed as launches pass it: its
+    address, an integer; or ``map_type="*u8"``, a pointer)."""
     layout = tuple((len(descriptors[p.name][0]), True) if p.name in descriptors else None for p in fn.params)
     comp = companion(fn, layout)
     sig, consts = dict(scalars or {}), dict(constexprs)
     for name, (block, padding) in descriptors.items():
         rank = len(block)
         sig[f"{name}__base"] = f"*{dtype}"
-        sig[f"{name}__map"] = "*u8"
+        sig[f"{name}__map"] = map_type
         for i in range(rank):
             sig[f"{name}__shape{i}"] = "i32"
             if i < rank - 1:
@@ -65,10 +66,11 @@ def _check_store(ptx: str, rank: int) -> None:
     assert "cp.async.bulk.commit_group" in ptx[store.end():] and "cp.async.bulk.wait_group 0" in ptx[store.end():]
 
 
-@pytest.mark.parametrize("dtype,size", [("fp16", 2), ("bf16", 2), ("fp32", 4), ("i8", 1)])
-def test_load_store_2d(dtype, size, tmp_path):
+@pytest.mark.parametrize("dtype,size,map_type", [("fp16", 2, "i64"), ("bf16", 2, "i64"), ("fp32", 4, "i64"),
+                                                 ("i8", 1, "i64"), ("fp16", 2, "*u8")])
+def test_load_store_2d(dtype, size, map_type, tmp_path):
     k = compile_mapped(cases.map_scale_kernel, {"x_desc": ([32, 64], "zero"), "z_desc": ([32, 64], "zero")},
-                       dtype, {"BM": 32, "BN": 64})
+                       dtype, {"BM": 32, "BN": 64}, map_type=map_type)
     ptx = k.asm["ptx"]
     _check_load(ptx, 2, 32 * 64 * size)
     _check_store(ptx, 2)

@@ -138,12 +138,40 @@ def _upload(arr, data: bytes, device: int) -> None:
         _check((cu.cuStreamSynchronize(stream)[0], None), "cuStreamSynchronize")
 
 
+#: (address, dtype, device, shape, strides, block, padding) of a torch tensor's descriptor -> its
+#: map (or None, declined): the launch path's lookup, before any of the checks below
+_by_descriptor: dict = {}
+
+
+def _descriptor_key(descriptor):
+    base = descriptor.base
+    if not getattr(base, "is_cuda", False) or not hasattr(base, "data_ptr"):
+        return None
+    return (base.data_ptr(), base.dtype, base.get_device(), tuple(descriptor.shape), tuple(descriptor.strides),
+            tuple(descriptor.block_shape), descriptor.padding)
+
+
 def tensor_map(target, descriptor, driver):
     """Device memory holding the tensor map of ``descriptor`` (a ``DeviceArray``), or ``None``."""
-    from tritium.runtime.specialize import pointer_type_str
-    from .memory import DeviceArray, pointer_getter
     if not enabled() or capability(target) < 90:
         return None
+    key = _descriptor_key(descriptor)
+    if key is not None:
+        found = _by_descriptor.get(key, _by_descriptor)
+        if found is not _by_descriptor:
+            return found
+    arr = _tensor_map(descriptor, driver)
+    if key is not None:
+        with _lock:
+            if len(_by_descriptor) >= _CACHE_SIZE:
+                _by_descriptor.clear()
+            _by_descriptor[key] = arr
+    return arr
+
+
+def _tensor_map(descriptor, driver):
+    from tritium.runtime.specialize import pointer_type_str
+    from .memory import DeviceArray, pointer_getter
     base = descriptor.base
     try:
         elt = (pointer_type_str(base) or "")[1:]
