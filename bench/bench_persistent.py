@@ -4,9 +4,9 @@
 
 Four versions of one kernel (``persistent_kernels.py``, the same source for both compilers):
 pointer arithmetic, block pointers, tensor descriptors made in the kernel, and host
-``TensorDescriptor`` arguments, twice: ``host_desc`` with Tritium's TMA path on sm_90 switched on
-for its launches (``TRITIUM_TMA=1``, opt-in), ``host_desc_no_tma`` on the default block-pointer
-loads; Triton uses TMA for both.  Each side keeps its best config of
+``TensorDescriptor`` arguments, twice: ``host_desc`` on Tritium's TMA path (sm_90's default),
+``host_desc_no_tma`` with it switched off (``TRITIUM_TMA=0``: block-pointer loads); Triton uses
+TMA for both.  Each side keeps its best config of
 the same list; the best configs are then timed interleaved (A,B,B,A per round,
 ``bench/interleave.py``), and the table gives the median of the rounds, the ratio's range, and the
 SM clock before and after.  ``--check`` only checks every version against torch on a ragged shape.
@@ -58,7 +58,7 @@ def launcher(k, Desc, version, a, b, c, cfg, sms):
         da = Desc.from_tensor(a, [bm, bk])
         db = Desc.from_tensor(b, [bn, bk])
         dc = Desc.from_tensor(c, [bm, bn])
-        def run():  # Tritium's TMA path (opt-in) or its default block-pointer loads; Triton: TMA
+        def run():  # Tritium's TMA path (the default) or its block-pointer loads; Triton: TMA
             before = os.environ.get("TRITIUM_TMA")
             os.environ["TRITIUM_TMA"] = "0" if version == "host_desc_no_tma" else "1"
             try:
@@ -132,7 +132,7 @@ def main() -> int:
     impls = frameworks()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(host_line())
-    print("host_desc: Tritium's TMA path (TRITIUM_TMA=1); host_desc_no_tma: its default block-pointer loads")
+    print("host_desc: Tritium's TMA path (the default); host_desc_no_tma: TRITIUM_TMA=0, block-pointer loads")
     failures = check(impls, sms)
     for f in failures:
         print("FAIL", f)

@@ -24,6 +24,14 @@ transposed between its load and its buffer (``local_alloc(tt.trans(tt.load))``: 
 ``tl.dot(a, b.T)``) is first loaded through transposed addresses (:func:`_load_transposed`; this
 schedule only).  Loops whose loads do not fit this shape are left as they are.
 
+A backend whose copy engine moves whole descriptor tiles (``tt.descriptor_load``) passes
+``descriptor_copy(load, buffer_type, transposed) -> bool``: a ``local_alloc`` of such a load (or of
+its ``tt.trans``) that the backend accepts is pipelined too, as
+``ttg.async_copy_descriptor_to_local`` into the slot, completing on barrier ``slot`` of a per-load
+``nslots x i64`` buffer (``ttg.init_barriers`` before the prologue, ``ttg.inval_barriers`` after the
+loop); the loop carries the parity of the phase those barriers complete next and starts with
+``ttg.wait_barrier`` instead of counting groups.
+
 A target without asynchronous copies asks for the ``registers`` schedule instead (Triton's stream
 pipeliner; :class:`Pipeline`): the same slices, but the copy is a ``tt.load`` into registers issued
 ahead and a ``ttg.local_store`` after the consumers.

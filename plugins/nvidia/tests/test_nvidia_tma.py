@@ -211,8 +211,9 @@ def test_no_map_below_sm90_or_when_off(monkeypatch):
     assert tensor_map.tensor_map(parse_target("cuda:80"), Desc(), driver=None) is None
     monkeypatch.setenv("TRITIUM_TMA", "0")
     assert tensor_map.tensor_map(parse_target("cuda:90"), Desc(), driver=None) is None
-    monkeypatch.delenv("TRITIUM_TMA")  # off unless asked for
-    assert tensor_map.tensor_map(parse_target("cuda:90"), Desc(), driver=None) is None
+    assert not tensor_map.enabled()
+    monkeypatch.delenv("TRITIUM_TMA")  # on unless switched off
+    assert tensor_map.enabled()
 
 
 def test_bench_persistent_kernels(tmp_path):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import functools
 import re
 from dataclasses import dataclass
 
@@ -32,7 +33,12 @@ def parse_target(text: str) -> GPUTarget | None:
 
 def capability(target: GPUTarget) -> int:
     """Numeric compute capability of a CUDA target (``90`` for ``cuda:90a``)."""
-    return int(re.match(r"\d+", str(target.arch)).group(0))
+    return _capability(target.arch)
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(arch) -> int:  # asked on every launch with a host tensor descriptor
+    return int(re.match(r"\d+", str(arch)).group(0))
 
 
 @dataclass(frozen=True)
