@@ -28,12 +28,16 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
     from .async_dot import AsyncDotWaits, wants_late_refill, wants_spare_slot
+    from tritium.ttgir.passes.pointer_offsets import PointerOffsets
     from .tma import descriptor_copy
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
-                     late_refill=wants_late_refill, descriptor_copy=descriptor_copy(target)),
-            AsyncDotWaits(), CSE(), DCE()]
+                     late_refill=wants_late_refill, descriptor_copy=descriptor_copy(target))] \
+        + ([PointerOffsets()] if POINTER_OFFSETS else []) + [AsyncDotWaits(), CSE(), DCE()]
 
+
+#: loop-carried pointer tensors as loop-invariant starts plus a scalar offset (``pointer-offsets``)
+POINTER_OFFSETS = True
 
 #: shared memory the pipeline's buffers may take for their spare slot (sm_80/sm_90 give a block up
 #: to 227 KB; the rest is left for conversions and reductions after the loop, which reuse it)
