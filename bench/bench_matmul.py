@@ -1,6 +1,6 @@
 """Tensor-core benchmarks: matmul and flash attention under Tritium and Triton in one process.
 
-    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192]
+    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192] [--parts matmul,fwd,bwd]
 
 ``--check`` only runs the correctness sweep (every config x dtype x shape, ragged shapes included,
 num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherwise the table:
@@ -8,9 +8,11 @@ fp16/bf16 matmul at each size (the tutorial's grouped kernel over the same confi
 compilers, best config each: what the autotuner would pick; the two best configs and cuBLAS are
 then timed interleaved, A,B,B,A per round, ``bench/interleave.py``, and the table gives the median
 of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given
-K-contiguous, as fp8 tensor cores need), flash-attention forward (causal and not, head dim 64 and
-128), with TFLOP/s, Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time
-of a 128x256x64 fp16 matmul with 8 warps for both.  Printed last.
+K-contiguous, as fp8 tensor cores need), flash-attention forward and backward (the tutorial's
+three backward launches: row dot products, dK/dV per key block, dQ per query block; causal and
+not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
+Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time of a 128x256x64 fp16
+matmul with 8 warps for both.  Printed last.
 """
 from __future__ import annotations
 
@@ -95,6 +97,42 @@ def attn_ref(q, k, v, causal):
     return torch.softmax(s, -1) @ v.double()
 
 
+def attn_bwd_inputs(bh: int, n_ctx: int, d: int, causal: bool):
+    """q, k, v, the output's gradient, the forward's output and each row's log2-sum-exp2 (fp32,
+    from torch), for ``bh`` heads; and the float64 reference gradients of the first two heads."""
+    q, k, v, do = (torch.randn(bh, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(4))
+    scale = 1.0 / d ** 0.5
+    lse, o = [], []
+    for i in range(0, bh, 8):  # scores in slices: bh x n_ctx^2 floats would not fit at 16384
+        s = (q[i:i + 8].float() @ k[i:i + 8].float().transpose(-1, -2)) * scale
+        if causal:
+            s = s.masked_fill(torch.triu(torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cuda"), 1), float("-inf"))
+        lse.append(torch.logsumexp(s, -1) * 1.4426950408889634)
+        o.append((torch.softmax(s, -1) @ v[i:i + 8].float()).half())
+        del s
+    lse, o = torch.cat(lse).contiguous(), torch.cat(o).contiguous()
+    ref = None
+    if n_ctx <= 4096:
+        qq, kk, vv = (t[:2].double().requires_grad_() for t in (q, k, v))
+        s = (qq @ kk.transpose(-1, -2)) * scale
+        if causal:
+            s = s.masked_fill(torch.triu(torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cuda"), 1), float("-inf"))
+        (torch.softmax(s, -1) @ vv).backward(do[:2].double())
+        ref = (qq.grad, kk.grad, vv.grad)
+    return q, k, v, do, o, lse, ref
+
+
+def attn_bwd_run(k, q, kk, v, do, o, lse, delta, dq, dk, dv, causal, bm, bn, w, s):
+    """The three launches of the backward pass (``matmul_kernels.attn_bwd_*``)."""
+    bh, n_ctx, d = q.shape
+    scale = 1.0 / d ** 0.5
+    k.attn_bwd_preprocess[(triton_cdiv(n_ctx, 128), bh)](o, do, delta, n_ctx, HEAD_DIM=d, BLOCK_M=128)
+    k.attn_bwd_dkdv[(triton_cdiv(n_ctx, bn), bh)](q, kk, v, do, lse, delta, dk, dv, scale, n_ctx, HEAD_DIM=d,
+                                                  BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=w, num_stages=s)
+    k.attn_bwd_dq[(triton_cdiv(n_ctx, bm), bh)](q, kk, v, do, lse, delta, dq, scale, n_ctx, HEAD_DIM=d,
+                                                BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=w, num_stages=s)
+
+
 def cold_compile(framework: str, k) -> float:
     """Seconds from source to a finished first launch of the 128x256x64 fp16 tile with 8 warps, as a
     user meets it: a fresh copy of the kernel (no in-memory cache) and an empty on-disk cache, so
@@ -121,6 +159,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", default="1024,4096,8192")
     ap.add_argument("--no-attention", action="store_true")
+    ap.add_argument("--parts", default="matmul,fwd,bwd",
+                    help="which tables: matmul, fwd (attention forward), bwd (attention backward)")
     args = ap.parse_args()
     import tritium
     import tritium.language as ttl
@@ -169,7 +209,10 @@ def main() -> int:
         timed = interleaved(fns, reps=reps, rounds=rounds)
         return timed, {name: cfg for name, (_, cfg) in best.items()}
 
-    for dt in (torch.float16, torch.bfloat16):
+    parts = set(args.parts.split(","))
+    if args.no_attention:
+        parts -= {"fwd", "bwd"}
+    for dt in (torch.float16, torch.bfloat16) if "matmul" in parts else ():
         for size in [int(s) for s in args.sizes.split(",")]:
             a = torch.randn(size, size, device="cuda", dtype=dt)
             b = torch.randn(size, size, device="cuda", dtype=dt)
@@ -179,7 +222,7 @@ def main() -> int:
                                       lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2,
                                       extra={"cublas": lambda: torch.matmul(a, b)})
             rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs))
-    if hasattr(torch, "float8_e4m3fn"):  # fp8 e4m3, B K-contiguous
+    if hasattr(torch, "float8_e4m3fn") and "matmul" in parts:  # fp8 e4m3, B K-contiguous
         size = 4096
         a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).T  # (K, N) view, K contiguous
@@ -189,7 +232,7 @@ def main() -> int:
                                   lambda k, cfg: run_matmul(k, a, b, c, cfg), lambda: c.fill_(float("nan")),
                                   lambda: rel_err(c, ref) < 2e-2)
         rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, timed, cfgs))
-    if not args.no_attention:
+    if "fwd" in parts:
         for causal in (False, True):
             for d in (64, 128):
                 for n_ctx in (1024, 4096, 16384):
@@ -204,7 +247,31 @@ def main() -> int:
                         lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 1e-2))
                     flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
                     rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen))
-    compile_t = {name: cold_compile(name, k) for name, k in impls.items()}
+    if "bwd" in parts:  # the backward pass (2.5x the forward's matmul work)
+        for causal in (False, True):
+            for d in (64, 128):
+                for n_ctx in (1024, 4096, 16384) if not args.quick else (4096, 16384):
+                    bh = max(1, 16384 // n_ctx) * 32
+                    q, kk, v, do, o, lse, ref = attn_bwd_inputs(bh, n_ctx, d, causal)
+                    delta = torch.empty(bh, n_ctx, device="cuda", dtype=torch.float32)
+                    grads = [torch.empty_like(q) for _ in range(3)]
+
+                    def poison():
+                        for g in grads:
+                            g.fill_(float("nan"))
+
+                    def correct():
+                        if any(torch.isnan(g).any() for g in grads):
+                            return False
+                        return ref is None or all(rel_err(g[:2], r) < 2e-2 for g, r in zip(grads, ref))
+                    cfgs = [(64, 64, 4, 3), (128, 64, 8, 3), (64, 128, 8, 3)] if d == 64 else [(64, 64, 4, 3), (64, 64, 8, 2)]
+                    timed, chosen = best_config(
+                        f"attention backward d{d} causal={causal}", cfgs,
+                        lambda k, cfg: attn_bwd_run(k, q, kk, v, do, o, lse, delta, *grads, causal, *cfg), poison, correct)
+                    flops = 10 * bh * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
+                    rows.append((f"attn bwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen))
+                    del q, kk, v, do, o, lse, grads
+    compile_t = {name: cold_compile(name, k) for name, k in impls.items()} if "matmul" in parts else {}
 
     print()
     print(f"SM clock, max, temperature before the table: {clock_before}; after: {sm_clock_mhz()}")
@@ -217,8 +284,9 @@ def main() -> int:
         print(f"{kernel:<22} {size:<12} {tf.get('tritium', nan):>12.1f} {tf.get('triton', nan):>12.1f}"
               f" {ratio_cell(timed):>24} {tf.get('cublas', nan):>12.1f} {tf.get('tritium', nan) / tf.get('cublas', nan):>9.3f}  "
               f"{cfgs.get('tritium', '-')} | {cfgs.get('triton', '-')}")
-    print(f"cold compile 128x256x64 fp16 matmul, 8 warps: " +
-          ", ".join(f"{n} {t:.2f} s" for n, t in compile_t.items()))
+    if compile_t:
+        print(f"cold compile 128x256x64 fp16 matmul, 8 warps: " +
+              ", ".join(f"{n} {t:.2f} s" for n, t in compile_t.items()))
     for f in failures:
         print("FAIL", f)
     return 1 if failures else 0

@@ -78,3 +78,78 @@ def attn_fwd(Q, K, V, sm_scale, Out, stride_qz, stride_qh, stride_qm, stride_qk,
         m_i = m_ij
     acc = acc / l_i[:, None]
     tl.store(Out + q_off + offs_m[:, None] * stride_om + offs_d[None, :] * stride_on, acc.to(Out.type.element_ty))  # noqa: F821
+
+
+# Flash-attention backward in the tutorial's style (three launches: the row dot products of the
+# output and its gradient, then dK/dV per key block and dQ per query block).  Tensors are
+# contiguous [batch*heads, N_CTX, HEAD_DIM]; LSE holds each query row's log2-sum-exp2 of the scaled
+# scores (what the forward would keep), so P is exp2(scores * log2(e) * sm_scale - LSE).
+@triton.jit  # noqa: F821
+def attn_bwd_preprocess(O, DO, Delta, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):  # noqa: F821
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    off_hz = tl.program_id(1)  # noqa: F821
+    offs_d = tl.arange(0, HEAD_DIM)  # noqa: F821
+    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM  # noqa: F821
+    o = tl.load(O + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :]).to(tl.float32)  # noqa: F821
+    do = tl.load(DO + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :]).to(tl.float32)  # noqa: F821
+    tl.store(Delta + off_hz * N_CTX + offs_m, tl.sum(o * do, axis=1))  # noqa: F821
+
+
+@triton.jit  # noqa: F821
+def attn_bwd_dkdv(Q, K, V, DO, LSE, Delta, DK, DV, sm_scale, N_CTX, HEAD_DIM: tl.constexpr,  # noqa: F821
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):  # noqa: F821
+    start_n = tl.program_id(0) * BLOCK_N  # noqa: F821
+    off_hz = tl.program_id(1)  # noqa: F821
+    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM  # noqa: F821
+    offs_n = start_n + tl.arange(0, BLOCK_N)  # noqa: F821
+    offs_d = tl.arange(0, HEAD_DIM)  # noqa: F821
+    k = tl.load(K + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :])  # noqa: F821
+    v = tl.load(V + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :])  # noqa: F821
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)  # noqa: F821
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)  # noqa: F821
+    qk_scale = sm_scale * 1.44269504
+    lo = (start_n // BLOCK_M) * BLOCK_M if CAUSAL else 0  # query rows before the key block see none of it
+    for start_m in range(lo, N_CTX, BLOCK_M):
+        offs_m = start_m + tl.arange(0, BLOCK_M)  # noqa: F821
+        q_t = tl.load(Q + base + offs_m[None, :] * HEAD_DIM + offs_d[:, None])  # [HEAD_DIM, BLOCK_M]  # noqa: F821
+        lse = tl.load(LSE + off_hz * N_CTX + offs_m)  # noqa: F821
+        p_t = tl.math.exp2(tl.dot(k, q_t) * qk_scale - lse[None, :])  # [BLOCK_N, BLOCK_M]  # noqa: F821
+        if CAUSAL:
+            p_t = tl.where(offs_m[None, :] >= offs_n[:, None], p_t, 0.0)  # noqa: F821
+        do = tl.load(DO + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :])  # noqa: F821
+        dv = tl.dot(p_t.to(do.dtype), do, dv)  # noqa: F821
+        delta = tl.load(Delta + off_hz * N_CTX + offs_m)  # noqa: F821
+        dp_t = tl.dot(v, tl.trans(do))  # noqa: F821
+        ds_t = p_t * (dp_t - delta[None, :])
+        dk = tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), dk)  # noqa: F821
+    dk = dk * sm_scale
+    tl.store(DK + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :], dk.to(DK.type.element_ty))  # noqa: F821
+    tl.store(DV + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :], dv.to(DV.type.element_ty))  # noqa: F821
+
+
+@triton.jit  # noqa: F821
+def attn_bwd_dq(Q, K, V, DO, LSE, Delta, DQ, sm_scale, N_CTX, HEAD_DIM: tl.constexpr,  # noqa: F821
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):  # noqa: F821
+    start_m = tl.program_id(0) * BLOCK_M  # noqa: F821
+    off_hz = tl.program_id(1)  # noqa: F821
+    base = off_hz.to(tl.int64) * N_CTX * HEAD_DIM  # noqa: F821
+    offs_m = start_m + tl.arange(0, BLOCK_M)  # noqa: F821
+    offs_d = tl.arange(0, HEAD_DIM)  # noqa: F821
+    q = tl.load(Q + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :])  # noqa: F821
+    do = tl.load(DO + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :])  # noqa: F821
+    lse = tl.load(LSE + off_hz * N_CTX + offs_m)  # noqa: F821
+    delta = tl.load(Delta + off_hz * N_CTX + offs_m)  # noqa: F821
+    dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # noqa: F821
+    qk_scale = sm_scale * 1.44269504
+    hi = start_m + BLOCK_M if CAUSAL else N_CTX
+    for start_n in range(0, hi, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)  # noqa: F821
+        k_t = tl.load(K + base + offs_n[None, :] * HEAD_DIM + offs_d[:, None])  # [HEAD_DIM, BLOCK_N]  # noqa: F821
+        v_t = tl.load(V + base + offs_n[None, :] * HEAD_DIM + offs_d[:, None])  # noqa: F821
+        p = tl.math.exp2(tl.dot(q, k_t) * qk_scale - lse[:, None])  # noqa: F821
+        if CAUSAL:
+            p = tl.where(offs_m[:, None] >= offs_n[None, :], p, 0.0)  # noqa: F821
+        ds = p * (tl.dot(do, v_t) - delta[:, None])  # noqa: F821
+        dq = tl.dot(ds.to(k_t.dtype), tl.trans(k_t), dq)  # noqa: F821
+    dq = dq * sm_scale
+    tl.store(DQ + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], dq.to(DQ.type.element_ty))  # noqa: F821
