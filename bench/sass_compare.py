@@ -69,6 +69,13 @@ def _attn(name, dtype, d, bm, bn, warps, stages) -> Spec:
     return Spec(name, "attn_fwd", sig, consts, warps, stages)
 
 
+def _attn_bwd(name, fn, d, bm, bn, warps, stages) -> Spec:
+    outs = ("DK", "DV") if fn == "attn_bwd_dkdv" else ("DQ",)
+    sig = {n: "*fp16" for n in ("Q", "K", "V", "DO")}
+    sig.update(LSE="*fp32", Delta="*fp32", **{o: "*fp16" for o in outs}, sm_scale="fp32", N_CTX="i32")
+    return Spec(name, fn, sig, {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False}, warps, stages)
+
+
 SPECS = [
     _mm("mm-fp16-128x256x64-w8s3", "fp16", "fp16", 128, 256, 64, 8, 3),
     _mm("mm-fp16-128x128x64-w4s4", "fp16", "fp16", 128, 128, 64, 4, 4),
@@ -78,6 +85,10 @@ SPECS = [
     _mm("mm-tf32-128x128x32-w4s4", "fp32", "fp32", 128, 128, 32, 4, 4),
     _attn("attn-fp16-d64", "fp16", 64, 128, 64, 4, 3),
     _attn("attn-fp16-d128", "fp16", 128, 128, 64, 4, 3),
+    _attn_bwd("attn-bwd-dkdv-d64", "attn_bwd_dkdv", 64, 64, 64, 4, 3),
+    _attn_bwd("attn-bwd-dq-d64", "attn_bwd_dq", 64, 64, 64, 4, 3),
+    _attn_bwd("attn-bwd-dkdv-d128", "attn_bwd_dkdv", 128, 64, 64, 4, 3),
+    _attn_bwd("attn-bwd-dq-d128", "attn_bwd_dq", 128, 64, 64, 4, 3),
 ]
 
 

@@ -193,22 +193,42 @@ class _Loop:
         return None
 
 
-def _load_transposed(loop: scf.ForOp) -> None:
+def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) -> None:
     """``local_alloc(trans(load(p, m, o)))`` -> ``local_alloc(load(trans(p), trans(m), trans(o)))``.
 
     A dot of a K-contiguous ``B`` (``tl.dot(a, b.T)``) writes the transposed tile to shared memory;
     loading the transposed addresses instead gives the same tensor, and its load then feeds the
     buffer directly, which is what the pipeline copies asynchronously (the copy reads the same
-    contiguous rows, now along the tile's first dimension)."""
+    contiguous rows, now along the tile's first dimension).
+
+    A load whose only other use is a ``local_alloc`` of the tile itself (attention's backward reads
+    ``do`` as ``B`` of one dot and its transpose as ``B`` of another) keeps that use, and the
+    transposed buffer gets a load of its own: the tile is then copied twice (the second from L2),
+    into two pipelined buffers.  Only where ``stages + 1`` slots of every buffer the loop's loads
+    fill, the extra ones included, and the function's other buffers stay within ``shared_budget``."""
     from ...ttir.ops import TransOp
     body = loop.body.block
+    fed = [op for op in body.ops if isinstance(op, LocalAllocOp) and op.src is not None
+           and isinstance(op.src.owner, (LoadOp, TransOp))]
+    slot_bytes = sum(op.result.type.size_in_bytes() for op in fed)
+    func = loop.parent_op()
+    while func is not None and func.parent_op() is not None and not isinstance(func.parent_op(), ModuleOp):
+        func = func.parent_op()
+    outside = sum(op.results[0].type.size_in_bytes() for op in (func.walk() if func is not None else ())
+                  if isinstance(op, LocalAllocOp) and not loop.is_ancestor(op))
     for alloc in [op for op in body.ops if isinstance(op, LocalAllocOp)]:
         trans = alloc.src.owner if alloc.src is not None else None
         if not isinstance(trans, TransOp) or trans.parent_block() is not body or len(list(trans.result.uses)) != 1:
             continue
         load = trans.src.owner
-        if not isinstance(load, LoadOp) or load.parent_block() is not body or len(list(load.result.uses)) != 1 \
+        if not isinstance(load, LoadOp) or load.parent_block() is not body \
                 or not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
+            continue
+        others = [u.operation for u in load.result.uses if u.operation is not trans]
+        shared = bool(others)
+        if shared and not (all(isinstance(o, LocalAllocOp) and o.parent_block() is body for o in others)
+                           and shared_budget is not None
+                           and (stages + 1) * slot_bytes + outside <= shared_budget):
             continue
         out_t = trans.result.type
         at = InsertPoint.before(load)
@@ -226,7 +246,8 @@ def _load_transposed(loop: scf.ForOp) -> None:
         Rewriter.insert_op(new, at)
         trans.result.replace_all_uses_with(new.result)
         Rewriter.erase_op(trans)
-        Rewriter.erase_op(load)
+        if not shared:
+            Rewriter.erase_op(load)
 
 
 def _clone(ops: list[Operation], env: dict[SSAValue, SSAValue], at: InsertPoint) -> None:
@@ -308,7 +329,7 @@ class Pipeline:
                 continue
             registers = self.copy == "registers"
             if not registers:
-                _load_transposed(loop)
+                _load_transposed(loop, stages, self.shared_budget)
             info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter, self.descriptor_copy)
             reason = info.analyse()
             if reason:

@@ -1,0 +1,59 @@
+"""CPU-only: the flash-attention backward of ``bench/matmul_kernels.py`` compiles for sm_90 with
+its K loops software-pipelined.  Its ``do`` (and ``q``, ``k``) tiles feed one dot as they are and
+another transposed; the pipeline gives the transposed use a load of its own, so both buffers are
+filled by ``cp.async`` ahead of the loop body, as long as the slots fit the pipeline's budget."""
+import os
+import re
+import sys
+
+import pytest
+
+import tritium
+import tritium.language as tl
+
+BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench")
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    sys.path.insert(0, BENCH)
+    try:
+        from kernel_files import load_kernels
+    finally:
+        sys.path.remove(BENCH)
+    return load_kernels("attn_bwd_test", tritium, tl, "matmul_kernels.py")
+
+
+def _compile(kernels, fn, d, stages):
+    outs = ("DK", "DV") if fn == "attn_bwd_dkdv" else ("DQ",)
+    sig = {n: "*fp16" for n in ("Q", "K", "V", "DO")}
+    sig.update(LSE="*fp32", Delta="*fp32", **{o: "*fp16" for o in outs}, sm_scale="fp32", N_CTX="i32")
+    # as the benchmark launches it: 16-byte aligned tensors, N_CTX a multiple of 16
+    attrs = {n: {"tt.divisibility": 16} for n, t in sig.items() if t.startswith("*") or n == "N_CTX"}
+    return tritium.compile(getattr(kernels, fn), target="cuda:90", signature=sig, attrs=attrs,
+                           constexprs={"HEAD_DIM": d, "BLOCK_M": 64, "BLOCK_N": 64, "CAUSAL": False},
+                           num_warps=4, num_stages=stages)
+
+
+def _loop_body(ttgir: str) -> str:
+    start = ttgir.index("scf.for")
+    return ttgir[start:ttgir.index("scf.yield", start)]
+
+
+@pytest.mark.parametrize("fn,copies", [("attn_bwd_dkdv", 4), ("attn_bwd_dq", 3)])
+def test_shared_tiles_are_pipelined_into_two_buffers(kernels, fn, copies):
+    k = _compile(kernels, fn, 64, 3)
+    body = _loop_body(k.asm["ttgir"])
+    assert body.count("ttg.async_copy_global_to_local") == copies
+    # the only loads left in the loop are the rows' LSE and delta (1-d, into registers)
+    assert all(re.search(r"tensor<64x!tt\.ptr<f32>", line) for line in body.splitlines() if "tt.load" in line)
+    assert "wgmma.mma_async" in k.asm["ptx"] and "cp.async.cg.shared.global" in k.asm["ptx"]
+
+
+def test_over_the_budget_the_tiles_stay_shared(kernels):
+    """d128 with three stages: four 16 KB tiles in four slots each would not fit; the transposed
+    uses keep reading the tile they share, which is then not pipelined."""
+    k = _compile(kernels, "attn_bwd_dkdv", 128, 3)
+    body = _loop_body(k.asm["ttgir"])
+    assert "ttg.async_copy_global_to_local" not in body
+    assert body.count("tt.trans") >= 2
