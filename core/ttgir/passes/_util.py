@@ -88,3 +88,25 @@ def broadcastable(enc: Attribute) -> bool:
     operand and result share them): blocked and vendor register layouts, not slices or operands."""
     from ..encodings import DistributedEncoding, DotOperandEncodingAttr, SliceEncodingAttr
     return isinstance(enc, DistributedEncoding) and not isinstance(enc, (SliceEncodingAttr, DotOperandEncodingAttr))
+
+
+def with_extra_iter_args(loop, inits: list[SSAValue]):
+    """A copy of ``loop`` (an ``scf.for``, left in place for the caller to erase) that carries
+    ``inits`` after its own iter args: ``(new loop, its body)``.  The body's ops move over and read
+    the new block arguments; the new ones are the body's last ``len(inits)`` arguments, and the
+    body's yield still yields only the old values (the caller extends it)."""
+    from xdsl.dialects import scf
+    from xdsl.ir import Region
+    from xdsl.rewriter import InsertPoint, Rewriter
+    old_body = loop.body.block
+    new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in inits])
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + list(inits), Region(new_body))
+    new.attributes.update(loop.attributes)
+    new.location = loop.location
+    Rewriter.insert_op(new, InsertPoint.before(loop))
+    for a, b in zip(old_body.args, new_body.args):
+        a.replace_all_uses_with(b)
+    for op in list(old_body.ops):
+        op.detach()
+        new_body.add_op(op)
+    return new, new_body

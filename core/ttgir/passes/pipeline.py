@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import Pure
 
@@ -51,6 +51,7 @@ from ..ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGl
                    ConvertLayoutOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp, LocalLoadOp, LocalStoreOp,
                    MemDescIndexOp, WaitBarrierOp)
 from ..types import MemDescType
+from ._util import with_extra_iter_args
 
 STAGES_ATTR = "tt.num_stages"
 #: on a slot buffer this pass made: the stages of its loop (``slots_ahead`` reads it)
@@ -406,19 +407,9 @@ class Pipeline:
 
         # the new loop carries the advanced addresses, the slot being read and (with barriers) the
         # parity of the phase its barrier completes next
-        old_body = info.body
         n_old = len(loop.iter_args)
         counters = [_const(0, i32, before)] * (2 if bars else 1)
-        new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in carried] + [i32] * len(counters))
-        new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + carried + counters, Region(new_body))
-        new.attributes.update(loop.attributes)
-        new.location = loop.location
-        Rewriter.insert_op(new, before)
-        for a, b in zip(old_body.args, new_body.args):
-            a.replace_all_uses_with(b)
-        for op in list(old_body.ops):
-            op.detach()
-            new_body.add_op(op)
+        new, new_body = with_extra_iter_args(loop, carried + counters)
         ahead = list(new_body.args[1 + n_old:1 + n_old + len(carried)])
         slot = new_body.args[1 + n_old + len(carried)]
         phase = new_body.args[-1] if bars else None
@@ -557,19 +548,8 @@ def _pipeline_registers(info: _Loop) -> None:
     held = [v for tiles in loaded[1:] for v in tiles]
     slot0 = [] if nslots == 1 else [_const(0, i32, before)]
 
-    old_body = info.body
     n_old, n_ahead, n_held = len(loop.iter_args), len(ahead), len(held)
-    inits = list(loop.iter_args) + ahead + held + slot0
-    new_body = Block(arg_types=[a.type for a in old_body.args] + [v.type for v in inits[n_old:]])
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, inits, Region(new_body))
-    new.attributes.update(loop.attributes)
-    new.location = loop.location
-    Rewriter.insert_op(new, before)
-    for a, b in zip(old_body.args, new_body.args):
-        a.replace_all_uses_with(b)
-    for op in list(old_body.ops):
-        op.detach()
-        new_body.add_op(op)
+    new, new_body = with_extra_iter_args(loop, ahead + held + slot0)
     args = new_body.args[1 + n_old:]
     ahead_args, held_args = args[:n_ahead], list(args[n_ahead:n_ahead + n_held])
     slot = args[-1] if nslots > 1 else None

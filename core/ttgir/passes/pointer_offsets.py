@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ...ttir import arith
 from ...ttir.ops import AddPtrOp, SplatOp
 from ...ttir.types import PointerType
+from ._util import with_extra_iter_args
 
 _I64 = IntegerType(64)
 
@@ -82,19 +83,9 @@ def rewrite_loop(loop: scf.ForOp) -> scf.ForOp:
     before = InsertPoint.before(loop)
     zero = arith.ConstantOp(IntegerAttr(0, _I64))
     Rewriter.insert_op(zero, before)
-    old_body = loop.body.block
     n_old = len(loop.iter_args)
     order = sorted(steps)
-    new_body = Block(arg_types=[a.type for a in old_body.args] + [_I64] * len(order))
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, list(loop.iter_args) + [zero.result] * len(order), Region(new_body))
-    new.attributes.update(loop.attributes)
-    new.location = loop.location
-    Rewriter.insert_op(new, before)
-    for a, b in zip(old_body.args, new_body.args):
-        a.replace_all_uses_with(b)
-    for op in list(old_body.ops):
-        op.detach()
-        new_body.add_op(op)
+    new, new_body = with_extra_iter_args(loop, [zero.result] * len(order))
     for old, nw in zip(loop.results, new.results[:n_old]):
         old.replace_all_uses_with(nw)
     y = new_body.last_op
