@@ -265,6 +265,26 @@ class MemDescIndexOp(IRDLOperation):
 
 
 @irdl_op_definition
+class MemDescTransOp(IRDLOperation):
+    """A transposed view of a 2-d buffer: the same bytes, indexed with the dimensions swapped (its
+    type's encoding places element ``(j, i)`` where the source's places ``(i, j)``).  Reads nothing."""
+
+    name = "ttg.memdesc_trans"
+    src = operand_def(MemDescType)
+    result = result_def(MemDescType)
+    traits = traits_def(Pure())
+    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
+
+    def __init__(self, src: SSAValue, result_type: MemDescType):
+        super().__init__(operands=[src], result_types=[result_type])
+
+    def verify_(self) -> None:
+        s, r = self.src.type, self.result.type
+        if len(s.shape) != 2 or tuple(reversed(s.shape)) != r.shape or s.element_type != r.element_type:
+            raise VerifyException(f"ttg.memdesc_trans swaps the two dimensions of a 2-d buffer: {s} -> {r}")
+
+
+@irdl_op_definition
 class BarrierOp(IRDLOperation):
     """A CTA-wide execution and shared-memory barrier (``bar.sync 0`` / ``s_barrier``), placed by membar."""
 
@@ -430,5 +450,5 @@ class WaitBarrierOp(IRDLOperation):
 
 
 TTG_OPS = [ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, LocalDeallocOp,
-           AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, MemDescIndexOp, BarrierOp,
+           AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, MemDescIndexOp, MemDescTransOp, BarrierOp,
            InitBarriersOp, InvalBarriersOp, AsyncCopyDescriptorToLocalOp, WaitBarrierOp]

@@ -247,6 +247,11 @@ def _index(fl: FunctionLowering, op) -> None:
     fl.set(op.results[0], b.gep(fl.get(op.src), [off], source_etype=ir.IntType(8)))
 
 
+@lowers("ttg.memdesc_trans")
+def _trans_view(fl: FunctionLowering, op) -> None:
+    fl.set(op.results[0], fl.get(op.src))  # the same bytes; the result's type says how to index them
+
+
 @lowers("ttg.local_dealloc")
 def _dealloc(fl: FunctionLowering, op) -> None:
     pass

@@ -30,7 +30,7 @@ MembarFilter = Callable[[Operation, Operation], bool]
 _ASYNC_COPY = "ttg.async_copy_global_to_local"
 _DESCRIPTOR_COPY = "ttg.async_copy_descriptor_to_local"
 #: ops that only name (a part of) a buffer, accessing nothing
-_VIEWS = {"ttg.memdesc_index", "ttg.local_dealloc"}
+_VIEWS = {"ttg.memdesc_index", "ttg.memdesc_trans", "ttg.local_dealloc"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ def _offset(op: Operation) -> int | None:
 
 def _buffer_range(v: SSAValue, whole: int) -> tuple[int, int]:
     owner = v.owner
-    while isinstance(owner, Operation) and owner.name == "ttg.memdesc_index":  # a slot: its whole buffer
+    while isinstance(owner, Operation) and owner.name in ("ttg.memdesc_index", "ttg.memdesc_trans"):
+        # a slot, or a transposed view: the whole buffer
         v = owner.operands[0]
         owner = v.owner
     if isinstance(owner, Operation) and owner.name == "ttg.local_alloc" and _offset(owner) is not None:

@@ -49,7 +49,7 @@ from ...ttir.descriptor_ops import DescriptorLoadOp
 from ...ttir.memory_ops import LoadOp
 from ..ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp,
                    ConvertLayoutOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp, LocalLoadOp, LocalStoreOp,
-                   MemDescIndexOp, WaitBarrierOp)
+                   MemDescIndexOp, MemDescTransOp, WaitBarrierOp)
 from ..types import MemDescType
 from ._util import with_extra_iter_args
 
@@ -202,11 +202,13 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) ->
     buffer directly, which is what the pipeline copies asynchronously (the copy reads the same
     contiguous rows, now along the tile's first dimension).
 
-    A load whose only other use is a ``local_alloc`` of the tile itself (attention's backward reads
-    ``do`` as ``B`` of one dot and its transpose as ``B`` of another) keeps that use, and the
-    transposed buffer gets a load of its own: the tile is then copied twice (the second from L2),
-    into two pipelined buffers.  Only where ``stages + 1`` slots of every buffer the loop's loads
-    fill, the extra ones included, and the function's other buffers stay within ``shared_budget``."""
+    A load whose other use is a ``local_alloc`` of the tile itself (attention's backward reads
+    ``do`` as ``B`` of one dot and its transpose as ``B`` of another): where that buffer holds the
+    tile in the same bytes as the transposed one would, the transposed buffer becomes a
+    ``ttg.memdesc_trans`` view of it (one buffer, one copy).  Otherwise the transposed buffer gets
+    a load of its own (the tile copied twice, the second from L2, into two pipelined buffers), only
+    where ``stages + 1`` slots of every buffer the loop's loads fill, the extra ones included, and
+    the function's other buffers stay within ``shared_budget``."""
     from ...ttir.ops import TransOp
     body = loop.body.block
     fed = [op for op in body.ops if isinstance(op, LocalAllocOp) and op.src is not None
@@ -226,6 +228,18 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) ->
                 or not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
             continue
         others = [u.operation for u in load.result.uses if u.operation is not trans]
+        view = _transposed_view(alloc, others)
+        if view is not None:  # one buffer, read through a transposed view by the second use
+            if body.get_operation_index(view) > body.get_operation_index(alloc):
+                view.detach()  # the view reads it: the buffer goes right after the load
+                Rewriter.insert_op(view, InsertPoint.after(load))
+            at = InsertPoint.before(alloc)
+            op = MemDescTransOp(view.result, alloc.result.type)
+            Rewriter.insert_op(op, at)
+            alloc.result.replace_all_uses_with(op.result)
+            Rewriter.erase_op(alloc)
+            Rewriter.erase_op(trans)
+            continue
         shared = bool(others)
         if shared and not (all(isinstance(o, LocalAllocOp) and o.parent_block() is body for o in others)
                            and shared_budget is not None
@@ -249,6 +263,27 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) ->
         Rewriter.erase_op(trans)
         if not shared:
             Rewriter.erase_op(load)
+
+
+def _transposed_view(alloc: LocalAllocOp, others: list[Operation]) -> LocalAllocOp | None:
+    """Among ``others`` (the other uses of the tile ``alloc`` holds transposed), a ``local_alloc``
+    of the tile whose buffer holds it in the same bytes, so that ``alloc`` can be a
+    ``ttg.memdesc_trans`` view of it: element ``(i, j)`` of the tile at the offset of ``(j, i)`` in
+    ``alloc``'s layout."""
+    t = alloc.result.type
+    enc = getattr(t, "encoding", None)
+    if len(t.shape) != 2 or not hasattr(enc, "offset_bases"):
+        return None
+    want = [list(r) for r in reversed(enc.offset_bases(t.shape))]
+    body = alloc.parent_block()
+    for o in others:
+        ot = o.results[0].type if isinstance(o, LocalAllocOp) else None
+        if ot is None or o.parent_block() is not body or ot.element_type != t.element_type \
+                or not hasattr(ot.encoding, "offset_bases") or ot.shape != tuple(reversed(t.shape)):
+            continue
+        if [list(r) for r in ot.encoding.offset_bases(ot.shape)] == want:
+            return o
+    return None
 
 
 def _clone(ops: list[Operation], env: dict[SSAValue, SSAValue], at: InsertPoint) -> None:
@@ -648,6 +683,8 @@ def slots_ahead(view: SSAValue) -> int:
     """For a slot view made by this pass, how many iterations after a slot is read it is refilled
     (``nslots - num_stages + 1``: 1 without a spare slot, 2 with one); 0 for anything else."""
     op = view.owner
+    while isinstance(op, MemDescTransOp):  # a transposed view of a slot reads that slot
+        op = op.src.owner
     if not isinstance(op, MemDescIndexOp):
         return 0
     buf = op.operands[0].owner

@@ -20,6 +20,14 @@ from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
 _ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
 
 
+def _buffer_owner(v):
+    """The op that makes the buffer ``v`` reads, through transposed views (``ttg.memdesc_trans``)."""
+    owner = getattr(v, "owner", None)
+    while getattr(owner, "name", None) == "ttg.memdesc_trans":
+        owner = owner.operands[0].owner
+    return owner
+
+
 def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
     """Both operands are slots that are refilled two iterations after they are read (a spare slot),
     or one iteration after but only once ``wait`` has run (every copy of the body follows it), so
@@ -54,8 +62,8 @@ def _matmul_wait(loop):
         if not isinstance(dot, WarpGroupDotOp) or dot.parent_block() is not body:
             continue
         uses = list(wait.outputs[0].uses)
-        loads = all(getattr(v.owner, "name", None) == "ttg.local_alloc" and v.owner.parent_block() is body
-                    for v in (dot.a, dot.b))
+        loads = all(getattr(_buffer_owner(v), "name", None) == "ttg.local_alloc"
+                    and _buffer_owner(v).parent_block() is body for v in (dot.a, dot.b))
         if loads and len(uses) == 1 and uses[0].operation is body.last_op:
             return wait
     return None
@@ -104,7 +112,7 @@ def wants_late_refill(loop):
     if last is None:
         return False
     dot, wait = last
-    if not any(getattr(v.owner, "name", None) == "ttg.local_alloc" and v.owner.parent_block() is body
+    if not any(getattr(_buffer_owner(v), "name", None) == "ttg.local_alloc" and _buffer_owner(v).parent_block() is body
                for v in (dot.a, dot.b)):
         return False
     module = loop
@@ -134,7 +142,7 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
         return False
     # its buffers: pipeline slots (refilled after the barrier past the next full wait) or buffers
     # written before the loop
-    if not all(getattr(v.owner, "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(v.owner)
+    if not all(getattr(_buffer_owner(v), "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(_buffer_owner(v))
                for v in (dot.a, dot.b) if not isinstance(v.type, TensorType) and isinstance(v.owner, Operation)):
         return False
     uses = list(wait.outputs[0].uses)
@@ -171,7 +179,7 @@ def _prune_fences(module: ModuleOp) -> None:
         if dot is None:
             continue
         bufs = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
-        if all(getattr(v.owner, "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(v.owner)
+        if all(getattr(_buffer_owner(v), "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(_buffer_owner(v))
                for v in bufs if isinstance(v.owner, Operation)):
             fence.detach()
             fence.erase()
