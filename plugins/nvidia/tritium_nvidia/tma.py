@@ -144,10 +144,31 @@ def _thread0(fl: FunctionLowering):
     return fl.builder.if_then(fl.first_thread_pred())
 
 
+def _expect_and_copy(b: ir.IRBuilder, t, dst, tmap, bar, coords: list) -> None:
+    """(One thread) expect the tile's bytes on barrier ``bar``, then copy the box at ``coords``
+    (innermost first) of map ``tmap`` to shared address ``dst``, completing on ``bar``."""
+    rank = len(t.get_shape())
+    _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
+    _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
+         ",".join(["r", "l", "r"] + ["r"] * rank), [dst, tmap, bar] + coords)
+
+
+def _wait_parity(b: ir.IRBuilder, bar, phase) -> None:
+    """Every thread: spin until barrier ``bar`` completes the phase of parity ``phase`` (an int
+    or an i32 value).  Not ``.uni``: the lanes need not agree."""
+    if isinstance(phase, int):
+        text, constraints, args = f"done, [$0], {phase}", "r", [bar]
+    else:
+        text, constraints, args = "done, [$0], $1", "r,r", [bar, phase]
+    _asm(b, "{\n.reg .pred done;\nwait:\n"
+            f"mbarrier.try_wait.parity.shared::cta.b64 {text};\n"
+            "@!done bra wait;\n}", constraints, args)
+
+
 def lower_descriptor_load(fl: FunctionLowering, op) -> None:
     b = fl.builder
     t = op.results[0].type
-    rank = len(t.get_shape())
     tile, tile_addr, bar = _tile_and_barrier(fl, op)
     tmap = _map_address(fl, op)
     coords = _coords(fl, op)
@@ -160,13 +181,8 @@ def lower_descriptor_load(fl: FunctionLowering, op) -> None:
     fl.target.barrier(b)
     with _thread0(fl):
         _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [tmap])
-        _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
-        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
-             ",".join(["r", "l", "r"] + ["r"] * rank), [tile_addr, tmap, bar] + coords)
-    _asm(b, "{\n.reg .pred done;\nwait:\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], 0;\n"
-            "@!done bra wait;\n}", "r", [bar])  # not .uni: the lanes need not agree
+        _expect_and_copy(b, t, tile_addr, tmap, bar, coords)
+    _wait_parity(b, bar, 0)
     fl.set(op.results[0], read_linear(fl, tile, t, _Buffer(t), t.get_shape()))
     fl.target.barrier(b)
     with _thread0(fl):
@@ -250,24 +266,17 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     slot (which the block barrier before this op finished) before the engine's writes."""
     b = fl.builder
     t = op.result.type
-    rank = len(t.get_shape())
     dst = b.ptrtoint(fl.get(op.result), I32)
     bar = _bar_address(fl, op.bars, op.index)
     coords = _coords(fl, op)
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
         _asm(b, "fence.proxy.async.shared::cta;", "", [])
-        _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
-        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
-             ",".join(["r", "l", "r"] + ["r"] * rank), [dst, _map_address(fl, op), bar] + coords)
+        _expect_and_copy(b, t, dst, _map_address(fl, op), bar, coords)
 
 
 def lower_wait_barrier(fl: FunctionLowering, op) -> None:
     b = fl.builder
-    bar = _bar_address(fl, op.bars, op.index)
-    _asm(b, "{\n.reg .pred done;\nwait:\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-            "@!done bra wait;\n}", "r,r", [bar, fl.get(op.phase)])
+    _wait_parity(b, _bar_address(fl, op.bars, op.index), fl.get(op.phase))
 
 
 LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store,
