@@ -19,8 +19,10 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import os
 
 from ..tools.tensor_descriptor import TensorDescriptor
+from .specialize import _address as _address_of
 
 _HELPER = "__tritium_make_tensor_descriptor__"
 
@@ -114,7 +116,6 @@ def _device_key(base):
 
 def _select(bound, launch_kwargs) -> tuple:
     """(backend, target) the launch's maps are asked of; target None when its device is absent."""
-    import os
     from ..hooks import manager
     plain = [v.base if type(v) is TensorDescriptor else v for v in bound]
     name = launch_kwargs.get("backend") or os.environ.get("TRITIUM_BACKEND")
@@ -137,7 +138,6 @@ def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
     backend the launch runs on, for its device's target, only when that device is present.  The
     backend and target are remembered per (options, base type, base device) when the first
     descriptor's base names its device."""
-    import os
     if warmup:
         return [None] * len(bound)
     first = next(v.base for v in bound if type(v) is TensorDescriptor)
@@ -159,8 +159,7 @@ def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
 
 def _address(m) -> int:
     """The device address of the memory a backend returned a hardware descriptor in."""
-    from .specialize import _address as address_of
-    return m if type(m) is int else address_of(m)
+    return m if type(m) is int else _address_of(m)
 
 
 def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
