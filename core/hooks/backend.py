@@ -43,6 +43,7 @@ class Backend:
         self._lock = threading.Lock()
         self._present: bool | None = None
         self._driver: Any = None
+        self._mappers: dict = {}
 
     @property
     def name(self) -> str:
@@ -139,6 +140,21 @@ class Backend:
     def tensor_descriptor_map(self, target: GPUTarget, descriptor: Any) -> Any:
         """The plugin's hardware descriptor of a host tensor descriptor, or ``None``."""
         return self.call("tritium_tensor_descriptor_map", backend=self.name, target=target, descriptor=descriptor)
+
+    def tensor_descriptor_mapper(self, target: GPUTarget) -> Callable[[Any], Any]:
+        """``descriptor -> hardware descriptor or None`` for ``target``: the plugin's fast form
+        (``tritium_tensor_descriptor_mapper``) where it has one, else a call of
+        :meth:`tensor_descriptor_map`.  Asked of the plugin once per target."""
+        mapper = self._mappers.get(target)
+        if mapper is None:
+            mapper = self.call("tritium_tensor_descriptor_mapper", backend=self.name, target=target)
+            if mapper is None:
+                mapper = lambda descriptor: self.tensor_descriptor_map(target, descriptor)  # noqa: E731
+            elif not callable(mapper):
+                raise PluginError(self.plugin, "tritium_tensor_descriptor_mapper",
+                                  f"expected a callable or None, got {type(mapper).__name__}")
+            self._mappers[target] = mapper
+        return mapper
 
     def driver(self) -> Any:
         """The plugin's :class:`tritium.runtime.driver.Driver` for this backend (created once)."""

@@ -69,6 +69,11 @@ class BackendPlugin:
         """A hardware descriptor of a host tensor descriptor for ``target`` (see the hookspec)."""
         return None
 
+    def tensor_descriptor_mapper(self, target):
+        """The fast form of :meth:`tensor_descriptor_map` for ``target`` (see the hookspec), or
+        None: the launch then calls :meth:`tensor_descriptor_map` through its hook."""
+        return None
+
     def device_present(self) -> bool:
         return bool(self.driver().is_active())
 
@@ -132,6 +137,10 @@ class BackendPlugin:
     @hookimpl
     def tritium_tensor_descriptor_map(self, backend, target, descriptor):
         return self.tensor_descriptor_map(target, descriptor) if self.owns_backend(backend) else None
+
+    @hookimpl
+    def tritium_tensor_descriptor_mapper(self, backend, target):
+        return self.tensor_descriptor_mapper(target) if self.owns_backend(backend) else None
 
     @hookimpl
     def tritium_driver(self, backend):

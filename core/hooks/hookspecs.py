@@ -123,6 +123,19 @@ def tritium_tensor_descriptor_map(backend: str, target, descriptor):
 
 
 @hookspec(firstresult=True)
+def tritium_tensor_descriptor_mapper(backend: str, target):
+    """Optional, the fast form of ``tritium_tensor_descriptor_map``: a callable
+    ``descriptor -> hardware descriptor or None`` answering as that hook would for ``backend``'s
+    device of ``target``.
+
+    Asked once per (backend, target); the launch path then calls the callable directly for every
+    host descriptor of every launch, without a hook call each time (a launch's host time counts
+    against kernels of a few microseconds).  Return ``None`` (the default) and the launch calls
+    ``tritium_tensor_descriptor_map`` instead.
+    """
+
+
+@hookspec(firstresult=True)
 def tritium_driver(backend: str):
     """The driver object of ``backend``: a :class:`tritium.runtime.driver.Driver`.
 

@@ -21,7 +21,9 @@ import copy
 import inspect
 import os
 
+from ..hooks.backend import PluginError
 from ..tools.tensor_descriptor import TensorDescriptor
+from .binder import _MISSING
 from .specialize import _address as _address_of
 
 _HELPER = "__tritium_make_tensor_descriptor__"
@@ -44,7 +46,7 @@ def companion(fn, layout: tuple):
     if layout in cache:
         return cache[layout]
     comp = copy.copy(fn)
-    for attr in ("specializers", "_descriptor_companions"):
+    for attr in ("specializers", "_descriptor_companions", "_descriptor_binders"):
         comp.__dict__.pop(attr, None)
     params, names, prologue = [], [], []
     for p, entry in zip(fn.params, layout):
@@ -154,12 +156,23 @@ def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
     backend, target = sel
     if target is None:
         return [None] * len(bound)
-    return [backend.tensor_descriptor_map(target, v) if type(v) is TensorDescriptor else None for v in bound]
+    mapper = backend.tensor_descriptor_mapper(target)
+    try:
+        return [mapper(v) if type(v) is TensorDescriptor else None for v in bound]
+    except PluginError:
+        raise
+    except Exception as exc:
+        raise PluginError(backend.plugin, "tritium_tensor_descriptor_mapper", f"{type(exc).__name__}: {exc}") from exc
 
 
 def _address(m) -> int:
     """The device address of the memory a backend returned a hardware descriptor in."""
     return m if type(m) is int else _address_of(m)
+
+
+def _flat(v, m) -> list:
+    """The companion's arguments for descriptor ``v`` with hardware descriptor ``m`` (or None)."""
+    return [v.base, *v.shape, *v.strides, *([_address(m)] if m is not None else []), tuple(v.block_shape), v.padding]
 
 
 def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
@@ -173,13 +186,11 @@ def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
         if type(v) is TensorDescriptor:
             # the map goes by its address, an integer: the companion's launches then take the
             # direct binder (torch tensors, integers and constexprs only) after the first
-            args.extend([v.base, *v.shape, *v.strides, *([_address(m)] if m is not None else []),
-                         tuple(v.block_shape), v.padding])
+            args.extend(_flat(v, m))
         else:
             args.append(v)
     if callable(grid):
-        user_grid, originals = grid, {n: v for n, v in zip(fn.arg_names, bound)}
-        grid = lambda meta: user_grid({**meta, **originals})  # noqa: E731
+        grid = _with_originals(grid, dict(zip(fn.arg_names, bound)))
     if not warmup and launch_kwargs.get("backend") is None and launch_kwargs.get("target") is None \
             and launch_kwargs.get("stream") is None:
         # the companion's own binder: after its first launch, the flattened arguments (tensors,
@@ -187,5 +198,139 @@ def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
         # instead of the general one (about 100 us of Python a launch, more than a 4096^3
         # matmul's run time on the GPU: the launches then queued behind the host)
         opts = {k: v for k, v in launch_kwargs.items() if k not in ("backend", "target", "stream")}
-        return comp[grid](*args, **opts)
+        kernel = comp[grid](*args, **opts)
+        _install(fn, bound, maps, layout, opts)
+        return kernel
     return comp.run(*args, grid=grid, warmup=warmup, **launch_kwargs)
+
+
+def _with_originals(grid, originals: dict):
+    """The user's grid function, seeing the launch's own arguments (descriptors, not the
+    companion's flattened ones) by name."""
+    return lambda meta: grid({**meta, **originals})
+
+
+# -- the fast path ----------------------------------------------------------------------------------
+def _install(fn, bound, maps, layout, opts) -> None:
+    """Give ``fn`` a :class:`DescriptorBinder` for ``layout`` after a launch that took the general
+    path, when its maps' backend and target were remembered (torch tensors on a device) and
+    ``fn`` has no binder of another kind."""
+    from .direct_binder import FAST_OPTIONS
+    if any(o not in FAST_OPTIONS for o in opts):
+        return
+    if fn._direct is not None and type(fn._direct) is not DescriptorBinder:
+        return  # a binder of plain arguments: launches of that pattern keep it
+    first = next(v.base for v in bound if type(v) is TensorDescriptor)
+    device = _device_key(first)
+    if device is None or any(type(v) is TensorDescriptor and type(v.base) is not type(first) for v in bound):
+        return
+    env = os.environ.get("TRITIUM_BACKEND")
+    sel = _selections.get((env, None, type(first), device))
+    if sel is None or sel[1] is None:
+        return
+    key = (layout, env, type(first), device)
+    binders = fn.__dict__.setdefault("_descriptor_binders", {})
+    binder = binders.get(key)
+    if binder is None:
+        if len(binders) >= 16:
+            binders.clear()
+        binder = binders[key] = DescriptorBinder(fn, layout, type(first), device, sel[0].tensor_descriptor_mapper(sel[1]))
+    if fn._direct is not binder:
+        fn._direct = binder
+        fn._by_grid.clear()  # kernel[grid] now binds this binder
+
+
+class DescriptorBinder:
+    """The launch fast path of a ``@jit`` function whose arguments include host tensor
+    descriptors, for one layout (which parameters are descriptors, their ranks, which have a
+    hardware descriptor): generated Python that checks the layout, asks the backend's mapper
+    for each map and launches the companion through its own binder, with none of the general
+    path's binding and selection.  Anything else (another layout, device, backend, a map
+    declined or newly offered, launch options other than ``num_warps``/``num_stages``) goes to
+    the general path, which launches and installs the binder for the new layout.
+
+    It stands where a :class:`~tritium.runtime.direct_binder.DirectBinder` would
+    (``JITFunction._direct``), and files nothing (``fill``)."""
+
+    options = ("num_warps", "num_stages")
+    pattern = None
+
+    def __init__(self, fn, layout: tuple, base_type, device: int, mapper):
+        self.fn, self.layout = fn, layout
+        self.companion = companion(fn, layout)
+        self.launch = self._generate(base_type, device, mapper)
+
+    def fill(self, *args, **kwargs) -> bool:
+        return False
+
+    def _generate(self, base_type, device, mapper):
+        fn, layout = self.fn, self.layout
+        names = [p.name for p in fn.params]
+        descs = [(p.name, entry) for p, entry in zip(fn.params, layout) if entry is not None]
+        every = "(" + "".join(n + ", " for n in names) + ")"
+        defaults = [f"    if {p.name} is _t_M: {p.name} = _t_defaults[{p.num}]" for p in fn.params
+                    if p.default is not inspect.Parameter.empty]
+        first = descs[0][0]
+        guards = [f"type({n}) is not _t_D or len({n}.shape) != {rank}" for n, (rank, _) in descs]
+        guards += [f"type({n}.base) is not _t_BT" for n, _ in descs]
+        guards.append(f"{first}.base.get_device() != {device}")
+        body, flat = [], []
+        for i, (p, entry) in enumerate(zip(fn.params, layout)):
+            n = p.name
+            if entry is None:
+                flat.append(n)
+                continue
+            rank, mapped = entry
+            body.append(f"_t_m{i} = _t_map({n})")
+            body.append(f"if _t_m{i} is {'' if mapped else 'not '}None: return _t_miss(_t_grid, {every}, (), _t_kw, (num_warps, num_stages))")
+            if mapped:
+                body.append(f"_t_m{i} = _t_addr(_t_m{i})")
+            body.append(f"_t_s{i} = {n}.shape")
+            body.append(f"_t_t{i} = {n}.strides")
+            flat += [f"{n}.base"] + [f"_t_s{i}[{d}]" for d in range(rank)] + [f"_t_t{i}[{d}]" for d in range(rank)]
+            flat += ([f"_t_m{i}"] if mapped else []) + [f"_t_tuple({n}.block_shape)", f"{n}.padding"]
+        params = "".join(n + "=_t_M, " for n in names)
+        call = "".join(a + ", " for a in flat)
+        src = f"""
+def _t_launch(_t_grid, {params}*_t_extra, num_warps=_t_M, num_stages=_t_M, **_t_kw):
+    if _t_extra or _t_kw or _t_env(_t_envkey) != _t_envval:
+        return _t_miss(_t_grid, {every}, _t_extra, _t_kw, (num_warps, num_stages))
+{chr(10).join(defaults)}
+    try:
+        if {' or '.join(guards)}:
+            return _t_miss(_t_grid, {every}, (), _t_kw, (num_warps, num_stages))
+{''.join('        ' + b + chr(10) for b in body)}    except Exception:  # outside the layout: the general path says what is wrong
+        return _t_miss(_t_grid, {every}, (), _t_kw, (num_warps, num_stages))
+    if _t_type(_t_grid) is not _t_tuple and callable(_t_grid):
+        _t_grid = _t_originals(_t_grid, {{{''.join(f'{n!r}: {n}, ' for n in names)}}})
+    if num_warps is _t_M and num_stages is _t_M:
+        return _t_comp[_t_grid]({call})
+    return _t_comp[_t_grid]({call}**_t_opts(num_warps, num_stages))
+"""
+        from .binder import _ENV_GET, _ENV_KEY
+        envval = _ENV_GET(_ENV_KEY)  # TRITIUM_BACKEND as the launch that installs the binder saw it
+        scope = {"_t_M": _MISSING, "_t_defaults": {p.num: p.default for p in fn.params}, "_t_env": _ENV_GET,
+                 "_t_envkey": _ENV_KEY, "_t_envval": envval, "_t_D": TensorDescriptor, "_t_BT": base_type,
+                 "_t_map": mapper, "_t_addr": _address, "_t_miss": self._miss, "_t_type": type, "_t_tuple": tuple,
+                 "_t_originals": _with_originals, "_t_comp": self.companion, "_t_opts": _given_options}
+        exec(compile(src, f"<tritium descriptor binder of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
+        launch = scope["_t_launch"]
+        launch.source = src
+        return launch
+
+    def _miss(self, grid, values, extra, kw, opts):
+        fn = self.fn
+        kw.update(_given_options(*opts))
+        if fn._fast is None:
+            from .binder import build_fast_launch
+            fn._fast = build_fast_launch(fn)
+        return fn._fast[0](grid, *values, *extra, **kw)
+
+
+def _given_options(num_warps, num_stages) -> dict:
+    out = {}
+    if num_warps is not _MISSING:
+        out["num_warps"] = num_warps
+    if num_stages is not _MISSING:
+        out["num_stages"] = num_stages
+    return out

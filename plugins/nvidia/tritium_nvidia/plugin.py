@@ -52,6 +52,10 @@ class NvidiaPlugin(BackendPlugin):
         from .tensor_map import tensor_map
         return tensor_map(target, descriptor, self.driver())
 
+    def tensor_descriptor_mapper(self, target):
+        from .tensor_map import mapper
+        return mapper(target, self.driver())
+
     def conformance_exclusions(self, target):
         from .exclusions import exclusions
         return exclusions(target, self.driver)

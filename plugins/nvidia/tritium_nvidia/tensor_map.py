@@ -178,6 +178,34 @@ def tensor_map(target, descriptor, driver):
     return arr
 
 
+def mapper(target, driver):
+    """The launch path's form of :func:`tensor_map` for ``target``: ``descriptor -> the map's
+    device address (an int) or None``, for one call per descriptor per launch (a cached map costs
+    a key and a dict lookup)."""
+    if capability(target) < 90:
+        return lambda descriptor: None
+    held: dict = {}  # key -> (map memory, its address): the memory stays alive while held
+
+    def map_address(descriptor):
+        if not enabled():
+            return None
+        key = _descriptor_key(descriptor)
+        if key is not None:
+            found = held.get(key)
+            if found is not None:
+                return found[1]
+        arr = tensor_map(target, descriptor, driver)
+        if arr is None:
+            return None
+        if key is not None:
+            with _lock:
+                if len(held) >= _CACHE_SIZE:
+                    held.clear()
+                held[key] = (arr, arr.data_ptr())
+        return arr.data_ptr()
+    return map_address
+
+
 def _tensor_map(descriptor, driver):
     from tritium.runtime.specialize import pointer_type_str
     from .memory import DeviceArray, pointer_getter

@@ -376,6 +376,53 @@ def test_tensor_descriptor_argument(monkeypatch):
     assert last.params[0] == src2.data_ptr()
 
 
+def test_descriptor_launches_take_their_own_binder(monkeypatch):
+    """After a first launch through the general path, a launch with host descriptors takes the
+    function's descriptor binder straight to the companion's direct launcher: neither the
+    function's nor the companion's ``run`` is called, and the map comes from the backend's
+    mapper, not a hook call per descriptor."""
+    from tritium.hooks.backend import Backend
+    from tritium.runtime.descriptors import DescriptorBinder
+    src, out = on(0, torch.randn(64), torch.empty(64))
+    grids = []
+
+    def grid(meta):
+        grids.append(type(meta["src_desc"]).__name__)
+        return (1,)
+    for _ in range(2):
+        for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4),
+                       lambda d: copy_desc[grid](d, out, BLOCK=64)):
+            launched(lambda: launch(TensorDescriptor.from_tensor(src, [64])), 1)
+    assert type(copy_desc._direct) is DescriptorBinder
+    companion = copy_desc._direct.companion
+
+    def general(*args, **kwargs):
+        raise AssertionError("the descriptor launch took the general path")
+    with monkeypatch.context() as m:
+        m.setattr(copy_desc, "run", general)
+        m.setattr(companion, "run", general)
+        m.setattr(Backend, "tensor_descriptor_map", general)
+        src2 = on(0, torch.randn(64))[0]
+        grids.clear()
+        for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4),
+                       lambda d: copy_desc[grid](d, out, BLOCK=64)):
+            last = launched(lambda: launch(TensorDescriptor.from_tensor(src2, [64])), 1)
+            assert last.params[0] == src2.data_ptr() and last.device == 0
+        assert grids == ["TensorDescriptor"]  # the user's grid sees the descriptor, not its parts
+    # memory on the other device: the general path, which launches there and files a binder of its own
+    src3, out3 = on(1, torch.randn(64), torch.empty(64))
+    CURRENT[0] = 1
+    last = launched(lambda: copy_desc[(1,)](TensorDescriptor.from_tensor(src3, [64]), out3, BLOCK=64), 1)
+    assert last.params[0] == src3.data_ptr() and last.device == 1
+    assert type(copy_desc._direct) is DescriptorBinder and len(copy_desc._descriptor_binders) == 2
+    # an argument outside the layout (a plain tensor where a descriptor was) reaches the general
+    # path, which reports it at the kernel's source
+    with pytest.raises(Exception):
+        copy_desc[(1,)](src3, out3, BLOCK=64)
+
+
 def test_queries_switch_to_torch_once_initialised(monkeypatch):
     queries.reset()
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
