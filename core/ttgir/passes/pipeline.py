@@ -58,8 +58,28 @@ STAGES_ATTR = "tt.num_stages"
 SLOT_STAGES_ATTR = "tritium.pipeline_stages"
 
 
+_DIVISIONS = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ceildivsi", "arith.ceildivui",
+              "arith.floordivsi")
+
+
 def _pure(op: Operation) -> bool:
+    if op.name in _DIVISIONS:
+        # an integer division is safe to evaluate for an iteration that may not run only where
+        # its divisor is a constant other than zero (``k // BLOCK_K``)
+        return _constant_nonzero(op.operands[1])
     return op.has_trait(Pure) and not op.regions
+
+
+def _constant_nonzero(v: SSAValue) -> bool:
+    op = v.owner
+    if isinstance(op, Operation) and op.name == "tt.splat":
+        return _constant_nonzero(op.operands[0])
+    if isinstance(op, arith.ConstantOp):
+        val = op.value
+        if isinstance(val, DenseIntOrFPElementsAttr):
+            return all(x != 0 for x in val.get_values())
+        return getattr(val, "value", None) is not None and val.value.data != 0
+    return False
 
 
 def _is_zero(v: SSAValue | None) -> bool:
@@ -81,10 +101,10 @@ class _Loop:
     """What the pass needs to know of one candidate loop."""
 
     def __init__(self, loop: scf.ForOp, stages: int, registers: bool = False, operand_buffer=None,
-                 load_filter=None, descriptor_copy=None):
+                 load_filter=None, descriptor_copy=None, stream_buffer=None, shared_budget: int | None = None):
         self.loop, self.stages = loop, stages
         self.registers, self.operand_buffer, self.load_filter = registers, operand_buffer, load_filter
-        self.descriptor_copy = descriptor_copy
+        self.descriptor_copy, self.stream_buffer, self.shared_budget = descriptor_copy, stream_buffer, shared_budget
         self.transposes: dict[Operation, Operation] = {}  # descriptor load -> the tt.trans between it and its buffer
         self.body = loop.body.block
         self.iv = self.body.args[0]
@@ -191,7 +211,42 @@ class _Loop:
         if not more <= carried:
             return "a carried address depends on other loop-carried values"
         self.carried = sorted(carried)
+        if self.stream_buffer is not None and not self.registers:
+            self._add_stream_loads(roots)
         return None
+
+    def _add_stream_loads(self, roots: list[SSAValue]) -> None:
+        """Once the loop is pipelined for its buffers, its other loads (into registers: a row's
+        statistics, a bias) whose copies the backend takes (``stream_buffer(load)``: the shared
+        encoding of their slots) ride along: copied ahead into slots of their own and read back
+        with ``ttg.local_load`` where they were loaded, in the layout their users want.  Each is
+        taken only where its addresses slice as the others' do and its slots fit the budget."""
+        taken = {load for load, _, _ in self.loads}
+        nbytes = sum(t.size_in_bytes() for _, _, t in self.loads)
+        for op in list(self.body.ops):
+            if not isinstance(op, LoadOp) or op in taken or not isinstance(op.ptr.type, TensorType) \
+                    or not _is_zero(op.other) or op.properties["isVolatile"].value.data:
+                continue
+            if self.load_filter is not None and not self.load_filter(op):
+                continue
+            enc = self.stream_buffer(op)
+            if enc is None:
+                continue
+            t = op.result.type
+            buf_t = MemDescType(t.get_shape(), t.element_type, enc, mutable=True)
+            if self.shared_budget is not None and self.stages * (nbytes + buf_t.size_in_bytes()) > self.shared_budget:
+                continue
+            more_roots = roots + [v for v in (op.ptr, op.mask) if v is not None]
+            got = self.backward(more_roots)
+            if got is None:
+                continue
+            sliced, carried = got
+            got = self.backward([self.yield_op.operands[i] for i in sorted(carried)])
+            if got is None or not got[1] <= carried:
+                continue
+            self.slice, self.update, self.carried, roots = sliced, got[0], sorted(carried), more_roots
+            self.loads.append((op, op, buf_t))
+            nbytes += buf_t.size_in_bytes()
 
 
 def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) -> None:
@@ -345,7 +400,8 @@ class Pipeline:
     name = "pipeline"
 
     def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None,
-                 copy: str = "async", operand_buffer=None, load_filter=None, descriptor_copy=None):
+                 copy: str = "async", operand_buffer=None, load_filter=None, descriptor_copy=None,
+                 stream_buffer=None):
         if copy not in ("async", "registers"):
             raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
@@ -353,7 +409,7 @@ class Pipeline:
         self.spare_slot = spare_slot
         self.late_refill = late_refill
         self.copy, self.operand_buffer, self.load_filter = copy, operand_buffer, load_filter
-        self.descriptor_copy = descriptor_copy
+        self.descriptor_copy, self.stream_buffer = descriptor_copy, stream_buffer
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -366,7 +422,8 @@ class Pipeline:
             registers = self.copy == "registers"
             if not registers:
                 _load_transposed(loop, stages, self.shared_budget)
-            info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter, self.descriptor_copy)
+            info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter, self.descriptor_copy,
+                         self.stream_buffer, self.shared_budget)
             reason = info.analyse()
             if reason:
                 self.skipped[loop] = reason
@@ -468,7 +525,14 @@ class Pipeline:
         # refill: iteration i + S - 1 into slot (i + S - 1) % nslots, before the first consumer
         # (or after the last one)
         y = new_body.last_op
-        users = [op for op in new_body.ops if op in {u.operation for v in views for u in v.result.uses}]
+        # the slots' consumers, through transposed views (the dot reading ``memdesc_trans`` of a slot
+        # is the consumer, not the view)
+        readers = set()
+        for v in views:
+            for u in v.result.uses:
+                op = u.operation
+                readers.update(w.operation for w in op.result.uses) if isinstance(op, MemDescTransOp) else readers.add(op)
+        users = [op for op in new_body.ops if op in readers]
         if isinstance(late, Operation) and late.parent_block() is new_body:
             at = InsertPoint.after(late)
         else:
@@ -509,7 +573,25 @@ class Pipeline:
 
 def _read_from(consumer: Operation, buf: SSAValue) -> None:
     """Make ``consumer`` (the tile's ``ttg.local_alloc``, or its ``ttg.convert_layout`` to a dot
-    operand) read the buffer ``buf`` instead, and erase it."""
+    operand) read the buffer ``buf`` instead, and erase it.  A stream load (``consumer`` the load
+    itself) is read back with ``ttg.local_load`` where it was; where all its users convert it to one
+    layout, the read gives that layout and the conversions go."""
+    if isinstance(consumer, LoadOp):
+        uses = [u.operation for u in consumer.result.uses]
+        t = consumer.result.type
+        if uses and all(isinstance(u, ConvertLayoutOp) for u in uses) \
+                and len({u.result.type for u in uses}) == 1:
+            t = uses[0].result.type
+        read = LocalLoadOp(buf, t)
+        Rewriter.insert_op(read, InsertPoint.before(consumer))
+        if t is consumer.result.type:
+            consumer.result.replace_all_uses_with(read.results[0])
+        else:
+            for u in uses:
+                u.result.replace_all_uses_with(read.results[0])
+                u.detach()
+                u.erase()
+        return
     if isinstance(consumer, LocalAllocOp):
         consumer.result.replace_all_uses_with(buf)
         consumer.detach()

@@ -48,7 +48,45 @@ def wants_spare_slot(loop) -> bool:
     loop fills whose waited result only flows back into the loop (what this pass will let run
     across iterations).  Where ``num_stages + 1`` slots do not fit, ``wants_late_refill`` gives
     the loop Triton's schedule instead."""
-    return _matmul_wait(loop) is not None
+    if _matmul_wait(loop) is not None:
+        return True
+    # attention backward's dK at head dim 128: too many registers live for the late refill's
+    # schedule (``_in_flight_fits``); a spare slot lets the dot run on with the copies issued early
+    return SPARE_SLOT_FOR_LAST_DOT and _last_dot_reads_a_slot(loop) and not _in_flight_fits(loop) \
+        and _dot_registers(loop) <= SPARE_SLOT_DOT_REGISTERS
+
+
+#: give a loop whose last wgmma accumulates across iterations and reads a buffer the loop fills
+#: (attention backward's dK) a spare slot, so that dot may stay in flight into the next iteration
+#: with the copies issued before the first dot (bench/probe_attn_bwd.py compares)
+SPARE_SLOT_FOR_LAST_DOT = True
+
+
+#: registers a thread holds for that dot while it runs on (accumulator and register operand): the
+#: backward's dK at d128 holds 80 and compiles without spills; the forward's P @ V with 128-row
+#: tiles at d128 holds 160 and spills hundreds of registers in flight
+SPARE_SLOT_DOT_REGISTERS = 96
+
+
+def _dot_registers(loop) -> int:
+    from tritium.ttgir.dialect import num_warps_of
+    dot, _ = _last_dot(loop.body.block)
+    module = loop
+    while not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    threads = num_warps_of(module) * 32
+    return sum(_regs32(t, threads) for t in [dot.c.type] + ([dot.a.type] if isinstance(dot.a.type, TensorType) else []))
+
+
+def _last_dot_reads_a_slot(loop) -> bool:
+    body = loop.body.block
+    last = _last_dot(body)
+    if last is None:
+        return False
+    dot, wait = last
+    first = next((op for op in body.ops if isinstance(op, WarpGroupDotWaitOp)), None)
+    return first is not wait and any(getattr(_buffer_owner(v), "name", None) == "ttg.local_alloc"
+                                     and _buffer_owner(v).parent_block() is body for v in (dot.a, dot.b))
 
 
 def _matmul_wait(loop):
@@ -100,7 +138,6 @@ def wants_late_refill(loop):
     wgmma reads a buffer the loop fills and may stay in flight across the iteration (see
     ``_leave_last_dot_in_flight``) within ``IN_FLIGHT_REGISTERS``: True, the copies then issued
     after that dot instead of before the first.  False otherwise."""
-    from tritium.ttgir.dialect import num_warps_of
     body = loop.body.block
     matmul = _matmul_wait(loop)
     if matmul is not None:
@@ -115,6 +152,18 @@ def wants_late_refill(loop):
     if not any(getattr(_buffer_owner(v), "name", None) == "ttg.local_alloc" and _buffer_owner(v).parent_block() is body
                for v in (dot.a, dot.b)):
         return False
+    return _in_flight_fits(loop)
+
+
+def _in_flight_fits(loop) -> bool:
+    """Whether the registers live while the loop's last wgmma is in flight (its accumulator and
+    register operand, and the other dots' waited results) stay within ``IN_FLIGHT_REGISTERS``."""
+    from tritium.ttgir.dialect import num_warps_of
+    body = loop.body.block
+    last = _last_dot(body)
+    if last is None:
+        return False
+    dot, wait = last
     module = loop
     while not isinstance(module, ModuleOp):
         module = module.parent_op()
@@ -139,7 +188,12 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
     if first is None or first is wait or first.pendings.value.data != 0 or pos[first] > pos[dot]:
         return False
     if any(op.name in _ASYNC_COPIES and pos[op] < pos[dot] for op in ops):
-        return False
+        # copies issued before the dot refill, in the next iteration, slots this dot may still be
+        # reading, unless each slot it reads is refilled two iterations after (a spare slot)
+        from tritium.ttgir.passes.pipeline import slots_ahead
+        slots = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
+        if not slots or not all(slots_ahead(v) >= 2 for v in slots if loop.is_ancestor(_buffer_owner(v))):
+            return False
     # its buffers: pipeline slots (refilled after the barrier past the next full wait) or buffers
     # written before the loop
     if not all(getattr(_buffer_owner(v), "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(_buffer_owner(v))
@@ -161,6 +215,41 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
         if use.operation is not merged:
             use.operation.operands[use.index] = merged.outputs[-1]
     return True
+
+
+def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGroupDotOp) -> bool:
+    """An accumulator's dot (attention backward's ``dV += P^T dO``: its waited result only flows to
+    the yield) followed in the same iteration by a full wait of another dot (``dP``'s), with no copy
+    issued in between: that later wait retires both, so the second wgmma is issued while the first
+    runs instead of after the tensor cores drained.  Nothing else reads the accumulator before the
+    later wait (it only flows to the yield), and its slots are refilled no earlier than before."""
+    if not MERGE_ACCUMULATOR_WAITS:
+        return False
+    body = loop.body.block
+    ops = list(body.ops)
+    pos = {op: i for i, op in enumerate(ops)}
+    later = next((op for op in ops[pos[wait] + 1:] if isinstance(op, WarpGroupDotWaitOp)), None)
+    if later is None or later.pendings.value.data != 0:
+        return False
+    if any(op.name in _ASYNC_COPIES for op in ops[pos[dot]:pos[later]]):
+        return False
+    uses = list(wait.outputs[0].uses)
+    if len(uses) != 1 or uses[0].operation is not body.last_op:
+        return False
+    merged = WarpGroupDotWaitOp(list(later.inputs) + [wait.inputs[0]], 0)
+    Rewriter.insert_op(merged, InsertPoint.before(later))
+    for old, new in zip(later.outputs, merged.outputs):
+        old.replace_all_uses_with(new)
+    later.detach()
+    later.erase()
+    wait.outputs[0].replace_all_uses_with(merged.outputs[-1])
+    wait.detach()
+    wait.erase()
+    return True
+
+
+#: switch for ``_merge_into_next_wait`` (bench/probe_variants.py compares)
+MERGE_ACCUMULATOR_WAITS = True
 
 
 def _prune_fences(module: ModuleOp) -> None:
@@ -191,7 +280,7 @@ class AsyncDotWaits:
     def run(self, module: ModuleOp) -> None:
         _prune_fences(module)
         for wait in [op for op in module.walk() if isinstance(op, WarpGroupDotWaitOp)]:
-            loop = wait.parent_op()
+            loop = wait.parent_op() if wait.parent_block() is not None else None  # None: merged away
             if not isinstance(loop, scf.ForOp) or len(wait.inputs) != 1:
                 continue
             dot = wait.inputs[0].owner
@@ -207,6 +296,8 @@ class AsyncDotWaits:
                 wait.outputs[0].replace_all_uses_with(wait.inputs[0])
                 wait.detach()
                 wait.erase()
+            elif _merge_into_next_wait(loop, wait, dot):
+                continue  # retired within the iteration: the loop result needs no wait of its own
             else:
                 continue
             res = loop.results[uses[0].index]

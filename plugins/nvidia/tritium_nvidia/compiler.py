@@ -32,9 +32,31 @@ def tensor_core_passes(target, options) -> list:
     from .tma import descriptor_copy
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
-                     late_refill=wants_late_refill, descriptor_copy=descriptor_copy(target))] \
+                     late_refill=wants_late_refill, descriptor_copy=descriptor_copy(target),
+                     stream_buffer=stream_buffer if STREAM_LOADS else None)] \
         + ([PointerOffsets()] if POINTER_OFFSETS else []) + [AsyncDotWaits(), CSE(), DCE()]
 
+
+def stream_buffer(load):
+    """The pipeline's rule for a pipelined loop's loads into registers (``Pipeline(stream_buffer=)``):
+    elements of 32 or 64 bits, so that every element is at least one ``cp.async`` of 4 bytes (Triton
+    pipelines such a load when a thread's contiguous part is 32 bits or more), into plain slots
+    (no swizzle: the reads back are per element, in whatever layout the users want)."""
+    from xdsl.dialects.builtin import AnyFloat, IntegerType
+    from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
+    from tritium.ttgir.layouts import bit_width
+    t = load.result.type
+    ety = t.element_type
+    if not isinstance(ety, (AnyFloat, IntegerType)) or bit_width(ety) not in (32, 64):
+        return None
+    rank = len(t.get_shape())
+    order = getattr(t.encoding, "order", None)
+    order = list(order) if order is not None and len(order) == rank else list(reversed(range(rank)))
+    return SwizzledSharedEncodingAttr(1, 1, 1, order)
+
+
+#: a pipelined loop's 32/64-bit loads into registers copied ahead too (``stream_buffer``)
+STREAM_LOADS = True
 
 #: loop-carried pointer tensors as loop-invariant starts plus a scalar offset (``pointer-offsets``)
 POINTER_OFFSETS = True

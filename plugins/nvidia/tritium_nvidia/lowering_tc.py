@@ -386,10 +386,13 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     vec = access_vector(fl, op.src, op.mask, bits_of(ety))
     shape = dst_t.shape
     enc = dst_t.encoding
-    if not hasattr(enc, "offset_bases"):
-        raise NotImplementedError(f"cp.async into a {enc} buffer")
     info = fl.layout(src_t)
-    place = LinearSharedAccess(fl, value_t, enc, shape)
+    if hasattr(enc, "offset_bases"):
+        place = LinearSharedAccess(fl, value_t, enc, shape)
+    elif hasattr(enc, "byte_bases") and enc.is_linear(shape):  # a stream load's plain slots
+        place = LinearSharedAccess(fl, value_t, None, shape, bases=enc.byte_bases(shape, ebytes))
+    else:
+        raise NotImplementedError(f"cp.async into a {enc} buffer")
     vec = min(vec, place.vec)  # consecutive in global memory and in the buffer
     base = _smem_i32(b, fl.get(op.result))
     thread_base = b.add(base, place.thread_offset)
