@@ -56,3 +56,26 @@ def test_shared_tiles_are_pipelined_once_and_read_transposed(kernels, fn, views,
     ptx = k.asm["ptx"]
     assert "wgmma.mma_async" in ptx and "cp.async.cg.shared.global" in ptx
     assert k.n_spills == 0
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("fn", ["attn_bwd_dkdv", "attn_bwd_dq"])
+def test_two_wgmma_waits_an_iteration(kernels, fn, d):
+    """Of the loop's dots only those whose results the iteration reads (``Q K^T`` and ``dO V^T``)
+    are waited for; the accumulators' (dV, dK, dQ) run on until the next iteration's first wait,
+    which takes them as operands.  dK/dV at d128 keeps a spare slot for that (a refill two
+    iterations after the read, the copies issued before the first dot); elsewhere the copies go
+    after the last dot (the late refill), found through the transposed views it reads."""
+    k = _compile(kernels, fn, d, 3)
+    ttgir = k.asm["ttgir"]
+    body = _loop_body(ttgir)
+    waits = re.findall(r"ttng\.warp_group_dot_wait ([^{]*)\{pendings = 0", body)
+    assert len(waits) == 2 and len(re.findall(r"ttng\.warp_group_dot ", body)) == (4 if fn == "attn_bwd_dkdv" else 3)
+    accumulators = 2 if fn == "attn_bwd_dkdv" else 1
+    assert waits[0].count("%") == 1 + accumulators  # the first wait also retires the carried accumulators
+    spare = fn == "attn_bwd_dkdv" and d == 128
+    assert ("memdesc<4x" in ttgir) == spare
+    last_dot = body.rindex("ttng.warp_group_dot ")
+    copies = [m.start() for m in re.finditer("async_copy_global_to_local", body)]
+    assert all(c < body.index("ttng.warp_group_dot ") for c in copies) if spare else all(c > last_dot for c in copies)
+    assert k.n_spills == 0
