@@ -1,0 +1,15 @@
+#!/bin/bash
+# Every Tritium-vs-Triton table of the Hopper work in one command (on the GPU machine, Tritium and
+# Triton 3.6 installed): matmul fp16/bf16/fp8 and attention forward and backward (bench_matmul.py),
+# the persistent matmul with pointers, block pointers and tensor descriptors, host time included
+# (bench_persistent.py), then the bandwidth kernels and the launch cost (bench_nvidia.py).  All
+# interleaved A,B,B,A, medians of rounds with their range, clocks before and after, the host named.
+#
+#     bash bench/bench_hopper.sh            # SIZES / PSIZES override the matmul and persistent sizes
+set -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+status=0
+python3 bench/bench_matmul.py --quick --sizes "${SIZES:-1024,4096,8192}" 2>&1 | grep -v "UserWarning\|run_backward" || status=1
+python3 bench/bench_persistent.py --sizes "${PSIZES:-4096,8192}" --launch-cost || status=1
+python3 bench/bench_nvidia.py --quick || status=1
+exit $status
