@@ -41,6 +41,7 @@ class Spec:
     constexprs: dict
     num_warps: int
     num_stages: int
+    source: str = "matmul_kernels.py"
 
 
 _MM_INTS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
@@ -76,6 +77,14 @@ def _attn_bwd(name, fn, d, bm, bn, warps, stages) -> Spec:
     return Spec(name, fn, sig, {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False}, warps, stages)
 
 
+def _persistent(name, fn, warps=8, stages=3) -> Spec:
+    """bench/persistent_kernels.py as bench_persistent.py launches it at 4096^3 (132 SMs)."""
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_bn": "i32", "stride_cm": "i32"}
+    consts = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "NUM_SMS": 132}
+    return Spec(name, fn, sig, consts, warps, stages, "persistent_kernels.py")
+
+
 SPECS = [
     _mm("mm-fp16-128x256x64-w8s3", "fp16", "fp16", 128, 256, 64, 8, 3),
     _mm("mm-fp16-128x128x64-w4s4", "fp16", "fp16", 128, 128, 64, 4, 4),
@@ -91,6 +100,8 @@ SPECS = [
     _attn_bwd("attn-bwd-dq-d64", "attn_bwd_dq", 64, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dkdv-d128", "attn_bwd_dkdv", 128, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dq-d128", "attn_bwd_dq", 128, 64, 64, 4, 3),
+    _persistent("pm-plain", "persistent_plain"),
+    _persistent("pm-block-ptr", "persistent_block_ptr"),
 ]
 
 
@@ -104,7 +115,7 @@ def _divisible(spec: Spec) -> list[str]:
 def compile_tritium(spec: Spec) -> bytes:
     import tritium
     import tritium.language as tl
-    mod = load_kernels("_sass_tritium", tritium, tl, "matmul_kernels.py")
+    mod = load_kernels("_sass_tritium_" + spec.source[:-3], tritium, tl, spec.source)
     attrs = {n: {"tt.divisibility": 16} for n in _divisible(spec)}
     k = tritium.compile(getattr(mod, spec.fn), target="cuda:90", signature=spec.signature,
                         constexprs=spec.constexprs, attrs=attrs, num_warps=spec.num_warps,
@@ -117,7 +128,7 @@ def compile_triton(spec: Spec) -> bytes:
     import triton.language as tl
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    mod = load_kernels("_sass_triton", triton, tl, "matmul_kernels.py")
+    mod = load_kernels("_sass_triton_" + spec.source[:-3], triton, tl, spec.source)
     fn = getattr(mod, spec.fn)
     sig = dict(spec.signature, **{c: "constexpr" for c in spec.constexprs})
     attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in _divisible(spec)}
