@@ -6,7 +6,7 @@ import tritium as triton
 import tritium.language as tl
 
 from .. import dtypes
-from ..case import Case, Out, Rand, tol
+from ..case import Case, Out, Rand, Scalar, tol
 
 
 @triton.jit
@@ -60,6 +60,30 @@ def _case(tag, m, n, k, precision="ieee", acc=False, out="fp32", **kw):
         outputs={"z_ptr": Out(out, (m, n), poison="sentinel")}, reference=ref, **tolerance, **kw)
 
 
+
+@triton.jit
+def dot_loop_scaled_kernel(a_ptr, b_ptr, w_ptr, z_ptr, n_valid, M: tl.constexpr, N: tl.constexpr,
+                           K: tl.constexpr, BLOCK_K: tl.constexpr):
+    # a matmul loop with a load that feeds no dot: each K block's weight row (fp32), masked to the
+    # first n_valid columns (the masked-off lanes read 0), scales that block's product
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        w = tl.load(w_ptr + (k // BLOCK_K) * N + rn, mask=rn < n_valid)
+        acc += tl.dot(a, b) * w[None, :]
+    tl.store(z_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def _scaled_blocks(a_ptr, b_ptr, w_ptr, n_valid, m=32, n=32, k=128, bk=32):
+    a, b = a_ptr.reshape(m, k).astype(np.float64), b_ptr.reshape(k, n).astype(np.float64)
+    w = np.where(np.arange(n) < n_valid, w_ptr.reshape(k // bk, n), 0.0)
+    return sum((a[:, i:i + bk] @ b[i:i + bk]) * w[i // bk] for i in range(0, k, bk))
+
+
 CASES = [
     _case("fp16", 16, 16, 16), _case("fp16", 32, 32, 32), _case("fp16", 64, 32, 16), _case("fp16", 16, 64, 64),
     _case("fp16", 32, 32, 32, acc=True), _case("fp16", 32, 16, 32, out="fp16"),
@@ -73,4 +97,11 @@ CASES = [
          inputs={"a_ptr": Rand("fp16", (32 * 128,), -1, 1), "b_ptr": Rand("fp16", (128 * 32,), -1, 1)},
          outputs={"z_ptr": Out("fp16", (32, 32))},
          reference=lambda a_ptr, b_ptr: a_ptr.reshape(32, 128) @ b_ptr.reshape(128, 32), **tol(dtypes.ACCUM_TOLERANCE, "fp16")),
+    Case(id="dot/fp16-loop-scaled-rows-ragged", kernel=dot_loop_scaled_kernel,
+         constexprs={"M": 32, "N": 32, "K": 128, "BLOCK_K": 32},
+         inputs={"a_ptr": Rand("fp16", (32 * 128,), -1, 1), "b_ptr": Rand("fp16", (128 * 32,), -1, 1),
+                 "w_ptr": Rand("fp32", (4 * 32,), -2, 2), "n_valid": Scalar("int32", 1, 31)},
+         outputs={"z_ptr": Out("fp32", (32, 32))}, reference=_scaled_blocks, **tol(dtypes.ACCUM_TOLERANCE, "fp32"),
+         doc="a pipelined loop's load that feeds no dot (copied ahead on NVIDIA), masked: its masked-off "
+             "lanes read 0"),
 ]
