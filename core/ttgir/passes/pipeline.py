@@ -439,7 +439,7 @@ class Pipeline:
         i32 = IntegerType(32)
         slot_bytes = sum(t.size_in_bytes() for _, _, t in info.loads)
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
-            and (s + 1) * slot_bytes <= self.shared_budget
+            and (s + 1) * slot_bytes + _other_buffers_bytes(loop) <= self.shared_budget
         nslots = s + 1 if spare else s
         late = (self.late_refill(loop) or None) if not spare and self.late_refill is not None else None
         # one buffer of nslots slots per load, and per descriptor load a barrier per slot
@@ -569,6 +569,19 @@ class Pipeline:
                            after)
         Rewriter.erase_op(loop, safe_erase=False)
         _drop_dead_carried(new, info.carried)
+
+
+def _other_buffers_bytes(loop: scf.ForOp) -> int:
+    """Bytes of the function's shared buffers made outside ``loop`` (operands kept in shared memory
+    across it, other loops' slots): what the loop's slots share the block's memory with."""
+    func = loop.parent_op()
+    while func is not None and not isinstance(func.parent_op(), ModuleOp):
+        func = func.parent_op()
+    if func is None:
+        return 0
+    return sum(op.result.type.size_in_bytes() for op in func.walk()
+               if isinstance(op, LocalAllocOp) and isinstance(op.result.type, MemDescType)
+               and not loop.is_ancestor(op))
 
 
 def _read_from(consumer: Operation, buf: SSAValue) -> None:
