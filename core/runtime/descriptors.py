@@ -199,7 +199,7 @@ def run_with_descriptors(fn, bound, grid, warmup, launch_kwargs):
         # matmul's run time on the GPU: the launches then queued behind the host)
         opts = {k: v for k, v in launch_kwargs.items() if k not in ("backend", "target", "stream")}
         kernel = comp[grid](*args, **opts)
-        _install(fn, bound, maps, layout, opts)
+        _install(fn, bound, layout, opts)
         return kernel
     return comp.run(*args, grid=grid, warmup=warmup, **launch_kwargs)
 
@@ -211,7 +211,7 @@ def _with_originals(grid, originals: dict):
 
 
 # -- the fast path ----------------------------------------------------------------------------------
-def _install(fn, bound, maps, layout, opts) -> None:
+def _install(fn, bound, layout, opts) -> None:
     """Give ``fn`` a :class:`DescriptorBinder` for ``layout`` after a launch that took the general
     path, when its maps' backend and target were remembered (torch tensors on a device) and
     ``fn`` has no binder of another kind."""

@@ -68,13 +68,17 @@ SPARE_SLOT_FOR_LAST_DOT = True
 SPARE_SLOT_DOT_REGISTERS = 96
 
 
-def _dot_registers(loop) -> int:
+def _threads(loop) -> int:
     from tritium.ttgir.dialect import num_warps_of
-    dot, _ = _last_dot(loop.body.block)
     module = loop
     while not isinstance(module, ModuleOp):
         module = module.parent_op()
-    threads = num_warps_of(module) * 32
+    return num_warps_of(module) * 32
+
+
+def _dot_registers(loop) -> int:
+    dot, _ = _last_dot(loop.body.block)
+    threads = _threads(loop)
     return sum(_regs32(t, threads) for t in [dot.c.type] + ([dot.a.type] if isinstance(dot.a.type, TensorType) else []))
 
 
@@ -158,16 +162,12 @@ def wants_late_refill(loop):
 def _in_flight_fits(loop) -> bool:
     """Whether the registers live while the loop's last wgmma is in flight (its accumulator and
     register operand, and the other dots' waited results) stay within ``IN_FLIGHT_REGISTERS``."""
-    from tritium.ttgir.dialect import num_warps_of
     body = loop.body.block
     last = _last_dot(body)
     if last is None:
         return False
     dot, wait = last
-    module = loop
-    while not isinstance(module, ModuleOp):
-        module = module.parent_op()
-    threads = num_warps_of(module) * 32
+    threads = _threads(loop)
     live = [dot.c.type] + ([dot.a.type] if isinstance(dot.a.type, TensorType) else [])
     live += [v.type for op in body.ops if isinstance(op, WarpGroupDotWaitOp) and op is not wait
              for v in op.inputs if isinstance(v.type, TensorType)]
