@@ -236,6 +236,10 @@ def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGr
     uses = list(wait.outputs[0].uses)
     if len(uses) != 1 or uses[0].operation is not body.last_op:
         return False
+    # the running dot accumulates into its input's registers: nothing may read that input after
+    # the dot is issued and before the later wait
+    if any(u.operation is not dot and pos[dot] < pos.get(u.operation, -1) <= pos[later] for u in dot.c.uses):
+        return False
     merged = WarpGroupDotWaitOp(list(later.inputs) + [wait.inputs[0]], 0)
     Rewriter.insert_op(merged, InsertPoint.before(later))
     for old, new in zip(later.outputs, merged.outputs):
