@@ -205,6 +205,9 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
     acc = body.args[1 + uses[0].index]
     if any(pos.get(u.operation, -1) <= pos[first] for u in acc.uses):
         return False
+    # nor may anything after the dot read its input registers, which it accumulates into
+    if any(u.operation is not dot and pos.get(u.operation, -1) > pos[dot] for u in dot.c.uses):
+        return False
     merged = WarpGroupDotWaitOp(list(first.inputs) + [acc], 0)
     Rewriter.insert_op(merged, InsertPoint.before(first))
     for old, new in zip(first.outputs, merged.outputs):
