@@ -4,11 +4,15 @@ a kernel as one argument and seen there as a ``tl.tensor_descriptor`` (``desc.lo
 (``tritium.runtime.descriptors``); the block shape and padding specialise the kernel."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, List
 
 
 def _strides_in_elements(t) -> list[int]:
+    torch = sys.modules.get("torch")
+    if torch is not None and type(t) is torch.Tensor:  # the common case, first: no further lookups
+        return list(t.stride())
     from ..runtime.specialize import TensorWrapper
     if isinstance(t, TensorWrapper):  # tritium.reinterpret: the strides are the wrapped array's
         t = t.base
@@ -38,19 +42,22 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self):
-        self.shape = [int(s) for s in self.shape]
-        self.strides = [int(s) for s in self.strides]
-        self.block_shape = [int(b) for b in self.block_shape]
-        rank = len(self.shape)
-        if not 1 <= rank <= 5 or len(self.strides) != rank or len(self.block_shape) != rank:
+        # every launch through a descriptor made per call (as Triton's tutorials do) pays for
+        # this: plain loops, no generators
+        self.shape = shape = list(map(int, self.shape))
+        self.strides = strides = list(map(int, self.strides))
+        self.block_shape = block = list(map(int, self.block_shape))
+        rank = len(shape)
+        if not 1 <= rank <= 5 or len(strides) != rank or len(block) != rank:
             raise ValueError(f"TensorDescriptor: shape, strides and block_shape need one rank (1 to 5), got "
-                             f"{self.shape}, {self.strides}, {self.block_shape}")
-        if any(b <= 0 or b & (b - 1) for b in self.block_shape):
-            raise ValueError(f"TensorDescriptor: block_shape entries must be powers of two, got {self.block_shape}")
-        if self.strides[-1] != 1:
-            raise ValueError(f"TensorDescriptor: the last dimension must be contiguous (stride 1), got {self.strides}")
-        if any(s <= 0 for s in self.shape):
-            raise ValueError(f"TensorDescriptor: shape must be positive, got {self.shape}")
+                             f"{shape}, {strides}, {block}")
+        for b in block:
+            if b <= 0 or b & (b - 1):
+                raise ValueError(f"TensorDescriptor: block_shape entries must be powers of two, got {block}")
+        if strides[-1] != 1:
+            raise ValueError(f"TensorDescriptor: the last dimension must be contiguous (stride 1), got {strides}")
+        if min(shape) <= 0:
+            raise ValueError(f"TensorDescriptor: shape must be positive, got {shape}")
         if self.padding not in ("zero", "nan"):
             raise ValueError(f"TensorDescriptor: padding must be 'zero' or 'nan', got {self.padding!r}")
 
