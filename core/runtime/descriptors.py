@@ -24,6 +24,7 @@ import os
 from ..hooks.backend import PluginError
 from ..tools.tensor_descriptor import TensorDescriptor
 from .binder import _MISSING
+from .direct_binder import FAST_OPTIONS, DirectBinder
 from .specialize import _address as _address_of
 
 _HELPER = "__tritium_make_tensor_descriptor__"
@@ -215,7 +216,6 @@ def _install(fn, bound, layout, opts) -> None:
     """Give ``fn`` a :class:`DescriptorBinder` for ``layout`` after a launch that took the general
     path, when its maps' backend and target were remembered (torch tensors on a device) and
     ``fn`` has no binder of another kind."""
-    from .direct_binder import FAST_OPTIONS
     if any(o not in FAST_OPTIONS for o in opts):
         return
     if fn._direct is not None and type(fn._direct) is not DescriptorBinder:
@@ -318,13 +318,9 @@ def _t_launch(_t_grid, {params}*_t_extra, num_warps=_t_M, num_stages=_t_M, **_t_
         launch.source = src
         return launch
 
-    def _miss(self, grid, values, extra, kw, opts):
-        fn = self.fn
-        kw.update(_given_options(*opts))
-        if fn._fast is None:
-            from .binder import build_fast_launch
-            fn._fast = build_fast_launch(fn)
-        return fn._fast[0](grid, *values, *extra, **kw)
+    # the general binder, with the options given (the launch came through ``fn[grid]``, which
+    # built that binder first)
+    _miss = DirectBinder._miss
 
 
 def _given_options(num_warps, num_stages) -> dict:

@@ -74,12 +74,18 @@ def _constant_nonzero(v: SSAValue) -> bool:
     op = v.owner
     if isinstance(op, Operation) and op.name == "tt.splat":
         return _constant_nonzero(op.operands[0])
-    if isinstance(op, arith.ConstantOp):
-        val = op.value
-        if isinstance(val, DenseIntOrFPElementsAttr):
-            return all(x != 0 for x in val.get_values())
-        return getattr(val, "value", None) is not None and val.value.data != 0
-    return False
+    values = _constant_values(op)
+    return values is not None and all(x != 0 for x in values)
+
+
+def _constant_values(op) -> list | None:
+    """The values of an ``arith.constant`` (every element of a dense one), or None."""
+    if not isinstance(op, arith.ConstantOp):
+        return None
+    val = op.value
+    if isinstance(val, DenseIntOrFPElementsAttr):
+        return list(val.get_values())
+    return [val.value.data] if getattr(val, "value", None) is not None else None
 
 
 def _is_zero(v: SSAValue | None) -> bool:
@@ -89,12 +95,8 @@ def _is_zero(v: SSAValue | None) -> bool:
     if isinstance(op, Operation) and op.name in ("tt.splat", "arith.truncf", "arith.extf", "arith.sitofp",
                                                  "arith.bitcast", "ttg.convert_layout", "tt.fp_to_fp", "tt.trans"):
         return _is_zero(op.operands[0])
-    if isinstance(op, arith.ConstantOp):
-        val = op.value
-        if isinstance(val, DenseIntOrFPElementsAttr):
-            return all(x == 0 for x in val.get_values())
-        return getattr(val, "value", None) is not None and val.value.data == 0
-    return False
+    values = _constant_values(op)
+    return values is not None and all(x == 0 for x in values)
 
 
 class _Loop:
@@ -269,11 +271,7 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) ->
     fed = [op for op in body.ops if isinstance(op, LocalAllocOp) and op.src is not None
            and isinstance(op.src.owner, (LoadOp, TransOp))]
     slot_bytes = sum(op.result.type.size_in_bytes() for op in fed)
-    func = loop.parent_op()
-    while func is not None and func.parent_op() is not None and not isinstance(func.parent_op(), ModuleOp):
-        func = func.parent_op()
-    outside = sum(op.results[0].type.size_in_bytes() for op in (func.walk() if func is not None else ())
-                  if isinstance(op, LocalAllocOp) and not loop.is_ancestor(op))
+    outside = _other_buffers_bytes(loop)
     for alloc in [op for op in body.ops if isinstance(op, LocalAllocOp)]:
         trans = alloc.src.owner if alloc.src is not None else None
         if not isinstance(trans, TransOp) or trans.parent_block() is not body or len(list(trans.result.uses)) != 1:
@@ -530,8 +528,10 @@ class Pipeline:
         readers = set()
         for v in views:
             for u in v.result.uses:
-                op = u.operation
-                readers.update(w.operation for w in op.result.uses) if isinstance(op, MemDescTransOp) else readers.add(op)
+                if isinstance(u.operation, MemDescTransOp):
+                    readers.update(w.operation for w in u.operation.result.uses)
+                else:
+                    readers.add(u.operation)
         users = [op for op in new_body.ops if op in readers]
         if isinstance(late, Operation) and late.parent_block() is new_body:
             at = InsertPoint.after(late)
@@ -575,13 +575,10 @@ def _other_buffers_bytes(loop: scf.ForOp) -> int:
     """Bytes of the function's shared buffers made outside ``loop`` (operands kept in shared memory
     across it, other loops' slots): what the loop's slots share the block's memory with."""
     func = loop.parent_op()
-    while func is not None and not isinstance(func.parent_op(), ModuleOp):
+    while func is not None and func.parent_op() is not None and not isinstance(func.parent_op(), ModuleOp):
         func = func.parent_op()
-    if func is None:
-        return 0
-    return sum(op.result.type.size_in_bytes() for op in func.walk()
-               if isinstance(op, LocalAllocOp) and isinstance(op.result.type, MemDescType)
-               and not loop.is_ancestor(op))
+    return sum(op.results[0].type.size_in_bytes() for op in (func.walk() if func is not None else ())
+               if isinstance(op, LocalAllocOp) and not loop.is_ancestor(op))
 
 
 def _read_from(consumer: Operation, buf: SSAValue) -> None:

@@ -166,12 +166,11 @@ def _in_flight_fits(loop) -> bool:
     last = _last_dot(body)
     if last is None:
         return False
-    dot, wait = last
+    _, wait = last
     threads = _threads(loop)
-    live = [dot.c.type] + ([dot.a.type] if isinstance(dot.a.type, TensorType) else [])
-    live += [v.type for op in body.ops if isinstance(op, WarpGroupDotWaitOp) and op is not wait
-             for v in op.inputs if isinstance(v.type, TensorType)]
-    return sum(_regs32(t, threads) for t in live) <= IN_FLIGHT_REGISTERS
+    others = [v.type for op in body.ops if isinstance(op, WarpGroupDotWaitOp) and op is not wait
+              for v in op.inputs if isinstance(v.type, TensorType)]
+    return _dot_registers(loop) + sum(_regs32(t, threads) for t in others) <= IN_FLIGHT_REGISTERS
 
 
 def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGroupDotOp) -> bool:

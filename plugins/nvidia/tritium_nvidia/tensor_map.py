@@ -181,28 +181,13 @@ def tensor_map(target, descriptor, driver):
 def mapper(target, driver):
     """The launch path's form of :func:`tensor_map` for ``target``: ``descriptor -> the map's
     device address (an int) or None``, for one call per descriptor per launch (a cached map costs
-    a key and a dict lookup)."""
+    a key and a dict lookup; ``_by_descriptor`` keeps its memory alive)."""
     if capability(target) < 90:
         return lambda descriptor: None
-    held: dict = {}  # key -> (map memory, its address): the memory stays alive while held
 
     def map_address(descriptor):
-        if not enabled():
-            return None
-        key = _descriptor_key(descriptor)
-        if key is not None:
-            found = held.get(key)
-            if found is not None:
-                return found[1]
         arr = tensor_map(target, descriptor, driver)
-        if arr is None:
-            return None
-        if key is not None:
-            with _lock:
-                if len(held) >= _CACHE_SIZE:
-                    held.clear()
-                held[key] = (arr, arr.data_ptr())
-        return arr.data_ptr()
+        return None if arr is None else arr.data_ptr()
     return map_address
 
 
