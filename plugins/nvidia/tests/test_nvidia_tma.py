@@ -63,7 +63,7 @@ def _check_store(ptx: str, rank: int) -> None:
     assert store
     fence = ptx.rfind("fence.proxy.async.shared::cta", 0, store.start())
     assert fence != -1, "no fence.proxy.async between the tile's writes and the bulk store"
-    assert "cp.async.bulk.commit_group" in ptx[store.end():] and "cp.async.bulk.wait_group 0" in ptx[store.end():]
+    assert "cp.async.bulk.commit_group" in ptx[store.end():] and "cp.async.bulk.wait_group.read 0" in ptx[store.end():]
 
 
 @pytest.mark.parametrize("dtype,size,map_type", [("fp16", 2, "i64"), ("bf16", 2, "i64"), ("fp32", 4, "i64"),

@@ -22,7 +22,10 @@ load::
 The barrier is initialised and invalidated around each access, so its phase is always 0 when
 waited on.  store: every thread writes its registers into the tile and orders them for the copy
 engine (``fence.proxy.async.shared::cta``), ``bar.sync``, then thread 0 issues
-``cp.async.bulk.tensor ... global.shared::cta.bulk_group``, commits and waits for the group.
+``cp.async.bulk.tensor ... global.shared::cta.bulk_group``, commits, and waits until the engine
+has read the tile (``wait_group.read``: the global writes complete on their own, visible to
+later kernels; as in Triton, a load of the same memory later in the same kernel is not ordered
+after them).
 Coordinates are given innermost first, as the map's dimensions are."""
 from __future__ import annotations
 
@@ -206,8 +209,11 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
         _asm(b, f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {_copy_operands(2, rank)}], [$1];",
              ",".join(["l", "r"] + ["r"] * rank), [tmap, tile_addr] + coords)
         _asm(b, "cp.async.bulk.commit_group;", "", [])
-        # complete (not only read): a later access of the same tensor in this kernel sees the data
-        _asm(b, "cp.async.bulk.wait_group 0;", "", [])
+        # until the engine has read the tile: the scratch is free for the next user (after the
+        # barrier membar places before it); the writes to global memory complete in the
+        # background, as Triton's stores do, instead of holding this warp (and, at the next
+        # barrier, the block) for their whole latency
+        _asm(b, "cp.async.bulk.wait_group.read 0;", "", [])
 
 
 # ---- pipelined copies: the pipeline pass's slots, each completed on an mbarrier of its own --------
