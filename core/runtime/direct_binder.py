@@ -9,6 +9,9 @@ kinds, launch options other than ``num_warps``/``num_stages``, a first launch, a
 to the general binder (``binder.py``) and from there to ``JITFunction.run``, which compiles,
 reports errors and, after launching, files the key here (:func:`fill`).
 
+Where a C compiler is at hand the launch step runs in C (``c_binder.py``: the same key, built
+part for part, in the same cache), with the generated Python as its fallback.
+
 The key holds, per parameter: a tensor's dtype and device index (and, unless alignment is not
 specialised, its address modulo 16, all tensors in one element: 0 when all are aligned); an
 int's type, its class (multiple of 16, equal to 1, other) and whether it fits 32 bits; a float's,
@@ -147,7 +150,33 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         exec(compile(src, f"<tritium direct binder of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
         launch, key = scope["_t_launch"], scope["_t_key"]
         launch.source = src
-        return launch, key
+        return self.in_c(launch) or launch, key
+
+    def in_c(self, python_launch):
+        """The same launch step in C (``c_binder.py``) with ``python_launch`` (the generated
+        binder) as its fallback; None where the extension is not available."""
+        from . import c_binder
+        from .binder import _ENV_DATA
+        mod = c_binder.load()
+        if mod is None or not isinstance(_ENV_DATA, dict):
+            return None
+        kinds, flags = [], []
+        for p, kind in zip(self.fn.params, self.pattern):
+            kinds.append({"tensor": "t", "int": "i", "float": "f", "bool": "b", "none": "n", "constexpr": "c"}[kind])
+            if kind == "tensor":
+                flags.append("-" if p.do_not_specialize or p.do_not_specialize_on_alignment else "a")
+            elif kind == "int":
+                flags.append("-" if p.do_not_specialize else "o" if p.do_not_specialize_on_alignment else "s")
+            else:
+                flags.append("-")
+        defaults = tuple(_MISSING if p.default is inspect.Parameter.empty else p.default for p in self.fn.params)
+        launch = mod.Binder(tuple(p.name for p in self.fn.params), "".join(kinds), "".join(flags), tuple(self.values),
+                            tuple(self.options), defaults, _MISSING, self.cache, _ENV_DATA, _ENV_KEY, _wide,
+                            self._grid_of, python_launch)
+        launch.source = ("# c_binder.Binder: this binder's steps in C, the same key; where it declines:\n"
+                         + getattr(python_launch, "source", ""))
+        launch.python = python_launch
+        return launch
 
     # -- the general path ------------------------------------------------------------------------
     def _miss(self, grid, values, extra, kw, opts):

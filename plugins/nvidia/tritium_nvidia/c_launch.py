@@ -11,6 +11,18 @@ cache directory) a small extension whose ``Launch`` objects do exactly those ste
                      (slot addresses), kinds)
     err = claunch(grid, stream, v0, v1, ...)      # 0: launched
 
+and a ``Direct`` is the fast path's whole direct launcher (``launcher.build_direct``) around one::
+
+    direct = Direct(claunch, slow, positions, arity, owner, queries.NAMESPACE, device)
+    direct(grid, v0, ..., v{arity-1})             # None: launched
+
+It does the Python launcher's checks in C: the calling thread owns the slots (``owner[0]``),
+``device`` is current (``NAMESPACE["current_device"]()``), its stream
+(``NAMESPACE["stream_of"](device)``); then writes ``v[positions[k]]`` into slot ``k`` and launches.
+Anything it cannot take (another thread or device, a value, a grid, a driver error) goes to
+``slow(grid, v0, ...)``, the Python launcher, which handles or reports it.  One Python frame and
+its bytecode less on every launch.
+
 ``kinds`` has one letter per parameter: ``p`` a pointer (an address), ``i``/``u`` a 32-bit
 integer slot (bools and 8/16-bit integers included), ``l``/``L`` 64-bit integers, ``f``/``d``
 float and double.  The values go into the *same* ctypes slots the Python launcher uses, so
@@ -25,14 +37,7 @@ Without a C compiler or Python's headers, :func:`load` returns None and launches
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import importlib.machinery
-import importlib.util
 import os
-import shutil
-import subprocess
-import sysconfig
-import threading
 
 SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
@@ -108,9 +113,30 @@ static int dim(PyObject *v, unsigned *out) {
     return 0;
 }
 
-static PyObject *not_here(void) {  /* leave the launch to the Python path */
-    PyErr_Clear();
-    return PyLong_FromLong(-1);
+/* Write the slots from values[positions[k]] (values[k] when positions is NULL) and launch on
+   grid and stream: -1 where the Python path has to (error cleared), else the driver's result. */
+static int launch_values(Launch *self, PyObject *grid, PyObject *stream_obj, PyObject *const *values,
+                         const Py_ssize_t *positions) {
+    unsigned g[3] = {1, 1, 1};
+    if (!PyTuple_CheckExact(grid)) return -1;
+    Py_ssize_t rank = PyTuple_GET_SIZE(grid);
+    if (rank < 1 || rank > 3) return -1;
+    for (Py_ssize_t i = 0; i < rank; i++)
+        if (dim(PyTuple_GET_ITEM(grid, i), &g[i])) { PyErr_Clear(); return -1; }
+    if (!g[0] || !g[1] || !g[2]) return -1;
+    void *stream = NULL;
+    if (stream_obj != Py_None) {
+        unsigned long long s = PyLong_AsUnsignedLongLong(stream_obj);
+        if (s == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+        stream = (void *)(uintptr_t)s;
+    }
+    for (Py_ssize_t i = 0; i < self->n; i++)
+        if (store(self->kinds[i], self->slots[i], values[positions ? positions[i] : i])) {
+            PyErr_Clear();
+            return -1;
+        }
+    return self->launch(self->function, g[0], g[1], g[2], self->block, 1, 1, self->shared, stream,
+                        self->params, NULL);
 }
 
 static PyObject *launch_call(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kw) {
@@ -120,25 +146,7 @@ static PyObject *launch_call(PyObject *self_, PyObject *const *args, size_t narg
         PyErr_SetString(PyExc_TypeError, "Launch(grid, stream, *values): wrong number of arguments");
         return NULL;
     }
-    PyObject *grid = args[0];
-    unsigned g[3] = {1, 1, 1};
-    if (!PyTuple_CheckExact(grid)) return not_here();
-    Py_ssize_t rank = PyTuple_GET_SIZE(grid);
-    if (rank < 1 || rank > 3) return not_here();
-    for (Py_ssize_t i = 0; i < rank; i++)
-        if (dim(PyTuple_GET_ITEM(grid, i), &g[i])) return not_here();
-    if (!g[0] || !g[1] || !g[2]) return not_here();
-    void *stream = NULL;
-    if (args[1] != Py_None) {
-        unsigned long long s = PyLong_AsUnsignedLongLong(args[1]);
-        if (s == (unsigned long long)-1 && PyErr_Occurred()) return not_here();
-        stream = (void *)(uintptr_t)s;
-    }
-    for (Py_ssize_t i = 0; i < self->n; i++)
-        if (store(self->kinds[i], self->slots[i], args[2 + i])) return not_here();
-    int err = self->launch(self->function, g[0], g[1], g[2], self->block, 1, 1, self->shared, stream,
-                           self->params, NULL);
-    return PyLong_FromLong(err);
+    return PyLong_FromLong(launch_values(self, args[0], args[1], args + 2, NULL));
 }
 
 static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -192,15 +200,165 @@ static PyTypeObject LaunchType = {
     .tp_doc = "Launch(cuLaunchKernel address, function, block, shared, params address, slot addresses, kinds)",
 };
 
+/* The fast path's whole direct launcher: direct(grid, v0, ..., v{arity-1}).  On the slots' owner
+   thread, with the device current, it asks the stream, writes the slots and launches; anything
+   else (another thread, another device, a value or grid it cannot take, a driver error) goes to
+   slow(grid, v0, ...), the Python launcher, which handles or reports it. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *dict;
+    Launch *launch;
+    PyObject *slow, *owner, *queries, *device;
+    long device_index;
+    Py_ssize_t arity;
+    Py_ssize_t positions[MAX_PARAMS];
+} Direct;
+
+static PyObject *str_stream_of, *str_current_device;
+
+static PyObject *direct_slow(Direct *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    return PyObject_Vectorcall(self->slow, args, nargsf, kw);
+}
+
+static PyObject *direct_call(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    Direct *self = (Direct *)self_;
+    if (kw != NULL || PyVectorcall_NARGS(nargsf) != self->arity + 1) return direct_slow(self, args, nargsf, kw);
+    PyObject *owner = PyList_GET_SIZE(self->owner) ? PyList_GET_ITEM(self->owner, 0) : Py_None;
+    if (!PyLong_CheckExact(owner)) return direct_slow(self, args, nargsf, kw);
+    unsigned long ident = PyLong_AsUnsignedLong(owner);
+    if (ident != PyThread_get_thread_ident()) {
+        PyErr_Clear();
+        return direct_slow(self, args, nargsf, kw);
+    }
+    PyObject *stream_of = PyDict_GetItemWithError(self->queries, str_stream_of);
+    PyObject *current_device = stream_of ? PyDict_GetItemWithError(self->queries, str_current_device) : NULL;
+    if (current_device == NULL) {
+        PyErr_Clear();
+        return direct_slow(self, args, nargsf, kw);
+    }
+    PyObject *stream = PyObject_Vectorcall(stream_of, &self->device, 1, NULL);
+    if (stream == NULL) {
+        PyErr_Clear();
+        return direct_slow(self, args, nargsf, kw);
+    }
+    PyObject *current = PyObject_Vectorcall(current_device, NULL, 0, NULL);
+    long cur = current ? PyLong_AsLong(current) : -1;
+    Py_XDECREF(current);
+    if (cur != self->device_index) {
+        PyErr_Clear();
+        Py_DECREF(stream);
+        return direct_slow(self, args, nargsf, kw);
+    }
+    int err = launch_values(self->launch, args[0], stream, args + 1, self->positions);
+    Py_DECREF(stream);
+    if (err == 0) Py_RETURN_NONE;
+    return direct_slow(self, args, nargsf, kw);   /* relaunched there: it reports the error */
+}
+
+static int direct_traverse(Direct *self, visitproc visit, void *arg) {
+    Py_VISIT(self->dict);
+    Py_VISIT(self->launch);
+    Py_VISIT(self->slow);
+    Py_VISIT(self->owner);
+    Py_VISIT(self->queries);
+    Py_VISIT(self->device);
+    return 0;
+}
+
+static int direct_clear(Direct *self) {
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->launch);
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->queries);
+    Py_CLEAR(self->device);
+    return 0;
+}
+
+static void direct_dealloc(Direct *self) {
+    PyObject_GC_UnTrack(self);
+    direct_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *direct_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *launch, *slow, *positions, *owner, *queries;
+    Py_ssize_t arity;
+    long device;
+    if (!PyArg_ParseTuple(args, "O!OO!nO!O!l", &LaunchType, &launch, &slow, &PyTuple_Type, &positions, &arity,
+                          &PyList_Type, &owner, &PyDict_Type, &queries, &device))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(positions);
+    if (n != ((Launch *)launch)->n || arity < 0 || arity > MAX_PARAMS) {
+        PyErr_SetString(PyExc_ValueError, "one position per slot of the launch, at most 256 values");
+        return NULL;
+    }
+    Direct *self = (Direct *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = direct_call;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(positions, i));
+        if (p < 0 || p >= arity) {
+            Py_DECREF(self);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a position outside the values");
+            return NULL;
+        }
+        self->positions[i] = p;
+    }
+    self->device = PyLong_FromLong(device);
+    if (self->device == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_INCREF(launch);
+    Py_INCREF(slow);
+    Py_INCREF(owner);
+    Py_INCREF(queries);
+    self->launch = (Launch *)launch;
+    self->slow = slow;
+    self->owner = owner;
+    self->queries = queries;
+    self->device_index = device;
+    self->arity = arity;
+    return (PyObject *)self;
+}
+
+static PyTypeObject DirectType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_tritium_claunch.Direct",
+    .tp_basicsize = sizeof(Direct),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_vectorcall_offset = offsetof(Direct, vectorcall),
+    .tp_dictoffset = offsetof(Direct, dict),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = direct_new,
+    .tp_traverse = (traverseproc)direct_traverse,
+    .tp_clear = (inquiry)direct_clear,
+    .tp_dealloc = (destructor)direct_dealloc,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_doc = "Direct(launch, slow, positions, arity, owner list, queries dict, device)",
+};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tritium_claunch", NULL, -1, NULL};
 
 PyMODINIT_FUNC PyInit__tritium_claunch(void) {
-    if (PyType_Ready(&LaunchType) < 0) return NULL;
+    if (PyType_Ready(&LaunchType) < 0 || PyType_Ready(&DirectType) < 0) return NULL;
+    str_stream_of = PyUnicode_InternFromString("stream_of");
+    str_current_device = PyUnicode_InternFromString("current_device");
+    if (str_stream_of == NULL || str_current_device == NULL) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&LaunchType);
     if (PyModule_AddObject(m, "Launch", (PyObject *)&LaunchType) < 0) {
         Py_DECREF(&LaunchType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&DirectType);
+    if (PyModule_AddObject(m, "Direct", (PyObject *)&DirectType) < 0) {
+        Py_DECREF(&DirectType);
         Py_DECREF(m);
         return NULL;
     }
@@ -213,61 +371,12 @@ PyMODINIT_FUNC PyInit__tritium_claunch(void) {
 SLOT_KINDS = {ctypes.c_void_p: "p", ctypes.c_int32: "i", ctypes.c_uint32: "u", ctypes.c_int64: "l",
               ctypes.c_uint64: "L", ctypes.c_float: "f", ctypes.c_double: "d"}
 
-_lock = threading.Lock()
-_module: list = []   # [module or None] once tried
-
-
-def _build(directory: str) -> str | None:
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    include = sysconfig.get_paths().get("include")
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    if cc is None or not include or not os.path.exists(os.path.join(include, "Python.h")):
-        return None
-    digest = hashlib.sha256((SOURCE + suffix + include).encode()).hexdigest()[:16]
-    out_dir = os.path.join(directory, "c_launch", digest)
-    path = os.path.join(out_dir, "_tritium_claunch" + suffix)
-    if os.path.exists(path):
-        return path
-    os.makedirs(out_dir, exist_ok=True)
-    src = os.path.join(out_dir, f"claunch.{os.getpid()}.c")
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(src, "w") as f:
-        f.write(SOURCE)
-    try:
-        proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", "-o", tmp, src],
-                              capture_output=True, text=True, timeout=120)
-        if proc.returncode != 0:
-            return None
-        os.replace(tmp, path)   # atomic: a concurrent builder's identical file may win
-    except (OSError, subprocess.SubprocessError):
-        return None
-    finally:
-        for p in (src, tmp):
-            if os.path.exists(p):
-                os.remove(p)
-    return path
-
 
 def load():
-    """The extension module, built on first use; None where it cannot be (no compiler, no Python
-    headers, a failed build or import), or when ``TRITIUM_CUDA_LAUNCH`` asks for a Python launch
-    path."""
+    """The extension module, built on first use (``tritium.runtime.cext``); None where it cannot
+    be (no compiler, no Python headers, a failed build or import), or when
+    ``TRITIUM_CUDA_LAUNCH`` asks for a Python launch path."""
     if os.environ.get("TRITIUM_CUDA_LAUNCH", "c") != "c":
         return None
-    if _module:
-        return _module[0]
-    with _lock:
-        if not _module:
-            mod = None
-            try:
-                from tritium.runtime.cache import cache_dir
-                path = _build(str(cache_dir()))
-                if path is not None:
-                    loader = importlib.machinery.ExtensionFileLoader("_tritium_claunch", path)
-                    spec = importlib.util.spec_from_file_location("_tritium_claunch", path, loader=loader)
-                    mod = importlib.util.module_from_spec(spec)
-                    loader.exec_module(mod)
-            except (OSError, ImportError):
-                mod = None
-            _module.append(mod)
-    return _module[0]
+    from tritium.runtime import cext
+    return cext.load("_tritium_claunch", SOURCE)

@@ -325,7 +325,10 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
             arg_kind(ty).store_direct is None for _, ty in state.arg_types):
         return None
     claunch = _c_launch(state)
-    body = _direct_source(arity, positions, state.arg_types, state.impl, c=claunch is not None)
+    direct_type = getattr(claunch_module(), "Direct", None) if claunch is not None else None
+    # With the C ``Direct`` the Python launcher is its fallback only, without the C slot writer
+    body = _direct_source(arity, positions, state.arg_types, state.impl,
+                          c=claunch is not None and direct_type is None)
     slots = [f"s{j}" for j in range(len(state.buf.slots))]
     src = (f"def make({', '.join(slots + list(_CLOSURE))}):\n"
            + "".join("    " + line + "\n" for line in body.splitlines()) + "    return direct\n")
@@ -337,9 +340,19 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
                      last_stream=state.last_stream, cu_launch=state.cu_launch, fail=state.fail, DEVICE=device,
                      fallback=fallback, claunch=claunch)
     direct = scope["make"](*state.buf.slots, *[constants[n] for n in _CLOSURE])
+    if direct_type is not None:
+        slow = direct
+        direct = direct_type(claunch, slow, tuple(positions), arity, state.owner, queries.NAMESPACE, device)
+        body = ("# c_launch.Direct: the owner, device and stream checks, the slot writes and the launch in C;\n"
+                "# where it declines, this:\n" + body)
     direct.source = body
     direct.params = state.buf  # the slots live as long as the launcher
     return direct
+
+
+def claunch_module():
+    from . import c_launch
+    return c_launch.load()
 
 
 def _c_launch(state: LaunchState):

@@ -450,7 +450,8 @@ def test_the_c_launcher_writes_every_scalar_kind(runs):
     for _ in range(3):
         last = launched(lambda: scalar_kinds[(2, 3)](out, -5, big, 0.1, True, BLOCK=64), 5)
     go = next(iter(scalar_kinds._direct.cache.values()))[0]
-    assert "claunch(" in go.source   # the direct launcher hands the slots to C
+    # the direct launcher is C's: checks, slot writes and the launch in one call
+    assert type(go).__name__ == "Direct" and "c_launch.Direct" in go.source
     assert tuple(last.grid) == (2, 3, 1) and last.stream == STREAMS[0]
     assert last.params[0] == out.data_ptr()
     assert last.params[1] & 0xFFFFFFFF == (-5) & 0xFFFFFFFF
