@@ -202,3 +202,48 @@ def test_pipeline_end_to_end(tpw):
     assert print_module(parse_module(text)) == text
     loop = ops_named(m, "scf.for")[0]
     assert any(op.name == "ttg.barrier" for op in loop.body.block.ops)  # back edge reuses the scratch
+
+
+LOOP_SMEM = """builtin.module {
+  tt.func @f(%x: tensor<64x64xf16, #B>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %a = ttg.local_alloc %x : (tensor<64x64xf16, #B>) -> !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory>
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %v = ttg.local_load %a : !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory> -> tensor<64x64xf16, #B>
+      STORE
+      scf.yield
+    }
+    tt.return
+  }
+}""".replace("#B", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>") \
+    .replace("#S", "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>")
+
+
+def test_membar_puts_a_barrier_for_what_precedes_a_loop_before_the_loop():
+    # the tile written before the loop and only read in it: one barrier before the loop, none in
+    # the body (every iteration would pay for it)
+    m = parse_module(LOOP_SMEM.replace("STORE", ""))
+    allocate_shared_memory(m)
+    membar(m)
+    func = m.body.block.ops.first.body.blocks[0]
+    names = [op.name for op in func.ops]
+    assert names[names.index("scf.for") - 1] == "ttg.barrier"
+    loop = ops_named(m, "scf.for")[0]
+    assert not [op for op in loop.body.block.ops if op.name == "ttg.barrier"]
+
+
+def test_membar_keeps_the_barrier_the_back_edge_needs_in_the_body():
+    # the body also overwrites the tile after reading it: the next iteration's read needs a
+    # barrier in the body (RAW across the back edge) and the write one after the read (WAR)
+    store = "ttg.local_store %v, %a : tensor<64x64xf16, #B> -> !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory>"
+    blocked = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    m = parse_module(LOOP_SMEM.replace("STORE", store.replace("#B", blocked).replace(
+        "#S", "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"))
+        .replace("#ttg.shared_memory>", "#ttg.shared_memory, mutable>"))
+    allocate_shared_memory(m)
+    membar(m)
+    loop = ops_named(m, "scf.for")[0]
+    body = [op.name for op in loop.body.block.ops]
+    assert body.count("ttg.barrier") == 2
+    assert body.index("ttg.barrier") < body.index("ttg.local_load") < body.index("ttg.local_store")

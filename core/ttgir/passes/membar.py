@@ -10,7 +10,9 @@ and writes its callee's whole (virtual) range, and any other op with buffer oper
 tensor-core op) reads them.  A ``memdesc_index`` slot stands for its whole buffer.  Walking a function in order, the accesses since the
 last barrier are kept; an access overlapping one of them with at least one write (RAW, WAR, WAW)
 needs a barrier first — unless the backend's filter ``(op_a, op_b) -> bool`` says it is not needed.
-``scf.for`` bodies are walked to a fixed point (the back edge carries the body's pending accesses),
+``scf.for`` bodies are walked to a fixed point (the back edge carries the body's pending accesses);
+where an access from before a loop would need a barrier in the body's first iteration, the
+barrier goes before the loop instead (once, not every iteration),
 ``scf.if`` branches merge, and callees are processed first so a call sees what its callee leaves
 unsynchronised; at a function's exit the pending accesses are that summary.
 """
@@ -139,6 +141,14 @@ class Membar:
 
     def _loop(self, loop: Operation, pending: frozenset[Access]) -> frozenset[Access]:
         body = loop.body.blocks[0]
+        # what the loop's first iteration would need a barrier for because of accesses from before
+        # the loop (barriers just initialised, a tile stored through shared memory): one barrier
+        # before the loop rather than one in the body that every iteration pays.  Asynchronous
+        # copies are not settled by it (their data lands at their wait), so they stay pending.
+        settled = frozenset(a for a in pending if a.op.name not in (_ASYNC_COPY, _DESCRIPTOR_COPY))
+        if settled and self._entry_conflicts(body, settled):
+            loop.parent_block().insert_op_before(BarrierOp(), loop)
+            pending = pending - settled
         entry = pending
         for _ in range(4):  # barriers only shrink what flows around the back edge
             out = self._block(body, entry)
@@ -146,6 +156,23 @@ class Membar:
                 break
             entry = entry | out
         return entry | out
+
+
+    def _entry_conflicts(self, block: Block, pending: frozenset[Access]) -> bool:
+        """Whether an access of ``pending`` (what reaches the loop's entry, no asynchronous copies)
+        meets a conflicting one in ``block`` (the body's first iteration) before a barrier there;
+        nested regions count as all their accesses."""
+        for op in block.ops:
+            if isinstance(op, BarrierOp):
+                return False
+            if op.regions and op.name not in ("tt.reduce", "tt.scan"):
+                inner = [a for r in op.regions for b in r.blocks for o in b.walk() for a in self.accesses(o)]
+                if any(p.conflicts(a) for a in inner for p in pending):
+                    return True
+                continue
+            if any(p.conflicts(a) and not self.filter(p.op, op) for a in self.accesses(op) for p in pending):
+                return True
+        return False
 
 
 def membar(module: ModuleOp, membar_filter: MembarFilter | None = None) -> ModuleOp:

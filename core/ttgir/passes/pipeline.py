@@ -363,8 +363,8 @@ def _binop(cls, a, b, at: InsertPoint) -> SSAValue:
 
 
 class Pipeline:
-    """``Pipeline(num_stages, shared_budget=None, spare_slot=None, copy="async", operand_buffer=None,
-    load_filter=None)``.
+    """``Pipeline(num_stages, shared_budget=None, spare_slot=None, late_refill=None, copy="async",
+    operand_buffer=None, load_filter=None, descriptor_copy=None, stream_buffer=None, spare_refill=None)``.
 
     ``copy`` picks the schedule.  ``"async"``: asynchronous copies into ``num_stages`` slots (the
     module docstring).  ``"registers"``: Triton's stream pipeliner for targets without asynchronous
@@ -387,7 +387,9 @@ class Pipeline:
     a spare slot with ``spare_slot(loop) -> bool``; the loop then gets ``num_stages + 1`` slots when
     they fit in ``shared_budget`` bytes, and the slot refilled in iteration ``i`` was last read in
     iteration ``i - 2``.  Without a spare slot those consumers must be waited for (see
-    ``slots_ahead``).
+    ``slots_ahead``).  ``spare_refill(loop) -> bool`` may move a spare-slot loop's refill to right
+    after the slots' last consumer: that slot's readers of iteration ``i - 2`` have passed the
+    loop-top barrier, so only ``membar``'s barrier for the buffer is added.
 
     A backend may instead ask, with ``late_refill(loop)``, for the refill right after the slots'
     last consumer (``True``) or after an op of the body that follows it (that op): the copies are
@@ -399,7 +401,7 @@ class Pipeline:
 
     def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None,
                  copy: str = "async", operand_buffer=None, load_filter=None, descriptor_copy=None,
-                 stream_buffer=None):
+                 stream_buffer=None, spare_refill=None):
         if copy not in ("async", "registers"):
             raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
@@ -408,6 +410,7 @@ class Pipeline:
         self.late_refill = late_refill
         self.copy, self.operand_buffer, self.load_filter = copy, operand_buffer, load_filter
         self.descriptor_copy, self.stream_buffer = descriptor_copy, stream_buffer
+        self.spare_refill = spare_refill
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -439,7 +442,10 @@ class Pipeline:
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes + _other_buffers_bytes(loop) <= self.shared_budget
         nslots = s + 1 if spare else s
-        late = (self.late_refill(loop) or None) if not spare and self.late_refill is not None else None
+        if spare:
+            late = (self.spare_refill(loop) or None) if self.spare_refill is not None else None
+        else:
+            late = (self.late_refill(loop) or None) if self.late_refill is not None else None
         # one buffer of nslots slots per load, and per descriptor load a barrier per slot
         bufs, bars = [], {}
         for load, _, t in info.loads:

@@ -20,7 +20,7 @@ PTXAS = "/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else sh
 
 
 def compile_mapped(fn, descriptors: dict, dtype: str, constexprs: dict, scalars: dict | None = None,
-                   target: str = "cuda:90", map_type: str = "i64"):
+                   target: str = "cuda:90", map_type: str = "i64", **kw):
     """Compile ``fn``'s companion in which each parameter of ``descriptors`` (name -> (block shape,
     padding)) is a host descriptor of ``dtype`` with a tensor map (passed as launches pass it: its
     address, an integer; or ``map_type="*u8"``, a pointer)."""
@@ -38,7 +38,7 @@ def compile_mapped(fn, descriptors: dict, dtype: str, constexprs: dict, scalars:
         consts[f"{name}__stride{rank - 1}"] = 1
         consts[f"{name}__block"] = tuple(block)
         consts[f"{name}__padding"] = padding
-    return tritium.compile(comp, target=target, signature=sig, constexprs=consts)
+    return tritium.compile(comp, target=target, signature=sig, constexprs=consts, **kw)
 
 
 def _ptxas_accepts(ptx: str, tmp_path) -> None:
@@ -120,7 +120,7 @@ def _persistent(block_k: int, dtype: str = "fp16", stages: int = 3, warps: int =
                           {"a_desc": ([128, block_k], "zero"), "b_desc": ([128, block_k], "zero"),
                            "c_desc": ([128, 128], "zero")},
                           dtype, {"BM": 128, "BN": 128, "BK": block_k, "GROUP_M": 8, "NUM_SMS": 132},
-                          {"M": "i32", "N": "i32", "K": "i32"})
+                          {"M": "i32", "N": "i32", "K": "i32"}, num_warps=warps, num_stages=stages)
 
 
 def _k_loop(ttgir: str) -> str:
@@ -159,6 +159,22 @@ def test_persistent_matmul_pipelined(dtype, block_k, swizzle, tmp_path):
     assert "cp.async.cg" not in ptx and "cp.async.ca" not in ptx and "wgmma.mma_async" in ptx
     _check_store(ptx, 2)
     _ptxas_accepts(ptx, tmp_path)
+
+
+def test_two_warp_group_tma_loop_has_one_barrier_after_the_wgmma(tmp_path):
+    """8 warps: the refill goes after the wgmma (``async_dot.spare_refill``) behind the one barrier
+    the slot's earlier readers need; the landed tiles need none (each thread waits on the slot's
+    mbarrier), and the barrier the freshly initialised mbarriers need stands before the loop, once
+    a tile, instead of at the top of the body (bench NOTES run 27)."""
+    k = _persistent(64, warps=8)
+    ttgir = k.asm["ttgir"]
+    body = _k_loop(ttgir)
+    assert body.count("ttg.barrier") == 1
+    assert body.index("ttg.wait_barrier") < body.index("ttng.warp_group_dot ") < body.index("ttg.barrier") \
+        < body.index("ttg.async_copy_descriptor_to_local") < body.index("ttng.warp_group_dot_wait")
+    head = ttgir[:ttgir.rindex("scf.for")]
+    assert head.rstrip().splitlines()[-2].strip().startswith("ttg.barrier")  # the line before the loop's
+    _ptxas_accepts(k.asm["ptx"], tmp_path)
 
 
 def test_unswizzled_box_is_not_pipelined():

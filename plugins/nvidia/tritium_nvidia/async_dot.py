@@ -135,6 +135,22 @@ def _last_dot(body):
     return waits[-1].inputs[0].owner, waits[-1]
 
 
+#: a matmul loop with a spare slot and at least this many warps (two warp groups sharing the
+#: loop-top barrier) refills the slot right after issuing its wgmma instead of before it: the
+#: copies then run while the wgmma does (``membar`` adds a barrier before them).  Under Nsight
+#: Compute at base clocks (bench NOTES run 27) the persistent matmul, 128x256x64, 8 warps, took
+#: 3-4% more cycles than Triton with the refill first and 1-2% fewer with it after the wgmma; the
+#: plain 8-warp matmul is the same either way (within 0.5%) and the 4-warp 128x128x64 one 6% slower,
+#: hence one warp group keeps the refill first.
+SPARE_REFILL_AFTER_DOT_WARPS = 8
+
+
+def spare_refill(loop) -> bool:
+    """The pipeline's question for a loop that got a spare slot: refill after the slots' last
+    consumer (the wgmma) rather than before the first."""
+    return _matmul_wait(loop) is not None and _threads(loop) >= 32 * SPARE_REFILL_AFTER_DOT_WARPS
+
+
 def wants_late_refill(loop):
     """The pipeline's other question, for a loop that gets no spare slot.  A matmul loop (see
     ``wants_spare_slot``) whose ``num_stages + 1`` slots did not fit: its wait, after which the

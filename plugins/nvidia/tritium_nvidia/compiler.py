@@ -27,12 +27,12 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.cse import CSE
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
-    from .async_dot import AsyncDotWaits, wants_late_refill, wants_spare_slot
+    from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
     from tritium.ttgir.passes.pointer_offsets import PointerOffsets
     from .tma import descriptor_copy
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
-                     late_refill=wants_late_refill, descriptor_copy=descriptor_copy(target),
+                     late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=descriptor_copy(target),
                      stream_buffer=stream_buffer if STREAM_LOADS else None)] \
         + ([PointerOffsets()] if POINTER_OFFSETS else []) + [AsyncDotWaits(), CSE(), DCE()]
 
