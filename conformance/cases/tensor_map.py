@@ -1,8 +1,9 @@
 """Host tensor descriptors shaped for the copy engine (NVIDIA sm_90 TMA: a 16-byte aligned base,
 outer strides multiples of 16 bytes, box rows of at least 16 bytes), so that a backend with such
 hardware takes its tensor-map path: tiles that overhang the tensor in every dimension (reads
-outside are zero or NaN, writes outside dropped), ranks 1 to 3, fp16/bf16/fp32/fp8/int8, and a
-persistent matmul (the tutorial's) through descriptors.  Elsewhere the same cases run the
+outside are zero or NaN, writes outside dropped), ranks 1 to 3, fp16/bf16/fp32/fp8/int8, blocks
+whose rows are wider than one swizzle span (moved as several 128-byte boxes), and a persistent
+matmul (the tutorial's) through descriptors, with narrow and wide blocks.  Elsewhere the same cases run the
 block-pointer path."""
 import numpy as np
 
@@ -117,3 +118,27 @@ for _t in ("fp16", "bf16"):
                 "M": 200, "N": 136, "K": 96},
         outputs={"c_desc": Out(_t, (200, 136), poison="sentinel")},
         reference=lambda a_desc, b_desc: a_desc @ b_desc.T, **tol(dtypes.ACCUM_TOLERANCE, _t)))
+CASES.append(Case(
+    id="tensor_map/scale-wide-rows-fp16",   # 512-byte block rows: four boxes side by side
+    kernel=_HostDescriptors(map_scale_kernel, {"x_desc": [16, 256], "z_desc": [16, 256]}), grid=(3, 2),
+    constexprs={"BM": 16, "BN": 256}, inputs={"x_desc": Rand("fp16", (40, 300))},
+    outputs={"z_desc": Out("fp16", (40, 300), poison="sentinel")},
+    reference=lambda x_desc: x_desc * 3))
+CASES.append(Case(
+    id="tensor_map/persistent-matmul-wide-fp16",   # 256-byte rows of A, B and C: two boxes each
+    kernel=_HostDescriptors(map_persistent_matmul_kernel,
+                            {"a_desc": [64, 128], "b_desc": [64, 128], "c_desc": [64, 64]}), grid=(5,),
+    constexprs={"BM": 64, "BN": 64, "BK": 128, "GROUP_M": 2, "NUM_SMS": 5},
+    inputs={"a_desc": Rand("fp16", (200, 392), -1, 1), "b_desc": Rand("fp16", (136, 392), -1, 1),
+            "M": 200, "N": 136, "K": 392},
+    outputs={"c_desc": Out("fp16", (200, 136), poison="sentinel")},
+    reference=lambda a_desc, b_desc: a_desc @ b_desc.T, **tol(dtypes.ACCUM_TOLERANCE, "fp16")))
+CASES.append(Case(
+    id="tensor_map/persistent-matmul-wide-c-bf16",   # C stored as four 128-byte boxes
+    kernel=_HostDescriptors(map_persistent_matmul_kernel,
+                            {"a_desc": [64, 64], "b_desc": [256, 64], "c_desc": [64, 256]}), grid=(3,),
+    constexprs={"BM": 64, "BN": 256, "BK": 64, "GROUP_M": 2, "NUM_SMS": 3},
+    inputs={"a_desc": Rand("bf16", (136, 200), -1, 1), "b_desc": Rand("bf16", (600, 200), -1, 1),
+            "M": 136, "N": 600, "K": 200},
+    outputs={"c_desc": Out("bf16", (136, 600), poison="sentinel")},
+    reference=lambda a_desc, b_desc: a_desc @ b_desc.T, **tol(dtypes.ACCUM_TOLERANCE, "bf16")))

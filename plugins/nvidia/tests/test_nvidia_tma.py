@@ -177,12 +177,22 @@ def test_two_warp_group_tma_loop_has_one_barrier_after_the_wgmma(tmp_path):
     _ptxas_accepts(k.asm["ptx"], tmp_path)
 
 
-def test_unswizzled_box_is_not_pipelined():
-    """A box whose rows are 256 bytes has no swizzle the copy engine could write a wgmma slot in:
-    the loop keeps the self-contained descriptor loads."""
+def test_wide_block_is_pipelined_as_two_boxes(tmp_path):
+    """Blocks with 256-byte rows (BK = 128 fp16) are moved as two 128-byte boxes each, laid out as
+    the slots' ``nvmma_shared`` layout holds the block (128-byte columns one after another), so the
+    K loop is pipelined: one expect of the whole block, two copies, on the slot's barrier."""
     k = _persistent(128)
     body = _k_loop(k.asm["ttgir"])
-    assert "tt.descriptor_load" in body and "ttg.async_copy_descriptor_to_local" not in body
+    assert "tt.descriptor_load" not in body and body.count("ttg.async_copy_descriptor_to_local") == 2
+    ptx = k.asm["ptx"]
+    copies = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes "
+                        r"\[%r\d+\], \[%rd\d+, \{(%r\d+), (%r\d+)\}\]", ptx)
+    assert len(copies) == 12  # (2 before the loop + 1 in it) x A and B x two boxes
+    assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r") == 6
+    assert "expect_tx.shared::cta.b64 _, [%r" in ptx and ", 32768;" in ptx  # 128 x 128 x 2 bytes
+    # the C tile (128 x 128 fp16) is stored as two boxes too
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group", ptx)) == 2
+    _ptxas_accepts(ptx, tmp_path)
 
 
 def test_map_arguments():
@@ -196,7 +206,8 @@ def test_map_arguments():
 
 @pytest.mark.parametrize("dtype,block,swizzle", [
     ("fp16", [32, 64], 128), ("fp8e4nv", [64, 64], 64), ("fp32", [16, 8], 32), ("bf16", [128, 16], 32),
-    ("fp16", [32, 128], 0),      # 256-byte rows: wider than any swizzle pattern
+    ("fp16", [32, 128], 128),    # 256-byte rows: two 128-byte boxes, swizzled
+    ("fp16", [32, 96], 0),       # 192-byte rows: not a whole number of swizzle spans
     ("fp16", [64, 8], 0),        # 16-byte rows
     ("fp32", [2, 16, 32], 0),    # 3-d boxes stay row-major
 ])
@@ -207,6 +218,10 @@ def test_map_swizzle(dtype, block, swizzle):
     strides = [256 ** (len(block) - 1 - i) for i in range(len(block))]
     m = tensor_map.tiled_map_arguments(dtype, 0x10000, shape, strides, block, "zero")
     assert m is not None and m.swizzle == swizzle
+    # the box: the block, or a 128-byte column of it
+    ebytes = {"fp16": 2, "bf16": 2, "fp32": 4, "fp8e4nv": 1}[dtype]
+    inner = 128 // ebytes if block[-1] * ebytes > 128 and swizzle else block[-1]
+    assert m.box_dim == (inner, *reversed(block[:-1]))
 
 
 @pytest.mark.parametrize("why,args", [

@@ -21,7 +21,8 @@ def membar_filter(op_a, op_b) -> bool:
 
 
 def tensor_core_passes(target, options) -> list:
-    """accelerate-matmul, remove-layout-conversions, pipeline (``num_stages``), async dot waits."""
+    """accelerate-matmul, remove-layout-conversions, pipeline (``num_stages``), async dot waits,
+    descriptor stores from the tensor-core layout."""
     from tritium.ttgir.passes.pipeline import Pipeline
     from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
     from tritium.ttir.passes.cse import CSE
@@ -29,12 +30,12 @@ def tensor_core_passes(target, options) -> list:
     from .accelerate_matmul import AccelerateMatmul
     from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
     from tritium.ttgir.passes.pointer_offsets import PointerOffsets
-    from .tma import descriptor_copy
+    from .tma import StoreTilesInPlace, descriptor_copy
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
                      late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=descriptor_copy(target),
                      stream_buffer=stream_buffer if STREAM_LOADS else None)] \
-        + ([PointerOffsets()] if POINTER_OFFSETS else []) + [AsyncDotWaits(), CSE(), DCE()]
+        + ([PointerOffsets()] if POINTER_OFFSETS else []) + [AsyncDotWaits(), StoreTilesInPlace(), CSE(), DCE()]
 
 
 def stream_buffer(load):

@@ -62,14 +62,37 @@ class TiledMap:
     swizzle: int = 0                  # bytes (32, 64, 128) or 0: see :func:`map_swizzle`
 
 
+#: the widest swizzle pattern (bytes): a box row longer than this is split into boxes of this width
+SWIZZLE_SPAN = 128
+
+
 def map_swizzle(block_shape, element_bytes: int) -> int:
-    """The swizzle a map of boxes ``block_shape`` (outermost first) is encoded with, in bytes: the
-    box row's length when it is 32, 64 or 128 bytes and the box is 2-d, else 0 (none).  The
-    compiler applies the same rule to the tile it reads or writes (``tma.py``), so the copy engine
-    lays a box out exactly as a ``#ttg.nvmma_shared`` buffer of that swizzle holds it: a
-    software-pipelined loop copies boxes straight into the slots a wgmma reads."""
+    """The swizzle a map of boxes ``block_shape`` (outermost first) is encoded with, in bytes: for a
+    2-d box, its row's length when that is 32, 64 or 128 bytes, and 128 when the row is a multiple
+    of 128 bytes (the map's box is then a 128-byte column of the block, see :func:`map_box`), else 0
+    (none).  The compiler applies the same rule to the tile it reads or writes (``tma.py``), so the
+    copy engine lays a block out exactly as a ``#ttg.nvmma_shared`` buffer of that swizzle holds it
+    (columns of 128 bytes one after another): a software-pipelined loop copies boxes straight into
+    the slots a wgmma reads, and a tensor-core result is written into the tile without bank
+    conflicts."""
     row = int(block_shape[-1]) * element_bytes
-    return row if len(block_shape) == 2 and row in (32, 64, 128) else 0
+    if len(block_shape) != 2:
+        return 0
+    return row if row in (32, 64, 128) else SWIZZLE_SPAN if row % SWIZZLE_SPAN == 0 else 0
+
+
+def map_box(block_shape, element_bytes: int) -> tuple[int, ...]:
+    """The box the map is encoded with (outermost first): the block, or for a 2-d block whose rows
+    are a multiple of 128 bytes longer than 128, a 128-byte column of it; the kernel then moves the
+    block as ``map_box_count`` boxes side by side."""
+    block = tuple(int(b) for b in block_shape)
+    if map_swizzle(block, element_bytes) == SWIZZLE_SPAN and block[-1] * element_bytes > SWIZZLE_SPAN:
+        return block[:-1] + (SWIZZLE_SPAN // element_bytes,)
+    return block
+
+
+def map_box_count(block_shape, element_bytes: int) -> int:
+    return int(block_shape[-1]) // map_box(block_shape, element_bytes)[-1]
 
 
 def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, padding: str) -> TiledMap | None:
@@ -96,8 +119,8 @@ def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, pad
     byte_strides = [s * size for s in strides[:-1]]
     if any(s % 16 or s <= 0 or s >= 1 << 40 for s in byte_strides) or any(d >= 1 << 32 for d in shape):
         return None
-    return TiledMap(name, address, tuple(reversed(shape)), tuple(reversed(byte_strides)), tuple(reversed(block_shape)),
-                    padding == "nan", map_swizzle(block_shape, size))
+    return TiledMap(name, address, tuple(reversed(shape)), tuple(reversed(byte_strides)),
+                    tuple(reversed(map_box(block_shape, size))), padding == "nan", map_swizzle(block_shape, size))
 
 
 def encode(m: TiledMap) -> bytes:

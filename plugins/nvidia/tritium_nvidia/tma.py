@@ -4,8 +4,10 @@
 One access is self-contained, in a scratch buffer of the op's own (the allocation pass sizes it
 through :func:`register_scratch_size`): the tile followed by one 8-byte mbarrier.  The tile is
 laid out as the map's swizzle says (``tensor_map.map_swizzle``: a 2-d box whose rows are 32, 64
-or 128 bytes is swizzled like a ``#ttg.nvmma_shared`` buffer, 1024-byte aligned; any other box
-row-major, 128-byte aligned, as the copy engine requires).
+or 128 bytes is swizzled like a ``#ttg.nvmma_shared`` buffer, 1024-byte aligned, and a 2-d block
+whose rows are a multiple of 128 bytes is moved as 128-byte columns, each such a swizzled box, one
+after another as that layout has them (``tensor_map.map_box``); any other box row-major, 128-byte
+aligned, as the copy engine requires).
 
 load::
 
@@ -147,14 +149,38 @@ def _thread0(fl: FunctionLowering):
     return fl.builder.if_then(fl.first_thread_pred())
 
 
+def _block_shape(t) -> list:
+    """The descriptor's block shape for tile (or slot) type ``t``: a slot holding the block's
+    transpose (``nvmma_shared`` with ``transposed``: ``tl.dot(a, b.T)``'s ``B``) has it reversed."""
+    shape = list(t.get_shape())
+    return shape[::-1] if getattr(getattr(t, "encoding", None), "transposed", False) else shape
+
+
+def _boxes(b: ir.IRBuilder, t, dst, coords: list) -> list:
+    """The map's boxes making up tile ``t`` (``tensor_map.map_box``): (shared address, coordinates
+    innermost first) each; one box, or 128-byte columns side by side, each a whole swizzled block
+    of the tile's ``nvmma_shared`` layout."""
+    from .tensor_map import map_box, map_box_count
+    ebytes = max(bit_width(t.element_type) // 8, 1)
+    shape = _block_shape(t)
+    n = map_box_count(shape, ebytes)
+    if n == 1:
+        return [(dst, coords)]
+    width = map_box(shape, ebytes)[-1]
+    box_bytes = tile_bytes(t) // n
+    return [(b.add(dst, const(I32, j * box_bytes)) if j else dst,
+             [b.add(coords[0], const(I32, j * width)) if j else coords[0]] + coords[1:]) for j in range(n)]
+
+
 def _expect_and_copy(b: ir.IRBuilder, t, dst, tmap, bar, coords: list) -> None:
-    """(One thread) expect the tile's bytes on barrier ``bar``, then copy the box at ``coords``
+    """(One thread) expect the tile's bytes on barrier ``bar``, then copy the boxes at ``coords``
     (innermost first) of map ``tmap`` to shared address ``dst``, completing on ``bar``."""
     rank = len(t.get_shape())
     _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
-    _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-            f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
-         ",".join(["r", "l", "r"] + ["r"] * rank), [dst, tmap, bar] + coords)
+    for box_dst, box_coords in _boxes(b, t, dst, coords):
+        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
+             ",".join(["r", "l", "r"] + ["r"] * rank), [box_dst, tmap, bar] + box_coords)
 
 
 def _wait_parity(b: ir.IRBuilder, bar, phase) -> None:
@@ -206,14 +232,41 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
     fl.target.barrier(b)
     with _thread0(fl):
         _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [tmap])
-        _asm(b, f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {_copy_operands(2, rank)}], [$1];",
-             ",".join(["l", "r"] + ["r"] * rank), [tmap, tile_addr] + coords)
+        for box_src, box_coords in _boxes(b, t, tile_addr, coords):
+            _asm(b, f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {_copy_operands(2, rank)}], [$1];",
+                 ",".join(["l", "r"] + ["r"] * rank), [tmap, box_src] + box_coords)
         _asm(b, "cp.async.bulk.commit_group;", "", [])
         # until the engine has read the tile: the scratch is free for the next user (after the
         # barrier membar places before it); the writes to global memory complete in the
         # background, as Triton's stores do, instead of holding this warp (and, at the next
         # barrier, the block) for their whole latency
         _asm(b, "cp.async.bulk.wait_group.read 0;", "", [])
+
+
+class StoreTilesInPlace:
+    """``tt.descriptor_store`` writes its tile into shared memory itself, from whatever distributed
+    layout its value has (:func:`lower_descriptor_store`), so the ``ttg.convert_layout`` that
+    ``coalesce`` put before it (to the blocked layout a global store would want) only adds a round
+    trip through shared memory and a barrier.  Where a tensor-core result is stored into a swizzled
+    tile (``tile_swizzle``), the conversion goes: each warp's 8-row pieces of the accumulator land
+    in eight different 16-byte columns of the swizzle, so the direct writes meet no bank conflicts
+    (a persistent matmul's epilogue: one pass over shared memory instead of three)."""
+
+    name = "nvidia-store-tiles-in-place"
+
+    def run(self, module) -> None:
+        from tritium.ttgir.ops import ConvertLayoutOp
+        from .encodings import NvidiaMmaEncodingAttr
+        for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
+            cvt = op.value.owner
+            if not isinstance(cvt, ConvertLayoutOp) or len(list(cvt.results[0].uses)) != 1:
+                continue
+            src = cvt.operands[0]
+            if not isinstance(getattr(src.type, "encoding", None), NvidiaMmaEncodingAttr) or not tile_swizzle(src.type):
+                continue
+            op.operands = [*op.operands[:-1], src]
+            cvt.detach()
+            cvt.erase()
 
 
 # ---- pipelined copies: the pipeline pass's slots, each completed on an mbarrier of its own --------
