@@ -55,9 +55,11 @@ def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
     return ttir_module
 
 
-def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None) -> ModuleOp:
-    """separable-reductions, allocate-shared-memory, then membar (``ttg.shared`` is then on the
-    module)."""
+def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None,
+                   after_allocation: tuple = ()) -> ModuleOp:
+    """separable-reductions, allocate-shared-memory, a backend's ``after_allocation`` passes (they
+    see every buffer's offset), then membar (``ttg.shared`` is then on the module)."""
     set_scratch_limit(module, options)
-    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(), Membar(membar_filter)]).run(module)
+    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(), *after_allocation,
+                                   Membar(membar_filter)]).run(module)
     return module

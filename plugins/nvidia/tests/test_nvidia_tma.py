@@ -195,6 +195,49 @@ def test_wide_block_is_pipelined_as_two_boxes(tmp_path):
     _ptxas_accepts(ptx, tmp_path)
 
 
+def test_store_waits_for_the_engines_read_at_once_by_default():
+    """The checked behaviour: thread 0 waits for the engine's read right after committing the
+    store, before anything else (``tma.DEFER_STORE_WAITS`` off)."""
+    k = _persistent(64, warps=8)
+    ptx = k.asm["ptx"]
+    assert "tritium.store_wait_deferred" not in k.asm["ttgir"] and "bulk_store_wait" not in k.asm["ttgir"]
+    commit = ptx.index("cp.async.bulk.commit_group;")
+    after = ptx[commit:ptx.index("cp.async.bulk.wait_group.read 0;", commit)]
+    assert "bar.sync" not in after and "ret;" not in after and "cp.async.bulk.tensor" not in after
+
+
+def test_store_waits_for_the_engine_only_before_its_tile_is_written_again(tmp_path, monkeypatch):
+    """The persistent matmul's store issues its bulk copies and goes on: thread 0 waits for the
+    engine's read of the tile (``ttng.bulk_store_wait``) only before an op that writes those bytes
+    (the next tile's copies into the slots sharing them, the next store) and before returning;
+    copies into other bytes (A's slots) go out while the engine reads.  (Off by default until it
+    has run on a GPU: ``tma.DEFER_STORE_WAITS``.)"""
+    from tritium_nvidia import tma
+    monkeypatch.setattr(tma, "DEFER_STORE_WAITS", True)
+    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))  # the switch is not in the cache key
+    k = compile_mapped(cases.map_persistent_matmul_kernel,
+                       {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
+                       "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
+                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3)
+    ttgir = k.asm["ttgir"]
+    store = ttgir.index("tt.descriptor_store")
+    assert "tritium.store_wait_deferred" in ttgir[store:ttgir.index("\n", store)]
+    lines = [ln.strip() for ln in ttgir.splitlines()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("tt.descriptor_store") or ln.startswith("tt.return"):
+            assert lines[i - 1].startswith("ttng.bulk_store_wait"), ln
+    # 128x256x64: A's slots lie past the 64 KiB tile, B's share its bytes: A's first copy goes out
+    # before the wait, B's after it
+    head = ttgir[ttgir.rindex("ttg.init_barriers"):ttgir.rindex("scf.for")]
+    copies = [m.start() for m in re.finditer("ttg.async_copy_descriptor_to_local", head)]
+    assert "ttng.bulk_store_wait" not in head[:copies[0]] and "ttng.bulk_store_wait" in head[copies[0]:copies[1]]
+    ptx = k.asm["ptx"]
+    bulk = ptx.index("cp.async.bulk.commit_group")
+    assert "cp.async.bulk.wait_group.read 0" in ptx[bulk:] and "cp.async.bulk.wait_group 0" not in ptx
+    _ptxas_accepts(ptx, tmp_path)
+
+
 def test_map_arguments():
     m = tensor_map.tiled_map_arguments("fp16", 0x10000, [100, 80], [80, 1], [32, 64], "zero")
     assert m.data_type == "FLOAT16" and m.global_dim == (80, 100) and m.global_strides == (160,)

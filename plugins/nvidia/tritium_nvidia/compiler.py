@@ -74,10 +74,11 @@ def make_ttgir(target, options):
         # importing the lowering registers its scratch sizes with the allocation pass
         import tritium.conversion.ttgir_to_llvm  # noqa: F401
         from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
-        from . import dialect, tma  # noqa: F401  (the ttng ops; the TMA ops' scratch sizes)
+        from . import dialect, tma  # noqa: F401  (the ttng ops; the TMA ops' scratch sizes and passes)
         module = _make(module, target, options)
         PassManager("ttgir-nvidia", tensor_core_passes(target, options)).run(module)
-        module = finalize_ttgir(module, target, options, membar_filter)
+        module = finalize_ttgir(module, target, options, membar_filter,
+                                after_allocation=(tma.DeferStoreWaits(),) if tma.DEFER_STORE_WAITS else ())
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
     return stage

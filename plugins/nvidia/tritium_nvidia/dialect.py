@@ -101,5 +101,18 @@ class FenceAsyncSharedOp(IRDLOperation):
         super().__init__()
 
 
-TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp], [])
+@irdl_op_definition
+class BulkStoreWaitOp(IRDLOperation):
+    """Thread 0 waits until the copy engine has read the tiles of its bulk stores issued so far
+    (``cp.async.bulk.wait_group.read 0``): put before whatever next writes those bytes
+    (``tma.DeferStoreWaits``)."""
+    name = "ttng.bulk_store_wait"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp], [])
 register_dialect(TritonNvidiaGPU)

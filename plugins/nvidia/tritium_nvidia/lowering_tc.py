@@ -473,7 +473,8 @@ LOWERINGS = {
 }
 
 
-_TMA_OPS = ("ttg.init_barriers", "ttg.inval_barriers", "ttg.async_copy_descriptor_to_local", "ttg.wait_barrier")
+_TMA_OPS = ("ttg.init_barriers", "ttg.inval_barriers", "ttg.async_copy_descriptor_to_local", "ttg.wait_barrier",
+            "ttng.bulk_store_wait")
 
 
 def op_lowering(op):

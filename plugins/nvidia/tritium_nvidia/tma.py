@@ -236,11 +236,68 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
             _asm(b, f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {_copy_operands(2, rank)}], [$1];",
                  ",".join(["l", "r"] + ["r"] * rank), [tmap, box_src] + box_coords)
         _asm(b, "cp.async.bulk.commit_group;", "", [])
-        # until the engine has read the tile: the scratch is free for the next user (after the
-        # barrier membar places before it); the writes to global memory complete in the
-        # background, as Triton's stores do, instead of holding this warp (and, at the next
-        # barrier, the block) for their whole latency
-        _asm(b, "cp.async.bulk.wait_group.read 0;", "", [])
+        if DEFERRED not in op.attributes:
+            # until the engine has read the tile: the scratch is free for the next user (after
+            # the barrier membar places before it); the writes to global memory complete in the
+            # background, as Triton's stores do
+            _asm(b, "cp.async.bulk.wait_group.read 0;", "", [])
+
+
+def lower_bulk_store_wait(fl: FunctionLowering, op) -> None:
+    with _thread0(fl):
+        _asm(fl.builder, "cp.async.bulk.wait_group.read 0;", "", [])
+
+
+#: on a ``tt.descriptor_store`` whose wait for the engine's read ``DeferStoreWaits`` moved
+DEFERRED = "tritium.store_wait_deferred"
+
+#: run ``DeferStoreWaits`` (off: written and checked on the CPU, not yet run on a GPU; bench NOTES
+#: run 27 says what to measure before switching it on)
+DEFER_STORE_WAITS = False
+
+
+class DeferStoreWaits:
+    """A descriptor store need not wait for the engine to read its tile until something writes
+    those bytes again: this pass (after allocation, before membar) puts ``ttng.bulk_store_wait``
+    before every op of the function that may write shared memory overlapping a store's tile (a
+    call: any), and before each return (a block's shared memory must outlive the engine's read),
+    and marks the stores, whose lowering then issues no wait of its own.  A persistent matmul's
+    next tile then issues its copies into the bytes the store does not use while the engine reads
+    it; a wait with no store outstanding returns at once.  ``membar`` sees the store's tile read
+    and the later write as before, so the block barrier it puts between them follows the wait (a
+    wait also goes before each loop around such a write, where membar may put that barrier)."""
+
+    name = "nvidia-defer-store-waits"
+
+    def run(self, module) -> None:
+        from xdsl.rewriter import InsertPoint, Rewriter
+        from xdsl.dialects.builtin import UnitAttr
+        from tritium.ttgir.passes.membar import Membar
+        from .dialect import BulkStoreWaitOp
+        reader = Membar()
+        for func in [op for op in module.walk() if op.name == "tt.func"]:
+            reader.whole = 1 << 30
+            stores = [op for op in func.walk() if op.name == "tt.descriptor_store"]
+            tiles = [a for op in stores for a in reader.accesses(op) if not a.write]
+            if not stores or len(tiles) != len(stores):
+                continue  # a store without a placed tile: leave its own wait
+            waited: set = set()
+            for op in list(func.walk()):
+                if op.name == "tt.return" or op.name == "tt.call" or any(
+                        a.write and any(a.lo < t.hi and t.lo < a.hi for t in tiles) for a in reader.accesses(op)):
+                    # before the op, and before each loop around it: membar may put the block
+                    # barrier the first iteration needs before the loop, which must follow a wait
+                    at, targets = op, [op]
+                    while (at := at.parent_op()) is not None and at is not func:
+                        if at.name in ("scf.for", "scf.while"):
+                            targets.append(at)
+                    for target in targets:
+                        if target not in waited:
+                            waited.add(target)
+                            Rewriter.insert_op(BulkStoreWaitOp(), InsertPoint.before(target))
+            for op in stores:
+                op.attributes[DEFERRED] = UnitAttr()
+
 
 
 class StoreTilesInPlace:
@@ -339,6 +396,7 @@ def lower_wait_barrier(fl: FunctionLowering, op) -> None:
 
 
 LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store,
+             "ttng.bulk_store_wait": lower_bulk_store_wait,
              "ttg.init_barriers": lower_init_barriers, "ttg.inval_barriers": lower_inval_barriers,
              "ttg.async_copy_descriptor_to_local": lower_copy_descriptor_to_local,
              "ttg.wait_barrier": lower_wait_barrier}
