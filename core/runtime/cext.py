@@ -17,7 +17,7 @@ import sysconfig
 import threading
 
 _lock = threading.Lock()
-_loaded: dict = {}   # (name, source digest) -> module or None, once tried
+_loaded: dict = {}   # (name, source) -> module or None, once tried
 
 
 def _build(directory: str, name: str, source: str) -> str | None:
@@ -54,7 +54,7 @@ def _build(directory: str, name: str, source: str) -> str | None:
 def load(name: str, source: str):
     """The extension module ``name`` built from ``source``, or None where it cannot be built or
     imported here."""
-    key = (name, hashlib.sha256(source.encode()).hexdigest())
+    key = (name, source)
     if key in _loaded:
         return _loaded[key]
     with _lock:

@@ -175,7 +175,6 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
                             self._grid_of, python_launch)
         launch.source = ("# c_binder.Binder: this binder's steps in C, the same key; where it declines:\n"
                          + getattr(python_launch, "source", ""))
-        launch.python = python_launch
         return launch
 
     # -- the general path ------------------------------------------------------------------------

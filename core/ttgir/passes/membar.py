@@ -157,7 +157,6 @@ class Membar:
             entry = entry | out
         return entry | out
 
-
     def _entry_conflicts(self, block: Block, pending: frozenset[Access]) -> bool:
         """Whether an access of ``pending`` (what reaches the loop's entry, no asynchronous copies)
         meets a conflicting one in ``block`` (the body's first iteration) before a barrier there;

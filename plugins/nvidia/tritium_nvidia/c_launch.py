@@ -1,15 +1,14 @@
-"""The launch fast path's last step in C: write a kernel's parameter slots and call
-``cuLaunchKernel`` in one call from Python.
+"""The launch fast path's last step in C: check the thread and device, ask the stream, write a
+kernel's parameter slots and call ``cuLaunchKernel``, in one call from Python.
 
 The generated direct launcher (``launcher.py``) spends most of its own time in Python-level
 work that a C function does in tens of nanoseconds: one ctypes ``.value`` store per parameter,
 wrapping the stream for ``cuda.bindings`` and that binding's own argument conversion.  This
 module builds (once per source and Python version, with the system C compiler, into Tritium's
-cache directory) a small extension whose ``Launch`` objects do exactly those steps::
+cache directory) a small extension.  A ``Launch`` holds one kernel's launch constants and slots::
 
     claunch = Launch(cuLaunchKernel address, function_handle, block, shared, params_address,
                      (slot addresses), kinds)
-    err = claunch(grid, stream, v0, v1, ...)      # 0: launched
 
 and a ``Direct`` is the fast path's whole direct launcher (``launcher.build_direct``) around one::
 
@@ -26,11 +25,10 @@ its bytecode less on every launch.
 ``kinds`` has one letter per parameter: ``p`` a pointer (an address), ``i``/``u`` a 32-bit
 integer slot (bools and 8/16-bit integers included), ``l``/``L`` 64-bit integers, ``f``/``d``
 float and double.  The values go into the *same* ctypes slots the Python launcher uses, so
-its retry and error paths see them.  ``grid`` is a tuple of one to three ints; anything else
-returns -1 and leaves the launch to the Python path (as does any value that does not convert:
-the Python path then reports it).  A positive result is the driver's error code, for the Python
-path to handle.  The GIL is held from the first store to the driver's return: no other thread
-can write the slots in between.
+its retry and error paths see them.  ``grid`` is a tuple of one to three ints; anything else,
+and any value that does not convert, leaves the launch to the Python path, which reports it, as
+it does the driver's errors.  The GIL is held from the first store to the driver's return: no
+other thread can write the slots in between.
 
 Without a C compiler or Python's headers, :func:`load` returns None and launches stay in Python
 (``TRITIUM_CUDA_LAUNCH=bindings`` also keeps them there)."""
@@ -53,7 +51,6 @@ typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigne
 
 typedef struct {
     PyObject_HEAD
-    vectorcallfunc vectorcall;
     launch_fn launch;
     void *function;
     unsigned block, shared;
@@ -113,8 +110,8 @@ static int dim(PyObject *v, unsigned *out) {
     return 0;
 }
 
-/* Write the slots from values[positions[k]] (values[k] when positions is NULL) and launch on
-   grid and stream: -1 where the Python path has to (error cleared), else the driver's result. */
+/* Write slot k from values[positions[k]] and launch on grid and stream: -1 where the Python path
+   has to (error cleared), else the driver's result. */
 static int launch_values(Launch *self, PyObject *grid, PyObject *stream_obj, PyObject *const *values,
                          const Py_ssize_t *positions) {
     unsigned g[3] = {1, 1, 1};
@@ -131,22 +128,12 @@ static int launch_values(Launch *self, PyObject *grid, PyObject *stream_obj, PyO
         stream = (void *)(uintptr_t)s;
     }
     for (Py_ssize_t i = 0; i < self->n; i++)
-        if (store(self->kinds[i], self->slots[i], values[positions ? positions[i] : i])) {
+        if (store(self->kinds[i], self->slots[i], values[positions[i]])) {
             PyErr_Clear();
             return -1;
         }
     return self->launch(self->function, g[0], g[1], g[2], self->block, 1, 1, self->shared, stream,
                         self->params, NULL);
-}
-
-static PyObject *launch_call(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kw) {
-    Launch *self = (Launch *)self_;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kw != NULL || nargs != self->n + 2) {
-        PyErr_SetString(PyExc_TypeError, "Launch(grid, stream, *values): wrong number of arguments");
-        return NULL;
-    }
-    return PyLong_FromLong(launch_values(self, args[0], args[1], args + 2, NULL));
 }
 
 static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -165,7 +152,6 @@ static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     }
     Launch *self = (Launch *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->vectorcall = launch_call;
     self->launch = (launch_fn)(uintptr_t)fn;
     self->function = (void *)(uintptr_t)function;
     self->block = block;
@@ -193,9 +179,7 @@ static PyTypeObject LaunchType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "_tritium_claunch.Launch",
     .tp_basicsize = sizeof(Launch),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(Launch, vectorcall),
-    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = launch_new,
     .tp_doc = "Launch(cuLaunchKernel address, function, block, shared, params address, slot addresses, kinds)",
 };

@@ -181,11 +181,10 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
     return "\n".join(lines + _launch_call(impl)) + "\n"
 
 
-def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str,
-                   c: bool = False) -> str:
+def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str) -> str:
     """Body of the fast path's launcher: values ``v0 .. v{arity-1}``, of which ``positions``
-    are the kernel's parameters in order.  ``c``: the slots are written and the kernel launched by
-    the C ``claunch`` (``c_launch.py``) first, the Python statements only running where it declines."""
+    are the kernel's parameters in order (where the C extension is built, the fallback of its
+    ``Direct``, ``c_launch.py``)."""
     values = [f"v{i}" for i in range(arity)]
     runtime = "(" + "".join(f"v{p}, " for p in positions) + ")"
     lines = [f"def direct(grid{''.join(', ' + v for v in values)}):",
@@ -194,9 +193,6 @@ def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple
              "    stream = stream_of(DEVICE)",
              "    if current_device() != DEVICE:",
              f"        return fallback(grid, {runtime})"]
-    if c:
-        lines += [f"    if not claunch(grid, stream{''.join(f', v{p}' for p in positions)}):",
-                  "        return"]
     lines += ["    if len(grid) == 1:",
              "        gx = grid[0]",
              "        gy = gz = 1",
@@ -299,8 +295,7 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     return launch
 
 
-_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback",
-            "claunch")
+_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback")
 
 
 def _direct_globals() -> dict:
@@ -325,10 +320,7 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
             arg_kind(ty).store_direct is None for _, ty in state.arg_types):
         return None
     claunch = _c_launch(state)
-    direct_type = getattr(claunch_module(), "Direct", None) if claunch is not None else None
-    # With the C ``Direct`` the Python launcher is its fallback only, without the C slot writer
-    body = _direct_source(arity, positions, state.arg_types, state.impl,
-                          c=claunch is not None and direct_type is None)
+    body = _direct_source(arity, positions, state.arg_types, state.impl)
     slots = [f"s{j}" for j in range(len(state.buf.slots))]
     src = (f"def make({', '.join(slots + list(_CLOSURE))}):\n"
            + "".join("    " + line + "\n" for line in body.splitlines()) + "    return direct\n")
@@ -338,21 +330,17 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
     constants = dict(FUNC=int(state.function) if state.impl == "ctypes" else state.function, BLOCK=state.block,
                      SHARED=state.shared, PARAMS=state.buf.address, owner=state.owner,
                      last_stream=state.last_stream, cu_launch=state.cu_launch, fail=state.fail, DEVICE=device,
-                     fallback=fallback, claunch=claunch)
+                     fallback=fallback)
     direct = scope["make"](*state.buf.slots, *[constants[n] for n in _CLOSURE])
-    if direct_type is not None:
-        slow = direct
-        direct = direct_type(claunch, slow, tuple(positions), arity, state.owner, queries.NAMESPACE, device)
+    if claunch is not None:  # the C ``Direct`` around the slot writer; the Python launcher its fallback
+        from . import c_launch
+        direct = c_launch.load().Direct(claunch, direct, tuple(positions), arity, state.owner, queries.NAMESPACE,
+                                        device)
         body = ("# c_launch.Direct: the owner, device and stream checks, the slot writes and the launch in C;\n"
                 "# where it declines, this:\n" + body)
     direct.source = body
     direct.params = state.buf  # the slots live as long as the launcher
     return direct
-
-
-def claunch_module():
-    from . import c_launch
-    return c_launch.load()
 
 
 def _c_launch(state: LaunchState):

@@ -275,16 +275,16 @@ class DeferStoreWaits:
         from tritium.ttgir.passes.membar import Membar
         from .dialect import BulkStoreWaitOp
         reader = Membar()
+        reader.whole = 1 << 30  # only ops with placed buffers matter here
         for func in [op for op in module.walk() if op.name == "tt.func"]:
-            reader.whole = 1 << 30
             stores = [op for op in func.walk() if op.name == "tt.descriptor_store"]
             tiles = [a for op in stores for a in reader.accesses(op) if not a.write]
             if not stores or len(tiles) != len(stores):
                 continue  # a store without a placed tile: leave its own wait
             waited: set = set()
             for op in list(func.walk()):
-                if op.name == "tt.return" or op.name == "tt.call" or any(
-                        a.write and any(a.lo < t.hi and t.lo < a.hi for t in tiles) for a in reader.accesses(op)):
+                if op.name in ("tt.return", "tt.call") or any(
+                        a.conflicts(t) for a in reader.accesses(op) for t in tiles):  # tiles are reads: a write
                     # before the op, and before each loop around it: membar may put the block
                     # barrier the first iteration needs before the loop, which must follow a wait
                     at, targets = op, [op]
@@ -297,7 +297,6 @@ class DeferStoreWaits:
                             Rewriter.insert_op(BulkStoreWaitOp(), InsertPoint.before(target))
             for op in stores:
                 op.attributes[DEFERRED] = UnitAttr()
-
 
 
 class StoreTilesInPlace:
