@@ -39,13 +39,38 @@ def describe(obj) -> tuple[int, str | None, int, int]:
     # -1: a CUDA consumer asks for no synchronisation; host producers want no stream at all.
     stream = -1 if int(kind) in CUDA_DEVICES else None
     try:
-        capsule = obj.__dlpack__(stream=stream)
-    except TypeError:
-        capsule = obj.__dlpack__()
+        capsule = _export(obj, stream)
+    except BufferError:
+        # Some producers (torch since 2.10) export a CUDA tensor only while its device is
+        # current; ask again with it current, as a consumer on that device would.
+        guard = _device_guard(int(kind), int(index))
+        if guard is None:
+            raise
+        with guard:
+            capsule = _export(obj, stream)
     # A DLManagedTensor starts with its DLTensor (the unversioned capsule asked for above).
     t = DLTensor.from_address(_get_pointer(capsule, b"dltensor"))
     dtype = _DTYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
     return (t.data or 0) + t.byte_offset, dtype, int(kind), int(index)
+
+
+def _export(obj, stream):
+    try:
+        return obj.__dlpack__(stream=stream)
+    except TypeError:
+        return obj.__dlpack__()
+
+
+def _device_guard(kind: int, index: int):
+    """A context making CUDA device ``index`` current through torch, when torch has initialised
+    CUDA (the producers that ask for it are torch's tensors); None otherwise."""
+    import sys
+    torch = sys.modules.get("torch")
+    if kind not in CUDA_DEVICES or torch is None or not torch.cuda.is_initialized():
+        return None
+    if torch.cuda.current_device() == index:
+        return None
+    return torch.cuda.device(index)
 
 
 def pointer(obj) -> int:
