@@ -79,6 +79,10 @@ def main() -> int:
         print("no C compiler: cannot build the fake libcuda; nothing measured")
         return 1
     os.environ["TRITIUM_BACKEND"] = "nvidia"
+    # torch's C++ reader (runtime/torch_reader.py) would see these CPU tensors as the CPU's, not
+    # as the CUDA tensors pretend_cuda makes of them: every launch would miss.  Off here; the GPU
+    # host's figure with it on is bench/probe_launch.py's.
+    os.environ["TRITIUM_TORCH_READER"] = "0"
     import torch
 
     import tritium

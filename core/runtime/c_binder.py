@@ -19,6 +19,9 @@ direct launcher, in order (a tensor as its address).  Whatever it cannot take (a
 repeated keyword, a missing argument, a value of another kind than the pattern's, an error
 reading a tensor, a key not in the cache) goes to ``fallback``, the generated Python binder,
 with the call's own arguments: the outcome is the Python binder's in every case.
+
+A torch tensor's three fields are read in C++ once ``torch_reader.py`` has built its reader
+(``set_tensor_reader``), through torch's calls before that and for anything it does not take.
 """
 from __future__ import annotations
 
@@ -45,6 +48,11 @@ typedef struct {
 } Binder;
 
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *two_obj, *zero_obj;
+
+/* torch_reader.py's read_tensor, once built: 0 and the three fields, or nonzero where the
+   binder asks torch through Python */
+typedef int (*reader_fn)(PyObject *, unsigned long long *, PyObject **, long *);
+static reader_fn tensor_reader;
 
 static PyObject *fallback(Binder *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     PyErr_Clear();
@@ -109,16 +117,26 @@ static PyObject *binder_call(PyObject *self_, PyObject *const *args, size_t narg
         PyObject *v = vals[i];
         switch (self->kinds[i]) {
         case 't': {
-            PyObject *a = PyObject_VectorcallMethod(s_data_ptr, &v, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-            if (a == NULL) goto miss;
-            addr[i] = a;
-            PUT(PyObject_GetAttr(v, s_dtype));
-            PUT(PyObject_VectorcallMethod(s_get_device, &v, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL));
-            if (self->flags[i] == 'a') {
-                unsigned long long x = PyLong_AsUnsignedLongLong(a);
+            unsigned long long x;
+            PyObject *dtype;
+            long device;
+            if (tensor_reader != NULL && tensor_reader(v, &x, &dtype, &device) == 0) {
+                PyObject *a = PyLong_FromUnsignedLongLong(x);
+                if (a == NULL) goto miss;
+                addr[i] = a;
+                PUT_BORROWED(dtype);
+                PUT(PyLong_FromLong(device));
+            } else {
+                PyObject *a = PyObject_VectorcallMethod(s_data_ptr, &v, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+                if (a == NULL) goto miss;
+                addr[i] = a;
+                PUT(PyObject_GetAttr(v, s_dtype));
+                PUT(PyObject_VectorcallMethod(s_get_device, &v, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL));
+                if (self->flags[i] != 'a') break;
+                x = PyLong_AsUnsignedLongLong(a);
                 if (x == (unsigned long long)-1 && PyErr_Occurred()) goto miss;
-                any |= x & 15;
             }
+            if (self->flags[i] == 'a') any |= x & 15;
             break;
         }
         case 'i': {
@@ -309,7 +327,20 @@ static PyTypeObject BinderType = {
     .tp_doc = "Binder(names, kinds, flags, values, options, defaults, missing, cache, env_data, env_key, wide, grid_of, fallback)",
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tritium_cbinder", NULL, -1, NULL};
+/* set_tensor_reader(address): torch_reader's read_tensor (0: none, every tensor through Python) */
+static PyObject *set_tensor_reader(PyObject *m, PyObject *address) {
+    void *p = PyLong_AsVoidPtr(address);
+    if (p == NULL && PyErr_Occurred()) return NULL;
+    tensor_reader = (reader_fn)p;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_tensor_reader", (PyCFunction)set_tensor_reader, METH_O, "set_tensor_reader(address)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tritium_cbinder", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__tritium_cbinder(void) {
     if (PyType_Ready(&BinderType) < 0) return NULL;
@@ -337,5 +368,8 @@ def load():
     launches keep the generated Python binder)."""
     if os.environ.get("TRITIUM_C_BINDER", "1") == "0":
         return None
-    from . import cext
-    return cext.load("_tritium_cbinder", SOURCE)
+    from . import cext, torch_reader
+    mod = cext.load("_tritium_cbinder", SOURCE)
+    if mod is not None:
+        torch_reader.install(mod.set_tensor_reader)
+    return mod
