@@ -2,7 +2,8 @@
 
 Buffers are *explicit* (``ttg.local_alloc``, live from the alloc to its last use, extended over a
 loop that uses it from outside), *scratch* (an op's temporary: ``ttg.convert_layout``, cross-warp
-``tt.reduce``/``tt.scan``; live only at that op; sizes from :func:`scratch_size`, extensible with
+``tt.reduce``/``tt.scan``; live only at that op, or over its outermost loop where the op carries
+``SCRATCH_ACROSS_LOOPS``; sizes from :func:`scratch_size`, extensible with
 :func:`register_scratch_size`) and *virtual* (a ``tt.call`` reserves its callee's whole total; the
 callee's buffers are placed relative to the base offset the call passes).  Offsets come from
 first-fit over buffers sorted by size, between buffers whose live ranges overlap.
@@ -28,6 +29,11 @@ from ._util import encoding, func_ops
 
 ALIGNMENT = 16
 OFFSET_ATTR = "allocation.offset"
+#: on an op whose scratch something asynchronous may still read after the op (a copy engine's
+#: store of the tile): the scratch is the op's alone over the op's outermost enclosing loop, so a
+#: later iteration's other buffers never take those bytes (the backend waits for the reader before
+#: the op writes them again)
+SCRATCH_ACROSS_LOOPS = "allocation.scratch_across_loops"
 _SCRATCH: dict[str, Callable[[Operation], int]] = {}
 
 
@@ -146,8 +152,19 @@ def _liveness(func: Operation, totals: dict[str, int]) -> list[Buffer]:
             if size:
                 bufs.append(Buffer("virtual", op, size, i, i))
         elif (size := scratch_size(op)) > 0:
-            bufs.append(Buffer("scratch", op, size, i, i))
+            top = outermost_loop(op) if SCRATCH_ACROSS_LOOPS in op.attributes else op
+            bufs.append(Buffer("scratch", op, size, pos[top], last[top]))
     return bufs
+
+
+def outermost_loop(op: Operation) -> Operation:
+    """The outermost ``scf.for``/``scf.while`` around ``op`` in its function (``op`` where none)."""
+    top, anc = op, op.parent_op()
+    while anc is not None and anc.name != "tt.func":
+        if anc.name in ("scf.for", "scf.while"):
+            top = anc
+        anc = anc.parent_op()
+    return top
 
 
 def _place(bufs: list[Buffer]) -> int:
@@ -210,5 +227,5 @@ def allocate_shared_memory(module: ModuleOp) -> Allocation:
     return p.allocation
 
 
-__all__ = ["AllocateSharedMemory", "Allocation", "Buffer", "allocate_shared_memory", "scratch_size",
-           "register_scratch_size", "MemDescType"]
+__all__ = ["AllocateSharedMemory", "Allocation", "Buffer", "SCRATCH_ACROSS_LOOPS", "allocate_shared_memory",
+           "outermost_loop", "scratch_size", "register_scratch_size", "MemDescType"]

@@ -51,6 +51,7 @@ from ..ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGl
                    ConvertLayoutOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp, LocalLoadOp, LocalStoreOp,
                    MemDescIndexOp, MemDescTransOp, WaitBarrierOp)
 from ..types import MemDescType
+from .allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop, scratch_size
 from ._util import with_extra_iter_args
 
 STAGES_ATTR = "tt.num_stages"
@@ -579,12 +580,17 @@ class Pipeline:
 
 def _other_buffers_bytes(loop: scf.ForOp) -> int:
     """Bytes of the function's shared buffers made outside ``loop`` (operands kept in shared memory
-    across it, other loops' slots): what the loop's slots share the block's memory with."""
+    across it, other loops' slots, a store's tile kept over an outer loop): what the loop's slots
+    share the block's memory with."""
     func = loop.parent_op()
     while func is not None and func.parent_op() is not None and not isinstance(func.parent_op(), ModuleOp):
         func = func.parent_op()
-    return sum(op.results[0].type.size_in_bytes() for op in (func.walk() if func is not None else ())
-               if isinstance(op, LocalAllocOp) and not loop.is_ancestor(op))
+    ops = list(func.walk()) if func is not None else []
+    # and scratch kept over a loop around this one (``SCRATCH_ACROSS_LOOPS``: a store's tile)
+    return sum(op.results[0].type.size_in_bytes() for op in ops
+               if isinstance(op, LocalAllocOp) and not loop.is_ancestor(op)) \
+        + sum(scratch_size(op) for op in ops if SCRATCH_ACROSS_LOOPS in op.attributes
+              and not loop.is_ancestor(op) and outermost_loop(op).is_ancestor(loop))
 
 
 def _read_from(consumer: Operation, buf: SSAValue) -> None:

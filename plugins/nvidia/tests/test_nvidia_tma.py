@@ -214,6 +214,7 @@ def test_store_waits_for_the_engine_only_before_its_tile_is_written_again(tmp_pa
     has run on a GPU: ``tma.DEFER_STORE_WAITS``.)"""
     from tritium_nvidia import tma
     monkeypatch.setattr(tma, "DEFER_STORE_WAITS", True)
+    monkeypatch.setattr(tma, "OWN_STORE_TILES", False)
     monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))  # the switch is not in the cache key
     k = compile_mapped(cases.map_persistent_matmul_kernel,
@@ -318,3 +319,41 @@ def test_bench_persistent_kernels(tmp_path):
     # the K loop pipelined: two iterations' copies before it, one in it, for each of A and B
     assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 6 and "wgmma.mma_async" in ptx
     _ptxas_accepts(ptx, tmp_path)
+
+
+def test_a_persistent_store_tile_gets_bytes_of_its_own(tmp_path, monkeypatch):
+    """With the deferred waits and ``OwnStoreTiles``: the 128x256 store tile of a persistent
+    matmul is its own over the tile loop (``SCRATCH_ACROSS_LOOPS``), past every slot, so the K
+    loop takes Triton's schedule (3 slots, refilled after the wgmma wait) and the only wait for the
+    engine's read stands before the next tile's store (and before returning): no wait among the
+    next tile's copies.  The block's shared memory stays within sm_90's 227 KB."""
+    from tritium_nvidia import tma
+    monkeypatch.setattr(tma, "DEFER_STORE_WAITS", True)
+    monkeypatch.setattr(tma, "OWN_STORE_TILES", True)
+    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    k = compile_mapped(cases.map_persistent_matmul_kernel,
+                       {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
+                       "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
+                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3)
+    ttgir = k.asm["ttgir"]
+    store_line = next(ln for ln in ttgir.splitlines() if "tt.descriptor_store" in ln)
+    assert "allocation.scratch_across_loops" in store_line and "tritium.store_wait_deferred" in store_line
+    tile_at = int(re.search(r"allocation\.offset = (\d+)", store_line).group(1))
+    slots = re.findall(r"ttg\.local_alloc \{tritium\.pipeline_stages = 3 : i32, allocation\.offset = (\d+) : i32\}"
+                       r" : \(\) -> !ttg\.memdesc<(\d+)x(\d+)x(\d+)xf16", ttgir)
+    assert len(slots) == 2 and all(int(n) == 3 for _, n, _, _ in slots)  # no spare slot
+    for offset, n, r, c in slots:
+        lo, hi = int(offset), int(offset) + int(n) * int(r) * int(c) * 2
+        assert hi <= tile_at or lo >= tile_at + 128 * 256 * 2
+    shared = int(re.search(r"ttg\.shared = (\d+) : i32", ttgir).group(1))
+    assert shared <= 227 * 1024
+    lines = [ln.strip() for ln in ttgir.splitlines()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("tt.descriptor_store") or ln.startswith("tt.return"):
+            assert lines[i - 1].startswith("ttng.bulk_store_wait"), ln
+    head = ttgir[ttgir.rindex("ttg.init_barriers"):ttgir.rindex("scf.for")]
+    assert "ttng.bulk_store_wait" not in head and head.count("ttg.async_copy_descriptor_to_local") == 4
+    body = _k_loop(ttgir)
+    assert body.index("ttng.warp_group_dot_wait") < body.index("ttg.async_copy_descriptor_to_local")
+    _ptxas_accepts(k.asm["ptx"], tmp_path)

@@ -254,6 +254,8 @@ DEFERRED = "tritium.store_wait_deferred"
 #: run ``DeferStoreWaits`` (off: written and checked on the CPU, not yet run on a GPU; bench NOTES
 #: run 27 says what to measure before switching it on)
 DEFER_STORE_WAITS = False
+#: with them, ``OwnStoreTiles`` before the pipeline
+OWN_STORE_TILES = True
 
 
 class DeferStoreWaits:
@@ -297,6 +299,48 @@ class DeferStoreWaits:
                             Rewriter.insert_op(BulkStoreWaitOp(), InsertPoint.before(target))
             for op in stores:
                 op.attributes[DEFERRED] = UnitAttr()
+
+
+#: with the deferred waits: a store's tile in a loop gets bytes of its own over that loop
+#: (``OwnStoreTiles``), where they fit beside the inner loops' slots within this many bytes (an
+#: sm_90 block may take 227 KB)
+OWN_STORE_TILE_LIMIT = 220 * 1024
+
+
+class OwnStoreTiles:
+    """A persistent kernel stores tile ``i`` while tile ``i + 1``'s copies are issued.  Where the
+    store's tile shares bytes with the next tile's slots, thread 0 must wait for the copy engine to
+    read it before those copies go (the wait ``DeferStoreWaits`` moves can go no later).  This pass
+    (before the pipeline, which then counts the tile among the loop's other buffers and gives the
+    inner loop no spare slot where both do not fit) marks each ``tt.descriptor_store`` inside a loop
+    with ``SCRATCH_ACROSS_LOOPS``, so its tile is its own over the outermost loop: the wait then
+    goes before the next tile's store, as in Triton's persistent matmul, and the engine reads the
+    tile while the next tile's main loop runs.  Only where ``num_stages`` slots of every inner
+    loop's tile loads and the store's tile fit in ``OWN_STORE_TILE_LIMIT``."""
+
+    name = "nvidia-own-store-tiles"
+
+    def __init__(self, num_stages: int):
+        self.num_stages = max(int(num_stages), 1)
+
+    def run(self, module) -> None:
+        from xdsl.dialects.builtin import UnitAttr
+        from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
+        for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
+            top = outermost_loop(op)
+            if top is op:
+                continue
+            slots = 0
+            for inner in top.walk():
+                if inner is top or inner.name != "scf.for" or inner.is_ancestor(op):
+                    continue
+                for load in inner.walk():
+                    if load.name in ("tt.load", "tt.descriptor_load"):
+                        t = load.results[0].type
+                        if len(getattr(t, "get_shape", lambda: ())()) >= 2:
+                            slots += prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
+            if self.num_stages * slots + scratch_bytes(op) <= OWN_STORE_TILE_LIMIT:
+                op.attributes[SCRATCH_ACROSS_LOOPS] = UnitAttr()
 
 
 class StoreTilesInPlace:
