@@ -195,9 +195,13 @@ def test_wide_block_is_pipelined_as_two_boxes(tmp_path):
     _ptxas_accepts(ptx, tmp_path)
 
 
-def test_store_waits_for_the_engines_read_at_once_by_default():
-    """The checked behaviour: thread 0 waits for the engine's read right after committing the
-    store, before anything else (``tma.DEFER_STORE_WAITS`` off)."""
+def test_store_waits_for_the_engines_read_at_once_when_not_deferred(tmp_path, monkeypatch):
+    """With ``tma.DEFER_STORE_WAITS`` off, thread 0 waits for the engine's read right after
+    committing the store, before anything else."""
+    from tritium_nvidia import tma
+    monkeypatch.setattr(tma, "DEFER_STORE_WAITS", False)
+    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))  # the switch is not in the cache key
     k = _persistent(64, warps=8)
     ptx = k.asm["ptx"]
     assert "tritium.store_wait_deferred" not in k.asm["ttgir"] and "bulk_store_wait" not in k.asm["ttgir"]
@@ -210,8 +214,8 @@ def test_store_waits_for_the_engine_only_before_its_tile_is_written_again(tmp_pa
     """The persistent matmul's store issues its bulk copies and goes on: thread 0 waits for the
     engine's read of the tile (``ttng.bulk_store_wait``) only before an op that writes those bytes
     (the next tile's copies into the slots sharing them, the next store) and before returning;
-    copies into other bytes (A's slots) go out while the engine reads.  (Off by default until it
-    has run on a GPU: ``tma.DEFER_STORE_WAITS``.)"""
+    copies into other bytes (A's slots) go out while the engine reads.  (Here without
+    ``OwnStoreTiles``, which the default adds: the tile then shares bytes with B's slots.)"""
     from tritium_nvidia import tma
     monkeypatch.setattr(tma, "DEFER_STORE_WAITS", True)
     monkeypatch.setattr(tma, "OWN_STORE_TILES", False)
@@ -357,3 +361,15 @@ def test_a_persistent_store_tile_gets_bytes_of_its_own(tmp_path, monkeypatch):
     body = _k_loop(ttgir)
     assert body.index("ttng.warp_group_dot_wait") < body.index("ttg.async_copy_descriptor_to_local")
     _ptxas_accepts(k.asm["ptx"], tmp_path)
+
+
+def test_host_maps_are_acquired_once_at_the_start():
+    """A host descriptor's map is acquired for the copy engine once, by thread 0, before the first
+    bulk copy (``AcquireMapsOnce``): three maps, three system-scope fences ahead of every copy,
+    and none per access (the store used to fence once per tile)."""
+    k = _persistent(64, warps=8)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert ttgir.count("ttng.tensormap_acquire") == 3
+    fences = [m.start() for m in re.finditer(r"fence\.proxy\.tensormap::generic\.acquire\.sys \[%rd\d+\], 128;", ptx)]
+    assert len(fences) == 3 and "fence.proxy.tensormap::generic.acquire.gpu" not in ptx
+    assert max(fences) < ptx.index("cp.async.bulk.tensor")

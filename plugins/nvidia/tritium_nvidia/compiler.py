@@ -38,7 +38,8 @@ def tensor_core_passes(target, options) -> list:
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
                      late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=descriptor_copy(target),
                      stream_buffer=stream_buffer if STREAM_LOADS else None)] \
-        + ([PointerOffsets()] if POINTER_OFFSETS else []) + [AsyncDotWaits(), StoreTilesInPlace(), CSE(), DCE()]
+        + ([PointerOffsets()] if POINTER_OFFSETS else []) \
+        + [AsyncDotWaits(), StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
 
 
 def stream_buffer(load):

@@ -114,5 +114,21 @@ class BulkStoreWaitOp(IRDLOperation):
         super().__init__()
 
 
-TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp], [])
+@irdl_op_definition
+class TensorMapAcquireOp(IRDLOperation):
+    """Thread 0 makes the tensor map at ``map`` (written before the kernel, by the host's copy)
+    visible to the copy engine's reads of it: ``fence.proxy.tensormap::generic.acquire`` once, at
+    the kernel's start, before every bulk tensor copy through the map
+    (``tma.AcquireMapsOnce``)."""
+    name = "ttng.tensormap_acquire"
+    map = operand_def()
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$map attr-dict `:` type($map)"
+
+    def __init__(self, tensor_map: SSAValue):
+        super().__init__(operands=[tensor_map])
+
+
+TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
+                                   TensorMapAcquireOp], [])
 register_dialect(TritonNvidiaGPU)

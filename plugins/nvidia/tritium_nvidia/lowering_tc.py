@@ -473,18 +473,12 @@ LOWERINGS = {
 }
 
 
-_TMA_OPS = ("ttg.init_barriers", "ttg.inval_barriers", "ttg.async_copy_descriptor_to_local", "ttg.wait_barrier",
-            "ttng.bulk_store_wait")
-
-
 def op_lowering(op):
     if op.name == "tt.dot":
         enc = getattr(op.results[0].type, "encoding", None)
         return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
-    if op.name.startswith("tt.descriptor_") or op.name in _TMA_OPS:
-        from .tma import LOWERINGS as TMA
-        return TMA[op.name]
-    return LOWERINGS.get(op.name)
+    from .tma import LOWERINGS as TMA  # the descriptor accesses, mbarriers and bulk-copy waits
+    return TMA.get(op.name) or LOWERINGS.get(op.name)
 
 
 __all__ = ["op_lowering"]
