@@ -54,6 +54,8 @@ def _build(directory: str, name: str, source: str, cxx: bool = False, flags: tup
     cc, include, path = target
     if os.path.exists(path):
         return path
+    if os.path.exists(path + ".failed"):   # this source did not compile here: not again in every process
+        return None
     out_dir = os.path.dirname(path)
     os.makedirs(out_dir, exist_ok=True)
     tag = f"{os.getpid()}.{threading.get_ident()}"
@@ -62,12 +64,16 @@ def _build(directory: str, name: str, source: str, cxx: bool = False, flags: tup
     with open(src, "w") as f:
         f.write(source)
     try:
+        errors = []
         for extra in flag_sets:
             proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", *extra, "-o", tmp, src, *flags],
                                   capture_output=True, text=True, timeout=300)
             if proc.returncode == 0:
                 break
+            errors.append(proc.stderr[-4000:])
         else:
+            with open(path + ".failed", "w") as f:   # the compiler's last words, for whoever looks
+                f.write("\n".join(errors))
             return None
         os.replace(tmp, path)   # atomic: a concurrent builder's identical file may win
     except (OSError, subprocess.SubprocessError):
@@ -110,7 +116,8 @@ def load(name: str, source: str, **build):
 
 
 def built(name: str, source: str, **build) -> bool:
-    """Whether :func:`load` would find the module already built (or loaded): no compile."""
+    """Whether :func:`load` would return at once, with no compile: the module is built, or
+    this process has loaded or tried it already."""
     if (name, source) in _loaded:
         return True
     try:
