@@ -1,6 +1,6 @@
 """Tensor-core benchmarks: matmul and flash attention under Tritium and Triton in one process.
 
-    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192] [--parts matmul,fwd,bwd]
+    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192] [--parts matmul,tf32,fwd,bwd]
 
 ``--check`` only runs the correctness sweep (every config x dtype x shape, ragged shapes included,
 num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherwise the table:
@@ -8,7 +8,8 @@ fp16/bf16 matmul at each size (the tutorial's grouped kernel over the same confi
 compilers, best config each: what the autotuner would pick; the two best configs and cuBLAS are
 then timed interleaved, A,B,B,A per round, ``bench/interleave.py``, and the table gives the median
 of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given
-K-contiguous, as fp8 tensor cores need), flash-attention forward and backward (the tutorial's
+K-contiguous, as fp8 tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B
+K-contiguous), flash-attention forward and backward (the tutorial's
 three backward launches: row dot products, dK/dV per key block, dQ per query block; causal and
 not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
 Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time of a 128x256x64 fp16
@@ -35,6 +36,8 @@ CONFIGS = [  # (BM, BN, BK, GROUP_M, num_warps, num_stages): Triton's tutorial l
     (128, 256, 64, 8, 8, 3), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4), (128, 64, 32, 8, 4, 4),
     (64, 128, 32, 8, 4, 4), (128, 128, 64, 8, 4, 3), (128, 256, 64, 8, 8, 4),
 ]
+#: fp32 operands take twice the shared memory a stage: K blocks of 32
+TF32_CONFIGS = [(128, 256, 32, 8, 8, 3), (128, 128, 32, 8, 4, 4), (128, 128, 32, 8, 8, 3), (64, 256, 32, 8, 4, 3)]
 CHECK_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 1), (128, 128, 32, 8, 4, 2), (64, 64, 32, 8, 4, 4),
                  (64, 128, 64, 8, 4, 3), (32, 32, 32, 4, 4, 3), (16, 32, 16, 4, 2, 2), (64, 32, 16, 8, 4, 1)]
 
@@ -159,8 +162,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", default="1024,4096,8192")
     ap.add_argument("--no-attention", action="store_true")
-    ap.add_argument("--parts", default="matmul,fwd,bwd",
-                    help="which tables: matmul, fwd (attention forward), bwd (attention backward)")
+    ap.add_argument("--parts", default="matmul,tf32,fwd,bwd",
+                    help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), fwd (attention forward), "
+                         "bwd (attention backward)")
     args = ap.parse_args()
     import tritium
     import tritium.language as ttl
@@ -232,6 +236,15 @@ def main() -> int:
                                   lambda k, cfg: run_matmul(k, a, b, c, cfg), lambda: c.fill_(float("nan")),
                                   lambda: rel_err(c, ref) < 2e-2)
         rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, timed, cfgs))
+    if "tf32" in parts:  # fp32 inputs, tl.dot's default precision: tf32 tensor cores on both sides
+        size = 4096
+        a = torch.randn(size, size, device="cuda")
+        b = torch.randn(size, size, device="cuda").T  # (K, N) view, K contiguous: wgmma reads tf32 K-major only
+        ref = a.double() @ b.double()
+        c = torch.empty((size, size), device="cuda")
+        timed, cfgs = best_config("tf32 matmul", TF32_CONFIGS, lambda k, cfg: run_matmul(k, a, b, c, cfg),
+                                  lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2)
+        rows.append(("matmul tf32", f"{size}^3", 2 * size ** 3, timed, cfgs))
     if "fwd" in parts:
         for causal in (False, True):
             for d in (64, 128):
