@@ -373,15 +373,3 @@ def test_host_maps_are_acquired_once_at_the_start():
     fences = [m.start() for m in re.finditer(r"fence\.proxy\.tensormap::generic\.acquire\.sys \[%rd\d+\], 128;", ptx)]
     assert len(fences) == 3 and "fence.proxy.tensormap::generic.acquire.gpu" not in ptx
     assert max(fences) < ptx.index("cp.async.bulk.tensor")
-
-
-def test_copies_into_slots_only_wgmma_reads_need_no_proxy_fence():
-    """``ElideCopyFences``: the persistent matmul's slots are written by the copy engine and read
-    by wgmma only (both the async proxy), so the pipelined copies issue no
-    ``fence.proxy.async.shared::cta``; the store, whose tile the threads write, keeps its fence."""
-    k = _persistent(64, warps=8)
-    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
-    assert ttgir.count("tritium.no_proxy_fence") == ttgir.count("ttg.async_copy_descriptor_to_local") == 6
-    assert ptx.count("fence.proxy.async.shared::cta") == 1
-    fence = ptx.index("fence.proxy.async.shared::cta")
-    assert fence < ptx.index("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") and fence > ptx.index("wgmma")

@@ -81,9 +81,8 @@ def make_ttgir(target, options):
         from . import dialect, tma  # noqa: F401  (the ttng ops; the TMA ops' scratch sizes and passes)
         module = _make(module, target, options)
         PassManager("ttgir-nvidia", tensor_core_passes(target, options)).run(module)
-        after = ((tma.DeferStoreWaits(),) if tma.DEFER_STORE_WAITS else ()) \
-            + ((tma.ElideCopyFences(),) if tma.ELIDE_COPY_FENCES else ())
-        module = finalize_ttgir(module, target, options, membar_filter, after_allocation=after)
+        module = finalize_ttgir(module, target, options, membar_filter,
+                                after_allocation=(tma.DeferStoreWaits(),) if tma.DEFER_STORE_WAITS else ())
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
     return stage

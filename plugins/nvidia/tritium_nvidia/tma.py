@@ -318,8 +318,6 @@ DEFERRED = "tritium.store_wait_deferred"
 DEFER_STORE_WAITS = True
 #: with them, ``OwnStoreTiles`` before the pipeline
 OWN_STORE_TILES = True
-#: ``ElideCopyFences`` after allocation
-ELIDE_COPY_FENCES = True
 
 
 class DeferStoreWaits:
@@ -369,45 +367,6 @@ class DeferStoreWaits:
 #: (``OwnStoreTiles``), where they fit beside the inner loops' slots within this many bytes (an
 #: sm_90 block may take 227 KB)
 OWN_STORE_TILE_LIMIT = 220 * 1024
-
-
-#: on a pipelined descriptor copy whose slot bytes only the async proxy ever touches
-NO_PROXY_FENCE = "tritium.no_proxy_fence"
-
-#: ops whose shared-memory accesses go through the async proxy (the copy engine's writes, wgmma's
-#: operand reads and its wait, which names them): no generic access to order before a copy
-_ASYNC_PROXY_OPS = ("ttg.async_copy_descriptor_to_local", "ttng.warp_group_dot", "ttng.warp_group_dot_wait")
-
-
-class ElideCopyFences:
-    """A pipelined descriptor copy's ``fence.proxy.async.shared::cta`` orders earlier *generic*
-    accesses of the slot's bytes (``ld.shared``/``st.shared``, ``cp.async``, another buffer placed
-    on the same bytes) before the engine's write.  Where nothing but the async proxy ever touches
-    those bytes in the function (the copies themselves and the wgmma reading the slots; calls count
-    as touching everything), this pass (after allocation) marks the copy, whose lowering then issues
-    no fence: Triton's K loop has none either, and thread 0 issued two an iteration in front of the
-    warp group's next wgmma."""
-
-    name = "nvidia-elide-copy-fences"
-
-    def run(self, module) -> None:
-        from xdsl.dialects.builtin import UnitAttr
-        from tritium.ttgir.passes.membar import Access, Membar, _buffer_range
-        reader = Membar()
-        reader.whole = 1 << 30
-        for func in [op for op in module.walk() if op.name == "tt.func"]:
-            generic = []
-            for op in func.walk():
-                if op.name == "tt.call":
-                    generic.append(Access(0, 1 << 30, True, op))
-                elif op.name not in _ASYNC_PROXY_OPS:
-                    generic.extend(reader.accesses(op))
-            for op in func.walk():
-                if op.name != "ttg.async_copy_descriptor_to_local":
-                    continue
-                lo, hi = _buffer_range(op.result, reader.whole)
-                if hi - lo < (1 << 30) and not any(a.lo < hi and lo < a.hi for a in generic):
-                    op.attributes[NO_PROXY_FENCE] = UnitAttr()
 
 
 class OwnStoreTiles:
@@ -532,8 +491,7 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     bar = _bar_address(fl, op.bars, op.index)
     coords = _coords(fl, op)
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
-        if NO_PROXY_FENCE not in op.attributes:
-            _asm(b, "fence.proxy.async.shared::cta;", "", [])
+        _asm(b, "fence.proxy.async.shared::cta;", "", [])
         _expect_and_copy(b, t, dst, _map_address(fl, op), bar, coords)
 
 
