@@ -18,13 +18,13 @@ array; ``torch.add``; and the pieces with no launch: the three tensors' ``data_p
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_files import load_kernels  # noqa: E402
 
 
 def main() -> int:
@@ -38,11 +38,7 @@ def main() -> int:
     import tritium.language as tl
     from cuda.bindings import driver as cu
 
-    spec = importlib.util.spec_from_file_location("probe_launch_k", os.path.join(HERE, "tutorial_kernels.py"))
-    k = importlib.util.module_from_spec(spec)
-    k.triton, k.tl = tritium, tl
-    spec.loader.exec_module(k)
-    kern = k.axpy_kernel
+    kern = load_kernels("probe_launch_k", tritium, tl).axpy_kernel
     n = 1024
     x = torch.randn(n, device="cuda")
     y, out = torch.randn_like(x), torch.full_like(x, float("nan"))
