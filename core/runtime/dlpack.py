@@ -4,6 +4,7 @@ specialize kernels on DLPack arguments and by drivers to find their pointers."""
 from __future__ import annotations
 
 import ctypes
+import sys
 
 KDLCPU, KDLCUDA, KDLCUDAHOST, KDLROCM, KDLCUDAMANAGED = 1, 2, 3, 10, 13
 CUDA_DEVICES = (KDLCUDA, KDLCUDAHOST, KDLCUDAMANAGED)
@@ -64,7 +65,6 @@ def _export(obj, stream):
 def _device_guard(kind: int, index: int):
     """A context making CUDA device ``index`` current through torch, when torch has initialised
     CUDA (the producers that ask for it are torch's tensors); None otherwise."""
-    import sys
     torch = sys.modules.get("torch")
     if kind not in CUDA_DEVICES or torch is None or not torch.cuda.is_initialized():
         return None

@@ -115,7 +115,7 @@ def build_options(torch) -> dict | None:
     libs = [f"-l{n}" for n in ("torch_python", "torch", "torch_cpu", "c10")
             if os.path.exists(os.path.join(lib, f"lib{n}.so"))]
     flags = (f"-I{include}", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-w", f"-L{lib}", *libs, f"-Wl,-rpath,{lib}",
-             f"-DTRITIUM_TORCH_VERSION={torch.__version__}")
+             f"-DTRITIUM_TORCH_VERSION={torch.__version__}")  # a new torch in the same place: a new build
     return {"cxx": True, "flags": flags, "flag_sets": (("-std=c++17",), ("-std=c++20",))}
 
 

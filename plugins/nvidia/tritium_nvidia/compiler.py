@@ -31,15 +31,15 @@ def tensor_core_passes(target, options) -> list:
     from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
     from tritium.ttgir.passes.pointer_offsets import PointerOffsets
     from . import tma
-    from .tma import StoreTilesInPlace, descriptor_copy
     own_tiles = [tma.OwnStoreTiles(options.num_stages)] if tma.DEFER_STORE_WAITS and tma.OWN_STORE_TILES else []
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             *own_tiles,
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
-                     late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=descriptor_copy(target),
+                     late_refill=wants_late_refill, spare_refill=spare_refill,
+                     descriptor_copy=tma.descriptor_copy(target),
                      stream_buffer=stream_buffer if STREAM_LOADS else None)] \
         + ([PointerOffsets()] if POINTER_OFFSETS else []) \
-        + [AsyncDotWaits(), StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
+        + [AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
 
 
 def stream_buffer(load):

@@ -128,10 +128,11 @@ def _tile_and_barrier(fl: FunctionLowering, op):
     return tile, tile_addr, bar_addr
 
 
-def _map_address(fl: FunctionLowering, op) -> ir.Value:
-    """The tensor map's generic address (i64): the kernel gets it as a global pointer."""
+def _map_address(fl: FunctionLowering, tensor_map) -> ir.Value:
+    """The generic address (i64) of the tensor map ``tensor_map`` (a value the kernel got as a
+    global pointer)."""
     b = fl.builder
-    p = fl.get(op.desc)
+    p = fl.get(tensor_map)
     if isinstance(p.type, ir.PointerType) and p.type.addrspace != 0:
         p = b.addrspacecast(p, ir.PointerType())
     return b.ptrtoint(p, I64)
@@ -200,7 +201,7 @@ def lower_descriptor_load(fl: FunctionLowering, op) -> None:
     b = fl.builder
     t = op.results[0].type
     tile, tile_addr, bar = _tile_and_barrier(fl, op)
-    tmap = _map_address(fl, op)
+    tmap = _map_address(fl, op.desc)
     coords = _coords(fl, op)
     # the scratch's earlier ordinary accesses come before the copy engine's writes
     _asm(b, "fence.proxy.async.shared::cta;", "", [])
@@ -224,7 +225,7 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
     t = op.value.type
     rank = len(t.get_shape())
     tile, tile_addr, _ = _tile_and_barrier(fl, op)
-    tmap = _map_address(fl, op)
+    tmap = _map_address(fl, op.desc)
     coords = _coords(fl, op)
     fl.target.barrier(b)
     write_linear(fl, tile, fl.get(op.value), t, _Buffer(t), t.get_shape())
@@ -256,12 +257,9 @@ def _acquire_unless_done(b: ir.IRBuilder, op, tmap) -> None:
 def lower_tensormap_acquire(fl: FunctionLowering, op) -> None:
     # the map was written by the host's copy before the launch: system scope, as CUDA's guide asks
     # for a map in global memory modified with cudaMemcpy
-    p = fl.get(op.map)
-    if isinstance(p.type, ir.PointerType) and p.type.addrspace != 0:
-        p = fl.builder.addrspacecast(p, ir.PointerType())
+    tmap = _map_address(fl, op.map)
     with _thread0(fl):
-        _asm(fl.builder, "fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l",
-             [fl.builder.ptrtoint(p, I64)])
+        _asm(fl.builder, "fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l", [tmap])
 
 
 class AcquireMapsOnce:
@@ -288,7 +286,7 @@ class AcquireMapsOnce:
             maps: dict = {}
             for op in func.walk():
                 if op.name in self.USERS:
-                    maps.setdefault(op.operands[0], []).append(op)
+                    maps.setdefault(op.desc, []).append(op)
             for m, users in maps.items():
                 owner = m.owner
                 if isinstance(owner, Block):
@@ -386,21 +384,23 @@ class OwnStoreTiles:
         self.num_stages = max(int(num_stages), 1)
 
     def run(self, module) -> None:
-        from xdsl.dialects.builtin import UnitAttr
+        from xdsl.dialects.builtin import TensorType, UnitAttr
         from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
         for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
             top = outermost_loop(op)
             if top is op:
                 continue
             slots = 0
-            for inner in top.walk():
-                if inner is top or inner.name != "scf.for" or inner.is_ancestor(op):
+            for load in top.walk():
+                if load.name not in ("tt.load", "tt.descriptor_load"):
                     continue
-                for load in inner.walk():
-                    if load.name in ("tt.load", "tt.descriptor_load"):
-                        t = load.results[0].type
-                        if len(getattr(t, "get_shape", lambda: ())()) >= 2:
-                            slots += prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
+                t = load.results[0].type
+                loop = load.parent_op()
+                while loop.name != "scf.for":  # the loop whose slots the tile would take
+                    loop = loop.parent_op()
+                if isinstance(t, TensorType) and len(t.get_shape()) >= 2 and loop is not top \
+                        and not loop.is_ancestor(op):
+                    slots += tile_bytes(t)
             if self.num_stages * slots + scratch_bytes(op) <= OWN_STORE_TILE_LIMIT:
                 op.attributes[SCRATCH_ACROSS_LOOPS] = UnitAttr()
 
@@ -492,7 +492,7 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     coords = _coords(fl, op)
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
         _asm(b, "fence.proxy.async.shared::cta;", "", [])
-        _expect_and_copy(b, t, dst, _map_address(fl, op), bar, coords)
+        _expect_and_copy(b, t, dst, _map_address(fl, op.desc), bar, coords)
 
 
 def lower_wait_barrier(fl: FunctionLowering, op) -> None:
