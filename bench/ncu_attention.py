@@ -1,5 +1,5 @@
 """One flash-attention forward launch each for Tritium and Triton (after two warm-up launches each),
-for Nsight Compute: ``ncu --clock-control none -k regex:attn_fwd --launch-skip 4 --launch-count 2
+for Nsight Compute: ``ncu --clock-control none -k regex:attn_fwd --launch-skip 6 --launch-count 2
 python bench/ncu_attention.py [d n_ctx BLOCK_M BLOCK_N warps stages causal]``."""
 from __future__ import annotations
 

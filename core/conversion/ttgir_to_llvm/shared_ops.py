@@ -214,7 +214,8 @@ def _alloc(fl: FunctionLowering, op) -> None:
             _write(fl, base, fl.get(op.src), op.src.type, op.results[0].type, shape)
         else:
             write_tensor(fl, base, fl.get(op.src), op.src.type, element_index(fl, op.results[0].type, shape))
-        fl.target.barrier(fl.builder)
+        # no barrier here: membar (run on every backend before lowering) puts one between this
+        # write and the first conflicting access of another thread, wherever that is
 
 
 @lowers("ttg.local_store")

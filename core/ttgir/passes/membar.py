@@ -12,7 +12,8 @@ last barrier are kept; an access overlapping one of them with at least one write
 needs a barrier first — unless the backend's filter ``(op_a, op_b) -> bool`` says it is not needed.
 ``scf.for`` bodies are walked to a fixed point (the back edge carries the body's pending accesses);
 where an access from before a loop would need a barrier in the body's first iteration, the
-barrier goes before the loop instead (once, not every iteration),
+barrier goes before the loop instead (once, not every iteration) unless a barrier the body needs
+anyway comes first,
 ``scf.if`` branches merge, and callees are processed first so a call sees what its callee leaves
 unsynchronised; at a function's exit the pending accesses are that summary.
 """
@@ -146,8 +147,10 @@ class Membar:
         # before the loop rather than one in the body that every iteration pays.  Asynchronous
         # copies are not settled by it (their data lands at their wait), so they stay pending.
         settled = frozenset(a for a in pending if a.op.name not in (_ASYNC_COPY, _DESCRIPTOR_COPY))
+        before = None
         if settled and self._entry_conflicts(body, settled):
-            loop.parent_block().insert_op_before(BarrierOp(), loop)
+            before = BarrierOp()
+            loop.parent_block().insert_op_before(before, loop)
             pending = pending - settled
         entry = pending
         for _ in range(4):  # barriers only shrink what flows around the back edge
@@ -155,6 +158,13 @@ class Membar:
             if out <= entry:
                 break
             entry = entry | out
+        if before is not None and not self._entry_conflicts(body, settled):
+            # the body needs a barrier of its own (a pipelined loop's, after its copies' wait)
+            # ahead of every access that conflicts with those from before the loop: that one
+            # publishes them too.  If the loop runs no iteration they are still pending after it.
+            before.detach()
+            before.erase()
+            return entry | out | settled
         return entry | out
 
     def _entry_conflicts(self, block: Block, pending: frozenset[Access]) -> bool:

@@ -14,6 +14,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tritium.ttgir.types import MemDescType
+
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
 
 #: the copies the pipeline pass issues into slots (cp.async, and TMA completing on an mbarrier)
@@ -296,11 +298,63 @@ def _prune_fences(module: ModuleOp) -> None:
             fence.erase()
 
 
+#: ops a proxy fence may move past: they neither read shared memory through the async proxy nor
+#: hold ops that might (the pipeline's prologue copies, their commits and slot views)
+_FENCE_TRANSPARENT = ("ttg.async_copy_global_to_local", "ttg.async_commit_group", "ttg.memdesc_index")
+
+
+#: switch: the writes a sunk fence covers move down with it (bench/probe_variants.py compares)
+SINK_FENCED_WRITES = True
+
+
+def _fence_transparent(op: Operation) -> bool:
+    """Whether a proxy fence (and the shared-memory writes it covers) may move past ``op``: it
+    neither reads shared memory through the async proxy nor holds ops that might."""
+    if op.regions:
+        return False
+    if op.name in _FENCE_TRANSPARENT or (op.name == "ttg.local_alloc" and not op.operands):  # not yet written
+        return True
+    return (op.name.split(".")[0] in ("arith", "tt", "math") and op.name not in ("tt.call", "tt.return")
+            and "descriptor" not in op.name and "tensormap" not in op.name
+            and not any(isinstance(v.type, MemDescType) for v in (*op.operands, *op.results)))
+
+
+def _sink_fences(module: ModuleOp) -> None:
+    """A fence hoisted before a loop, with the writes it covers (attention's Q: a register tile
+    written to shared memory once, read by every iteration's wgmma), precedes the pipeline's
+    prologue copies.  Each thread's ``st.shared`` of that tile waits for its global load, so the
+    copies of the first K and V tiles were issued only once Q had arrived.  The writes and their
+    fence move down to just before the first op that may read through the async proxy (or holds
+    ops that may): the copies go out while Q is in flight, then Q is stored, fenced, and published
+    by the one barrier membar puts before the loop (write, proxy fence, barrier, wgmma).  Moving
+    a write later is safe past ops that do not use it; moving a proxy fence later keeps it between
+    every write it covers and the reads."""
+    for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:
+        writes = []
+        prev = fence.prev_op
+        while prev is not None and prev.name == "ttg.local_alloc" and prev.operands:
+            writes.insert(0, prev)
+            prev = prev.prev_op
+        if not SINK_FENCED_WRITES:
+            writes = []
+        written = {r for w in writes for r in w.results}
+        nxt = fence.next_op
+        moved = False
+        while nxt is not None and _fence_transparent(nxt) and not (written & set(nxt.operands)):
+            nxt = nxt.next_op
+            moved = True
+        if moved and nxt is not None:
+            for op in (*writes, fence):
+                op.detach()
+                nxt.parent_block().insert_op_before(op, nxt)
+
+
 class AsyncDotWaits:
     name = "nvidia-async-dot-waits"
 
     def run(self, module: ModuleOp) -> None:
         _prune_fences(module)
+        _sink_fences(module)
         for wait in [op for op in module.walk() if isinstance(op, WarpGroupDotWaitOp)]:
             loop = wait.parent_op() if wait.parent_block() is not None else None  # None: merged away
             if not isinstance(loop, scf.ForOp) or len(wait.inputs) != 1:

@@ -28,6 +28,7 @@ def tensor_core_passes(target, options) -> list:
     from tritium.ttir.passes.cse import CSE
     from tritium.ttir.passes.dce import DCE
     from .accelerate_matmul import AccelerateMatmul
+    from .async_operands import AsyncOperandLoads
     from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
     from tritium.ttgir.passes.pointer_offsets import PointerOffsets
     from . import tma
@@ -39,6 +40,7 @@ def tensor_core_passes(target, options) -> list:
                      descriptor_copy=tma.descriptor_copy(target),
                      stream_buffer=stream_buffer if STREAM_LOADS else None)] \
         + ([PointerOffsets()] if POINTER_OFFSETS else []) \
+        + ([AsyncOperandLoads()] if ASYNC_OPERAND_LOADS else []) \
         + [AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
 
 
@@ -62,6 +64,9 @@ def stream_buffer(load):
 
 #: a pipelined loop's 32/64-bit loads into registers copied ahead too (``stream_buffer``)
 STREAM_LOADS = True
+
+#: a loop-invariant tensor-core operand (attention's Q) loaded by cp.async (``async_operands``)
+ASYNC_OPERAND_LOADS = True
 
 #: loop-carried pointer tensors as loop-invariant starts plus a scalar offset (``pointer-offsets``)
 POINTER_OFFSETS = True
