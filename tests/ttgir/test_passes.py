@@ -247,3 +247,51 @@ def test_membar_keeps_the_barrier_the_back_edge_needs_in_the_body():
     body = [op.name for op in loop.body.block.ops]
     assert body.count("ttg.barrier") == 2
     assert body.index("ttg.barrier") < body.index("ttg.local_load") < body.index("ttg.local_store")
+
+
+PIPELINED_SMEM = """builtin.module {
+  tt.func @f(%x: tensor<64x64xf16, #B>, %p: tensor<64x64x!tt.ptr<f16>, #B>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %a = ttg.local_alloc %x : (tensor<64x64xf16, #B>) -> !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory>
+    %b = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory, mutable>
+    %t = ttg.async_copy_global_to_local %p, %b : tensor<64x64x!tt.ptr<f16>, #B> -> !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory, mutable>
+    %g = ttg.async_commit_group
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      BODY
+      scf.yield
+    }
+    tt.return
+  }
+}""".replace("#B", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>") \
+    .replace("#S", "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>")
+_WAIT = "%w = ttg.async_wait {num = 0 : i32}"
+_READ_B = "%u = ttg.local_load %b : !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory, mutable> -> tensor<64x64xf16, #B>"
+_READ_A = "%v = ttg.local_load %a : !ttg.memdesc<64x64xf16, #S, #ttg.shared_memory> -> tensor<64x64xf16, #B>"
+
+
+def _pipelined(body: list[str]):
+    blocked = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    shared = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+    text = PIPELINED_SMEM.replace("BODY", "\n      ".join(body)).replace("#B", blocked).replace("#S", shared)
+    m = parse_module(text)
+    allocate_shared_memory(m)
+    membar(m, lambda a, b: a.name == "ttg.async_copy_global_to_local")  # the NVIDIA rule
+    func = m.body.block.ops.first.body.blocks[0]
+    loop = ops_named(m, "scf.for")[0]
+    return [op.name for op in func.ops], [op.name for op in loop.body.block.ops]
+
+
+def test_membar_lets_the_body_barrier_after_a_wait_publish_what_precedes_the_loop():
+    # a pipelined loop waits for its copies and puts a barrier before reading them; the tile
+    # written before the loop is read only after that barrier, which publishes it too
+    outer, body = _pipelined([_WAIT, _READ_B, _READ_A])
+    assert "ttg.barrier" not in outer
+    assert body == ["ttg.async_wait", "ttg.barrier", "ttg.local_load", "ttg.local_load", "scf.yield"]
+
+
+def test_membar_keeps_the_barrier_before_a_loop_that_reads_first():
+    # the tile is read before the body's barrier: it needs the one before the loop
+    outer, body = _pipelined([_READ_A, _WAIT, _READ_B])
+    assert outer[outer.index("scf.for") - 1] == "ttg.barrier"
+    assert body.count("ttg.barrier") == 1 and body.index("ttg.barrier") == body.index("ttg.async_wait") + 1

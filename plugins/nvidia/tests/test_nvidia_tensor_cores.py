@@ -288,3 +288,48 @@ def test_sm90_epilogue_stores_accumulator_tiles_with_stmatrix(out, monkeypatch, 
     assert ptx.count("ld.shared.v4.b32") == 16  # read back 8 elements a thread per load
     assert "stmatrix" not in _compile("cuda:80", 128, 128, 64, sig=sig).asm["ptx"]
     assert "stmatrix" not in _compile("cuda:90", 128, 256, 64, warps=8).asm["ptx"]
+
+
+def _attention_ptx(d=64, bm=64):
+    from conformance.cases import tutorials_attention as ta
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_h": "i32",
+           "stride_m": "i32", "N_CTX": "i32"}
+    k = tritium.compile(ta.attn_fwd_kernel, target="cuda:90", signature=sig,
+                        constexprs={"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": 64, "CAUSAL": False},
+                        attrs={n: D for n in ("Q", "K", "V", "Out", "stride_h", "stride_m", "N_CTX")},
+                        num_warps=4, num_stages=3)
+    ptx = k.asm["ptx"]
+    label = re.search(r"bra\s+(\$L__BB\d+_\d+);", ptx[ptx.index("wgmma.mma_async"):]).group(1)
+    return ptx[:ptx.index(label + ":")], ptx
+
+
+@pytest.mark.parametrize("d,bm", [(64, 64), (128, 128)])
+def test_sm90_attention_copies_q_ahead_of_the_pipeline_prologue(monkeypatch, tmp_path, d, bm):
+    """Attention's Q tile, loop-invariant and read only by the loop's wgmma, goes to shared memory
+    by cp.async in a commit group of its own, issued before the first K and V copies: no register
+    round trip (no st.shared, no proxy fence) and no barrier before the loop (the body's barrier
+    after its first wait publishes Q with the first K and V tiles); every group is waited for
+    after the loop."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    prologue, ptx = _attention_ptx(d, bm)
+    groups = prologue.split("cp.async.commit_group;")
+    assert len(groups) == 1 + 1 + 2 * 2  # Q, then K and V of the two prologue stages
+    q_copies = re.findall(r"cp\.async\.cg\.shared\.global \[ %r\d+ \+ 0 \], \[ %rd\d+ \+ 0 \], 16", groups[0])
+    assert len(q_copies) == bm * d * 2 // 16 // 128  # the tile in 16-byte pieces over 128 threads
+    assert "ld.global" not in prologue and "st.shared" not in prologue
+    assert "fence.proxy.async" not in prologue and "bar.sync" not in prologue
+    assert "cp.async.wait_group 0x0;" in ptx[len(prologue):] or "cp.async.wait_group 0;" in ptx[len(prologue):]
+
+
+def test_sm90_attention_register_q_stores_after_the_prologue_copies(monkeypatch, tmp_path):
+    """With the cp.async path off, Q is loaded to registers and written to shared memory, and that
+    store and its proxy fence come after the prologue's copies (which no longer wait for Q); the
+    body's barrier after its first wait publishes it (write, proxy fence, barrier, wgmma)."""
+    from tritium_nvidia import compiler
+    monkeypatch.setattr(compiler, "ASYNC_OPERAND_LOADS", False)
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    prologue, _ = _attention_ptx()
+    last_commit = prologue.rindex("cp.async.commit_group;")
+    assert prologue.index("ld.global") < prologue.index("cp.async.cg.shared.global")
+    assert last_commit < prologue.index("st.shared") < prologue.index("fence.proxy.async")
+    assert "bar.sync" not in prologue
