@@ -193,3 +193,23 @@ CASES.append(Case(
             "w_ptr": Rand("int32", (16,))},
     outputs={"z_ptr": Out("int32", (4 * 8 * 16,))},
     reference=lambda x_ptr, y_ptr, w_ptr: (x_ptr.reshape(4, 8, 16) * y_ptr.reshape(8, 16) + w_ptr).ravel()))
+
+
+# --- pointer offsets are sign-extended one by one -----------------------------------------------
+
+@triton.jit
+def addptr_wide_sum_kernel(x_ptr, z_ptr, N: tl.constexpr):
+    # (p - 2^31) + (2^31 - 1) + (1 + i): each int32 offset is widened on its own, so the address is
+    # x_ptr + i; adding the two int32 offsets first would wrap to -2^31 and land 2^32 elements off
+    far = x_ptr - tl.full([N], 2147483648, tl.int64)
+    big = tl.full([N], 2147483647, tl.int32)
+    v = tl.load(far + big + (1 + tl.arange(0, N)))
+    tl.store(z_ptr + tl.arange(0, N), v)
+
+
+CASES.append(Case(
+    id="semantics/addptr-int32-offsets-widened-one-by-one", kernel=addptr_wide_sum_kernel, constexprs={"N": 64},
+    inputs={"x_ptr": Rand("fp32", (64,))}, outputs={"z_ptr": Out("fp32", (64,))},
+    reference=lambda x_ptr: x_ptr, rtol=0.0, atol=0.0,
+    doc="p + a + b with int32 a, b is p + sext(a) + sext(b), not p + sext(a + b) (Triton's combine "
+        "merges the two offsets only when they are 64-bit or constants whose sum fits)"))

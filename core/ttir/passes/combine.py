@@ -1,7 +1,9 @@
 """``combine``: Triton's TTIR combine patterns.
 
 * ``addptr(p, 0)`` is ``p``; ``addptr(addptr(p, a), b)`` is ``addptr(p, a + b)`` when ``a`` and ``b``
-  have the same integer type;
+  have the same integer type and the sum cannot wrap: 64-bit offsets, or two constants whose sum
+  fits (Triton's rule: each offset is sign-extended on its own, so an i32 ``a + b`` that wraps
+  would be another address);
 * ``select(c, load(p, c, x), y)`` where the load is used only there is ``load(p, c, y)``;
 * ``dot(a, b, 0) + c`` is ``dot(a, b, c)`` (``addi`` or ``addf``) when the zero-accumulator dot is
   used only by the add;
@@ -46,13 +48,28 @@ def store_like(op: StoreOp, mask=None) -> StoreOp:
     return new
 
 
+def _offsets_combinable(a, b) -> bool:
+    """Triton's condition for adding two pointer offsets before the pointer: each offset is
+    sign-extended on its own, so their narrower sum is the same address only where it cannot wrap:
+    64-bit offsets, or two constants whose sum fits."""
+    if a.type != b.type:
+        return False
+    width = int_width(a.type)
+    if width == 64:
+        return True
+    ca, cb = const_value(a), const_value(b)
+    if width is None or not isinstance(ca, int) or not isinstance(cb, int):
+        return False
+    return -(1 << (width - 1)) <= ca + cb < (1 << (width - 1))
+
+
 @COMBINE.on(AddPtrOp)
 def combine_addptr(op: AddPtrOp, rw: PatternRewriter):
     if is_const(op.offset, 0):
         rw.replace(op, [], [op.ptr])
         return
     inner = op.ptr.owner
-    if isinstance(inner, AddPtrOp) and inner.offset.type == op.offset.type:
+    if isinstance(inner, AddPtrOp) and _offsets_combinable(inner.offset, op.offset):
         total = A.AddIOp(inner.offset, op.offset)
         total.location = op.location
         rw.replace(op, [total, AddPtrOp(inner.ptr, total.result)])

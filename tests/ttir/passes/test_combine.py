@@ -3,20 +3,42 @@ from tritium.ttir.passes import DCE, Canonicalize, Combine
 
 
 def test_addptr_chains_and_zero_offsets(apply):
+    # Triton's rule: two offsets are added before the pointer only where their sum cannot wrap
+    # (each is sign-extended on its own): i64 offsets, or constants whose sum fits
     out = apply("""
-    tt.func public @k(%p: tensor<8x!tt.ptr<f32>>, %a: tensor<8xi32>, %b: tensor<8xi32>, %c: tensor<8xi64>) {
+    tt.func public @k(%p: tensor<8x!tt.ptr<f32>>, %a: tensor<8xi32>, %b: tensor<8xi32>, %c: tensor<8xi64>,
+                      %d: tensor<8xi64>) {
       %z = arith.constant dense<0> : tensor<8xi32>
       %p0 = tt.addptr %p, %z : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
       %p1 = tt.addptr %p0, %a : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
       %p2 = tt.addptr %p1, %b : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
       %p3 = tt.addptr %p2, %c : tensor<8x!tt.ptr<f32>>, tensor<8xi64>
-      %v = tt.load %p3 : tensor<8x!tt.ptr<f32>>
+      %p4 = tt.addptr %p3, %d : tensor<8x!tt.ptr<f32>>, tensor<8xi64>
+      %v = tt.load %p4 : tensor<8x!tt.ptr<f32>>
       tt.store %p, %v : tensor<8x!tt.ptr<f32>>
       tt.return
     }""", Combine(), DCE())
-    assert "arith.addi %a, %b : tensor<8xi32>" in out
-    assert "tt.addptr %p, %" in out  # the chain now starts at %p
-    assert out.count("tt.addptr") == 2  # i32 offsets merged; the i64 one is a different type
+    assert "tt.addptr %p, %a" in out  # the zero offset is gone
+    assert "arith.addi %a, %b" not in out  # two i32 offsets: a + b could wrap
+    assert "arith.addi %c, %d : tensor<8xi64>" in out
+    assert out.count("tt.addptr") == 3
+
+
+def test_addptr_constant_offsets_merge_unless_they_wrap(apply):
+    out = apply("""
+    tt.func public @k(%p: tensor<8x!tt.ptr<f32>>) {
+      %c1 = arith.constant dense<1> : tensor<8xi32>
+      %c2 = arith.constant dense<2> : tensor<8xi32>
+      %big = arith.constant dense<2147483647> : tensor<8xi32>
+      %p1 = tt.addptr %p, %c1 : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+      %p2 = tt.addptr %p1, %c2 : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+      %p3 = tt.addptr %p2, %big : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+      %v = tt.load %p3 : tensor<8x!tt.ptr<f32>>
+      tt.store %p, %v : tensor<8x!tt.ptr<f32>>
+      tt.return
+    }""", Combine(), Canonicalize(), DCE())
+    # 1 + 2 fits and folds to 3; 3 + (2^31 - 1) would wrap, so that add stays separate
+    assert "dense<3>" in out and out.count("tt.addptr") == 2
 
 
 def test_select_of_masked_load(apply):
