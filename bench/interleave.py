@@ -70,6 +70,14 @@ def slot_order(names: list, rounds: int) -> list:
     return out
 
 
+def search_order(candidates: list) -> list:
+    """The order a config search times its candidates in: every candidate twice, the second pass in
+    reverse, so each one's two slots average to the same position (a palindrome, as
+    :func:`slot_order`'s rounds are) and a clock that drifts during the search favours none of them.
+    ``candidates`` should alternate the sides (config by config), so both see the same clock."""
+    return list(candidates) + list(reversed(candidates))
+
+
 def interleaved(fns: dict, reps: int = 20, rounds: int = 3, warmup: int = 3, flush_l2: bool = True) -> dict:
     """``{name: Timing}`` for ``{name: callable}`` over ``rounds`` rounds (at least three) of about
     ``reps`` runs a side, the sides alternating run by run in ABBA order; each round's figure for a

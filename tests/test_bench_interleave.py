@@ -32,3 +32,12 @@ def test_ratio_cell_range():
     t = {"tritium": interleave.Timing(1.0, 0.9, 1.1, []), "triton": interleave.Timing(1.2, 1.1, 1.3, [])}
     assert interleave.ratio_cell(t).startswith("1.200 [1.00-1.44]")
     assert interleave.ratio_cell({"tritium": t["tritium"]}) == "n/a"
+
+
+def test_config_search_times_every_candidate_at_the_same_mean_position():
+    cands = [(side, cfg) for cfg in ("a", "b", "c") for side in ("tritium", "triton")]
+    order = interleave.search_order(cands)
+    assert order[:len(cands)] == cands and order[len(cands):] == cands[::-1]
+    assert order == order[::-1]                        # a palindrome
+    mean = {c: sum(i for i, o in enumerate(order) if o == c) for c in cands}
+    assert len(set(mean.values())) == 1                # no candidate only early or only late
