@@ -325,8 +325,8 @@ def _sink_fences(module: ModuleOp) -> None:
     prologue copies.  Each thread's ``st.shared`` of that tile waits for its global load, so the
     copies of the first K and V tiles were issued only once Q had arrived.  The writes and their
     fence move down to just before the first op that may read through the async proxy (or holds
-    ops that may): the copies go out while Q is in flight, then Q is stored, fenced, and published
-    by the one barrier membar puts before the loop (write, proxy fence, barrier, wgmma).  Moving
+    ops that may): the copies go out while Q is in flight, then Q is stored and fenced, and the
+    first barrier membar puts after it publishes it (write, proxy fence, barrier, wgmma).  Moving
     a write later is safe past ops that do not use it; moving a proxy fence later keeps it between
     every write it covers and the reads."""
     for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:

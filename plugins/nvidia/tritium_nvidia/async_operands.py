@@ -36,11 +36,10 @@ from tritium.ttgir.types import MemDescType
 from tritium.ttir.memory_ops import LoadOp
 
 
-def _top_level(op: Operation, block) -> Operation | None:
-    """The op of ``block`` that is ``op`` or holds it."""
-    while op is not None and op.parent_block() is not block:
-        op = op.parent_op()
-    return op
+def _holds_async(op: Operation) -> bool:
+    """Whether ``op`` has regions holding asynchronous copies, commits or waits (whose groups this
+    pass cannot count)."""
+    return bool(op.regions) and any(o.name.startswith("ttg.async") for o in op.walk())
 
 
 def _readers(v: SSAValue) -> list[Operation]:
@@ -62,23 +61,23 @@ def _reading_loop(alloc: LocalAllocOp) -> scf.ForOp | None:
     if not readers:
         return None
     block = alloc.parent_block()
-    loops = {_top_level(r, block) for r in readers}
+    loops = {block.find_ancestor_op_in_block(r) for r in readers}
     if len(loops) != 1:
         return None
     loop = loops.pop()
     if not isinstance(loop, scf.ForOp):
         return None
     body = loop.body.block
-    first = min((_top_level(r, body) for r in readers), key=lambda op: body.get_operation_index(op))
+    first = min((body.find_ancestor_op_in_block(r) for r in readers), key=body.get_operation_index)
     younger = 0  # groups committed after this one before the body's first wait
     op = alloc.next_op
     while op is not loop:
-        if op.regions and any(o.name.startswith("ttg.async") for o in op.walk()):
+        if _holds_async(op):
             return None
         younger += isinstance(op, AsyncCommitGroupOp)
         op = op.next_op
     for op in body.ops:
-        if op is first or (op.regions and any(o.name.startswith("ttg.async") for o in op.walk())):
+        if op is first or _holds_async(op):
             return None
         if isinstance(op, AsyncWaitOp):
             # at most ``num`` younger groups in flight: this one has landed
