@@ -21,8 +21,9 @@ def membar_filter(op_a, op_b) -> bool:
 
 
 def tensor_core_passes(target, options) -> list:
-    """accelerate-matmul, remove-layout-conversions, pipeline (``num_stages``), async dot waits,
-    descriptor stores from the tensor-core layout."""
+    """accelerate-matmul, remove-layout-conversions, own store tiles, pipeline (``num_stages``),
+    pointer offsets, async operand loads, async dot waits, descriptor stores from the tensor-core
+    layout, map acquires."""
     from tritium.ttgir.passes.pipeline import Pipeline
     from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
     from tritium.ttir.passes.cse import CSE
