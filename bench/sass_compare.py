@@ -96,6 +96,7 @@ SPECS = [
     _attn("attn-fp16-d128", "fp16", 128, 128, 64, 4, 3),
     _attn("attn-fp16-d64-m64", "fp16", 64, 64, 64, 4, 3),   # the config both sides pick in bench_matmul
     _attn("attn-fp16-d128-m64", "fp16", 128, 64, 64, 4, 3),
+    _attn("attn-fp16-d128-m128-w8", "fp16", 128, 128, 64, 8, 3),
     _attn_bwd("attn-bwd-dkdv-d64", "attn_bwd_dkdv", 64, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dq-d64", "attn_bwd_dq", 64, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dkdv-d128", "attn_bwd_dkdv", 128, 64, 64, 4, 3),
