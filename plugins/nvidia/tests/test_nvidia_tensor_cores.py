@@ -333,3 +333,32 @@ def test_sm90_attention_register_q_stores_after_the_prologue_copies(monkeypatch,
     assert prologue.index("ld.global") < prologue.index("cp.async.cg.shared.global")
     assert last_commit < prologue.index("st.shared") < prologue.index("fence.proxy.async")
     assert "bar.sync" not in prologue
+
+
+@pytest.mark.parametrize("bn,warps,stages,nslots", [(128, 4, 3, 4), (256, 8, 4, 4)])
+def test_sm90_pipelined_loop_carries_the_slot_it_refills(monkeypatch, tmp_path, bn, warps, stages, nslots):
+    """The slot a pipelined loop's copies write is a loop-carried counter of its own, starting at
+    ``S - 1`` and wrapping at the slot count like the slot read (Triton's form), not recomputed from
+    the slot read every iteration.  Checked on the final TTGIR: the copies' ``ttg.memdesc_index``
+    reads a block argument of the loop, whose init is the constant ``S - 1`` and whose yielded next
+    value is ``select(arg + 1 >= nslots, 0, arg + 1)``."""
+    from xdsl.dialects import scf
+    from tritium.ttgir.ir import parse_module
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    m = parse_module(_compile("cuda:90", 128, bn, 64, warps=warps, stages=stages).asm["ttgir"])
+    loop = next(op for op in m.walk() if isinstance(op, scf.ForOp))
+    body = loop.body.block
+    copies = [op for op in body.ops if op.name == "ttg.async_copy_global_to_local"]
+    assert len(copies) == 2
+    slots = {c.operands[1].owner.operands[1] for c in copies}  # memdesc_index(buffer, slot)
+    assert len(slots) == 1
+    slot = slots.pop()
+    assert slot in body.args
+    k = body.args.index(slot) - 1
+    init = loop.iter_args[k].owner
+    assert init.name == "arith.constant" and init.value.value.data == stages - 1
+    nxt = body.last_op.operands[k].owner
+    assert nxt.name == "arith.select"
+    cmp, zero, inc = (v.owner for v in nxt.operands)
+    assert zero.value.value.data == 0 and inc.name == "arith.addi" and slot in inc.operands
+    assert cmp.name == "arith.cmpi" and cmp.operands[1].owner.value.value.data == nslots
