@@ -4,12 +4,14 @@
 # the persistent matmul with pointers, block pointers and tensor descriptors, host time included
 # (bench_persistent.py), then the bandwidth kernels and the launch cost (bench_nvidia.py).  All
 # interleaved A,B,B,A, medians of rounds with their range, clocks before and after, the host named.
+# Five rounds for the matmul and attention tables, seven of 20 launches for the persistent one (its
+# rounds moved by 10-20% within a run at three: it runs into the power cap, bench NOTES run 30).
 #
 #     bash bench/bench_hopper.sh            # SIZES / PSIZES override the matmul and persistent sizes
 set -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 status=0
-python3 bench/bench_matmul.py --quick --sizes "${SIZES:-1024,4096,8192}" 2>&1 | grep -v "UserWarning\|run_backward" || status=1
-python3 bench/bench_persistent.py --sizes "${PSIZES:-4096,8192}" --launch-cost || status=1
+python3 bench/bench_matmul.py --quick --rounds 5 --sizes "${SIZES:-1024,4096,8192}" 2>&1 | grep -v "UserWarning\|run_backward" || status=1
+python3 bench/bench_persistent.py --sizes "${PSIZES:-4096,8192}" --rounds 7 --reps 20 --launch-cost || status=1
 python3 bench/bench_nvidia.py --quick || status=1
 exit $status

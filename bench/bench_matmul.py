@@ -161,6 +161,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="correctness sweep only")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", default="1024,4096,8192")
+    ap.add_argument("--rounds", type=int, default=0, help="interleaved rounds (default 3 with --quick, else 5)")
+    ap.add_argument("--reps", type=int, default=0, help="launches a side per round (default 10 with --quick, else 30)")
     ap.add_argument("--no-attention", action="store_true")
     ap.add_argument("--parts", default="matmul,tf32,fwd,bwd",
                     help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), fwd (attention forward), "
@@ -181,8 +183,8 @@ def main() -> int:
         for f in failures:
             print("FAIL", f)
         return 1 if failures else 0
-    reps = 10 if args.quick else 30
-    rounds = 3 if args.quick else 5
+    reps = args.reps or (10 if args.quick else 30)
+    rounds = args.rounds or (3 if args.quick else 5)
     rows = []
     print(host_line())
     clock_before = sm_clock_mhz()
