@@ -101,6 +101,27 @@ def test_ptxas_env_override(monkeypatch, tmp_path):
         toolchain.find_ptxas.cache_clear()
 
 
+def test_cache_key_names_the_assembler(monkeypatch):
+    """Switching assemblers (nvJitLink, or a ptxas of another version or path) changes every
+    kernel's cache key: the same PTX gives different machine code through each."""
+    from tritium.hooks.types import GPUTarget
+    from tritium_nvidia.options import parse_options
+    target = GPUTarget("cuda", 90, 32)
+    keys = {}
+    try:
+        for name, jit, ptxas in (("nvjitlink", (13, 5), "/usr/bin/ptxas"), ("ptxas-a", None, "/a/ptxas"),
+                                 ("ptxas-b", None, "/b/ptxas")):
+            monkeypatch.setattr(toolchain, "nvjitlink_version", lambda v=jit: v)
+            monkeypatch.setattr(toolchain, "find_ptxas", lambda p=ptxas: p)
+            monkeypatch.setattr(toolchain, "ptxas_version", lambda p: (12, 8))
+            toolchain.assembler_identity.cache_clear()
+            keys[name] = parse_options(target, {"num_warps": 4}).hash_key()
+    finally:
+        toolchain.assembler_identity.cache_clear()
+    assert "assembler=nvjitlink 13.5" in keys["nvjitlink"] and "assembler=ptxas 12.8 /a/ptxas" in keys["ptxas-a"]
+    assert len(set(keys.values())) == 3
+
+
 def test_resource_report_parsing():
     log = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
            "ptxas info    : Function properties for k\n"

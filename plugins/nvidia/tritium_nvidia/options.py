@@ -60,6 +60,13 @@ class CUDAOptions(Options):
     max_num_imprecise_acc_default: int = 0
     extern_libs: tuple = ()
 
+    def hash_key(self) -> str:
+        """The options, and the assembler that will turn the PTX into a cubin (see
+        ``toolchain.assembler_identity``): the cache must not hand one assembler's cubin to a
+        process using another."""
+        from .toolchain import assembler_identity
+        return f"{super().hash_key()} assembler={assembler_identity()}"
+
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
             raise ValueError(f"num_ctas must be 1, 2, 4, 8 or 16, got {self.num_ctas!r}")

@@ -140,6 +140,22 @@ def assembler_cuda_version() -> tuple[int, int] | None:
     return ptxas_version(p) if p else None
 
 
+@functools.lru_cache(maxsize=None)
+def assembler_identity() -> str:
+    """Which assembler :func:`ptx_to_cubin` will use, with its version (and a ``ptxas``'s path):
+    part of every kernel's cache key, since two assemblers (or two versions of one) make different
+    machine code from the same PTX, and switching them (``TRITIUM_DISABLE_NVJITLINK``,
+    ``TRITIUM_PTXAS_PATH``, an upgraded wheel) must not reuse the other's cubins."""
+    v = nvjitlink_version()
+    if v is not None:
+        return f"nvjitlink {v[0]}.{v[1]}"
+    p = find_ptxas()
+    if p is None:
+        return "none"
+    major, minor = ptxas_version(p)
+    return f"ptxas {major}.{minor} {p}"
+
+
 def choose_ptx_version(arch: str, requested: int | None = None) -> int:
     """PTX ISA version to emit for ``arch``: ``requested`` if given, else the newest both LLVM and
     the installed assembler accept (at least what the architecture needs)."""
