@@ -122,6 +122,33 @@ def test_cache_key_names_the_assembler(monkeypatch):
     assert len(set(keys.values())) == 3
 
 
+def test_a_named_ptxas_is_the_assembler(monkeypatch):
+    """TRITIUM_PTXAS_PATH selects that ptxas even where nvJitLink loads (as TRITON_PTXAS_PATH does
+    for Triton); unset, nvJitLink comes first, then a ptxas found elsewhere."""
+    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 5))
+    monkeypatch.setattr(toolchain, "find_ptxas", lambda: "/opt/cuda/bin/ptxas")
+    monkeypatch.setenv("TRITIUM_PTXAS_PATH", "/opt/cuda/bin/ptxas")
+    assert toolchain.default_assembler() == "ptxas"
+    monkeypatch.delenv("TRITIUM_PTXAS_PATH")
+    assert toolchain.default_assembler() == "nvjitlink"
+    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
+    assert toolchain.default_assembler() == "ptxas"
+    monkeypatch.setattr(toolchain, "find_ptxas", lambda: None)
+    assert toolchain.default_assembler() is None
+
+
+@pytest.mark.skipif(toolchain.find_ptxas() is None, reason="no ptxas on this machine")
+def test_named_ptxas_assembles(monkeypatch):
+    """End to end: with TRITIUM_PTXAS_PATH set, ptx_to_cubin assembles with that ptxas."""
+    ptxas = toolchain.find_ptxas()
+    monkeypatch.setenv("TRITIUM_PTXAS_PATH", ptxas)
+    v = toolchain.cuda_version_to_ptx(*toolchain.ptxas_version(ptxas))
+    ptx = f".version {v // 10}.{v % 10}\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n ret;\n}}\n"
+    meta = {}
+    cubin = binary.ptx_to_cubin(ptx, 80, "k", metadata=meta)
+    assert meta["assembler"] == "ptxas" and cubin[:4] == b"\x7fELF"
+
+
 def test_resource_report_parsing():
     log = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
            "ptxas info    : Function properties for k\n"

@@ -244,7 +244,8 @@ def _cubin_ptxas(ptx: str, arch: str, name: str, opt_level: int, enable_fp_fusio
 def ptx_to_cubin(ptx: str, arch: int | str, name: str = "kernel", opt_level: int = 3,
                  enable_fp_fusion: bool = True, maxnreg: int | None = None,
                  metadata: dict | None = None, assembler: str | None = None) -> bytes:
-    """Assemble PTX to a cubin for ``sm_<arch>``: nvJitLink if loadable, else ``ptxas``.
+    """Assemble PTX to a cubin for ``sm_<arch>`` with ``toolchain.default_assembler()`` (the
+    ``ptxas`` ``TRITIUM_PTXAS_PATH`` names, else nvJitLink if loadable, else a ``ptxas``).
 
     ``assembler`` forces ``"nvjitlink"`` or ``"ptxas"``.  When ``metadata`` is given it receives
     ``assembler`` (what was used), ``resource_log`` (the raw verbose log), ``resources`` (the parsed
@@ -253,7 +254,7 @@ def ptx_to_cubin(ptx: str, arch: int | str, name: str = "kernel", opt_level: int
     arch = normalize_arch(arch)
     use = assembler
     if use is None:
-        use = "nvjitlink" if toolchain.nvjitlink_version() is not None else "ptxas"
+        use = toolchain.default_assembler() or "nvjitlink"
     if use == "nvjitlink":
         if toolchain.nvjitlink_version() is None and assembler is None:
             raise ToolchainError(toolchain.missing_assembler_message())

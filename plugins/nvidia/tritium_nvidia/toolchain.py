@@ -5,6 +5,11 @@ with no GPU and no CUDA toolkit, while a system toolkit can still be forced:
 
 * ``ptxas``: ``TRITIUM_PTXAS_PATH``, the ``nvidia-cuda-nvcc`` wheel, ``CUDA_HOME``/``CUDA_PATH``,
   ``PATH``, ``/usr/local/cuda``.
+
+Which one assembles (:func:`default_assembler`): the ``ptxas`` ``TRITIUM_PTXAS_PATH`` names, else
+nvJitLink, else a ``ptxas`` found above.  nvJitLink assembles PTX as relocatable code (what
+``ptxas -c`` makes), a whole-program ``ptxas`` sees the kernel whole; the two can differ in the
+SASS of one PTX (bench NOTES run 30), so the choice and its version are in the cache key.
 * libdevice: ``TRITIUM_LIBDEVICE_PATH``, the ``nvidia-nvvm`` / ``nvidia-cuda-nvcc`` wheels,
   ``CUDA_HOME``/``CUDA_PATH``, next to ``ptxas`` on ``PATH``, ``/usr/local/cuda``.
 * nvJitLink: ``cuda.bindings.nvjitlink`` (it loads ``libnvJitLink.so`` from the
@@ -131,13 +136,23 @@ def min_ptx_for_arch(arch: str) -> int:
     return {80: 70, 86: 71, 87: 74, 89: 78, 90: 78}.get(cc, 70 if cc < 80 else 78)
 
 
+def default_assembler() -> str | None:
+    """The assembler :func:`ptx_to_cubin` uses when not told: ``"ptxas"`` when
+    ``TRITIUM_PTXAS_PATH`` names one (the user asked for that binary), else ``"nvjitlink"`` when it
+    loads, else ``"ptxas"`` when one is found; None when there is neither."""
+    if os.environ.get("TRITIUM_PTXAS_PATH"):
+        return "ptxas"
+    if nvjitlink_version() is not None:
+        return "nvjitlink"
+    return "ptxas" if find_ptxas() is not None else None
+
+
 def assembler_cuda_version() -> tuple[int, int] | None:
-    """CUDA version of the assembler :func:`ptx_to_cubin` will use (nvJitLink first)."""
-    v = nvjitlink_version()
-    if v is not None:
-        return v
-    p = find_ptxas()
-    return ptxas_version(p) if p else None
+    """CUDA version of the assembler :func:`ptx_to_cubin` will use (:func:`default_assembler`)."""
+    use = default_assembler()
+    if use == "nvjitlink":
+        return nvjitlink_version()
+    return ptxas_version(find_ptxas()) if use == "ptxas" else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -146,12 +161,13 @@ def assembler_identity() -> str:
     part of every kernel's cache key, since two assemblers (or two versions of one) make different
     machine code from the same PTX, and switching them (``TRITIUM_DISABLE_NVJITLINK``,
     ``TRITIUM_PTXAS_PATH``, an upgraded wheel) must not reuse the other's cubins."""
-    v = nvjitlink_version()
-    if v is not None:
+    use = default_assembler()
+    if use == "nvjitlink":
+        v = nvjitlink_version()
         return f"nvjitlink {v[0]}.{v[1]}"
-    p = find_ptxas()
-    if p is None:
+    if use is None:
         return "none"
+    p = find_ptxas()
     major, minor = ptxas_version(p)
     return f"ptxas {major}.{minor} {p}"
 
