@@ -5,15 +5,15 @@ with no GPU and no CUDA toolkit, while a system toolkit can still be forced:
 
 * ``ptxas``: ``TRITIUM_PTXAS_PATH``, the ``nvidia-cuda-nvcc`` wheel, ``CUDA_HOME``/``CUDA_PATH``,
   ``PATH``, ``/usr/local/cuda``.
+* libdevice: ``TRITIUM_LIBDEVICE_PATH``, the ``nvidia-nvvm`` / ``nvidia-cuda-nvcc`` wheels,
+  ``CUDA_HOME``/``CUDA_PATH``, next to ``ptxas`` on ``PATH``, ``/usr/local/cuda``.
+* nvJitLink: ``cuda.bindings.nvjitlink`` (it loads ``libnvJitLink.so`` from the
+  ``nvidia-nvjitlink`` wheel or the system); disabled with ``TRITIUM_DISABLE_NVJITLINK=1``.
 
 Which one assembles (:func:`default_assembler`): the ``ptxas`` ``TRITIUM_PTXAS_PATH`` names, else
 nvJitLink, else a ``ptxas`` found above.  nvJitLink assembles PTX as relocatable code (what
 ``ptxas -c`` makes), a whole-program ``ptxas`` sees the kernel whole; the two can differ in the
 SASS of one PTX (bench NOTES run 30), so the choice and its version are in the cache key.
-* libdevice: ``TRITIUM_LIBDEVICE_PATH``, the ``nvidia-nvvm`` / ``nvidia-cuda-nvcc`` wheels,
-  ``CUDA_HOME``/``CUDA_PATH``, next to ``ptxas`` on ``PATH``, ``/usr/local/cuda``.
-* nvJitLink: ``cuda.bindings.nvjitlink`` (it loads ``libnvJitLink.so`` from the
-  ``nvidia-nvjitlink`` wheel or the system); disabled with ``TRITIUM_DISABLE_NVJITLINK=1``.
 """
 from __future__ import annotations
 
