@@ -331,12 +331,10 @@ def _sink_fences(module: ModuleOp) -> None:
     every write it covers and the reads."""
     for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:
         writes = []
-        prev = fence.prev_op
+        prev = fence.prev_op if SINK_FENCED_WRITES else None
         while prev is not None and prev.name == "ttg.local_alloc" and prev.operands:
             writes.insert(0, prev)
             prev = prev.prev_op
-        if not SINK_FENCED_WRITES:
-            writes = []
         written = {r for w in writes for r in w.results}
         nxt = fence.next_op
         moved = False

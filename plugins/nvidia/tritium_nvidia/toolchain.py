@@ -162,14 +162,10 @@ def assembler_identity() -> str:
     machine code from the same PTX, and switching them (``TRITIUM_DISABLE_NVJITLINK``,
     ``TRITIUM_PTXAS_PATH``, an upgraded wheel) must not reuse the other's cubins."""
     use = default_assembler()
-    if use == "nvjitlink":
-        v = nvjitlink_version()
-        return f"nvjitlink {v[0]}.{v[1]}"
     if use is None:
         return "none"
-    p = find_ptxas()
-    major, minor = ptxas_version(p)
-    return f"ptxas {major}.{minor} {p}"
+    major, minor = assembler_cuda_version()
+    return f"{use} {major}.{minor}" + (f" {find_ptxas()}" if use == "ptxas" else "")
 
 
 def choose_ptx_version(arch: str, requested: int | None = None) -> int:
