@@ -2,7 +2,7 @@
 # Nsight Compute cycles (base clocks, caches flushed) of Tritium's and Triton's kernels under two
 # environments of Tritium's, alternated A, B, B, A so that neither gets the warmer GPU:
 #
-#     bash bench/ncu_ab.sh "TRITIUM_PTXAS_PATH=" "TRITIUM_PTXAS_PATH=/path/to/ptxas"     # nvJitLink against a ptxas
+#     bash bench/ncu_ab.sh "TRITIUM_ASSEMBLER=nvjitlink" "TRITIUM_ASSEMBLER=ptxas"     # the two assemblers
 #
 # Each side compiles into a cache folder of its own.  Per case and side the line gives Tritium's
 # cycles then Triton's (the same Triton kernel both times: its spread is the measurement's).

@@ -122,18 +122,42 @@ def test_cache_key_names_the_assembler(monkeypatch):
     assert len(set(keys.values())) == 3
 
 
-def test_a_named_ptxas_is_the_assembler(monkeypatch):
-    """TRITIUM_PTXAS_PATH selects that ptxas even where nvJitLink loads (as TRITON_PTXAS_PATH does
-    for Triton); unset, nvJitLink comes first, then a ptxas found elsewhere."""
+def test_which_assembler_runs(monkeypatch):
+    """TRITIUM_ASSEMBLER forces one; else TRITIUM_PTXAS_PATH selects that ptxas (as
+    TRITON_PTXAS_PATH does for Triton); else a found ptxas comes before nvJitLink unless it is of an
+    older CUDA major version; else nvJitLink; a ptxas that cannot say its version is passed over."""
+    versions = {"/opt/cuda/bin/ptxas": (13, 0)}
+
+    def version(path):
+        if path not in versions:
+            raise OSError(f"cannot run {path}")
+        return versions[path]
     monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 5))
     monkeypatch.setattr(toolchain, "find_ptxas", lambda: "/opt/cuda/bin/ptxas")
+    monkeypatch.setattr(toolchain, "ptxas_version", version)
+    monkeypatch.delenv("TRITIUM_ASSEMBLER", raising=False)
+    monkeypatch.delenv("TRITIUM_PTXAS_PATH", raising=False)
+    assert toolchain.default_assembler() == "ptxas"
+    monkeypatch.setenv("TRITIUM_ASSEMBLER", "nvjitlink")
+    assert toolchain.default_assembler() == "nvjitlink"
+    monkeypatch.setenv("TRITIUM_ASSEMBLER", "cuobjdump")
+    with pytest.raises(toolchain.ToolchainError, match="TRITIUM_ASSEMBLER must be"):
+        toolchain.default_assembler()
+    monkeypatch.delenv("TRITIUM_ASSEMBLER")
+    versions["/opt/cuda/bin/ptxas"] = (12, 8)  # an older toolkit than nvJitLink 13.5
+    assert toolchain.default_assembler() == "nvjitlink"
     monkeypatch.setenv("TRITIUM_PTXAS_PATH", "/opt/cuda/bin/ptxas")
     assert toolchain.default_assembler() == "ptxas"
     monkeypatch.delenv("TRITIUM_PTXAS_PATH")
-    assert toolchain.default_assembler() == "nvjitlink"
     monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
     assert toolchain.default_assembler() == "ptxas"
+    del versions["/opt/cuda/bin/ptxas"]  # broken: the wrapper's target is gone
+    assert toolchain.default_assembler() is None
+    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 0))
+    assert toolchain.default_assembler() == "nvjitlink"
     monkeypatch.setattr(toolchain, "find_ptxas", lambda: None)
+    assert toolchain.default_assembler() == "nvjitlink"
+    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
     assert toolchain.default_assembler() is None
 
 
