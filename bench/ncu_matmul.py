@@ -1,6 +1,8 @@
 """One matmul launch each for Tritium and Triton (after two warm-up launches each), for Nsight
 Compute: ``ncu --clock-control none -k regex:matmul_kernel --launch-skip 4 --launch-count 2
-python bench/ncu_matmul.py [dtype size BM BN BK warps stages]`` profiles Tritium's then Triton's."""
+python bench/ncu_matmul.py [dtype size BM BN BK warps stages]`` profiles Tritium's then Triton's.
+``dtype`` is fp16, bf16, tf32 (fp32 inputs, B row-major: N-contiguous, as ``a @ b`` of two plain
+torch tensors) or tf32kb (B K-contiguous, as bench_matmul.py's tf32 row)."""
 from __future__ import annotations
 
 import os
@@ -18,7 +20,8 @@ def main(argv) -> int:
     import tritium.language as ttl
     import triton
     import triton.language as tl
-    dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[argv[0] if argv else "fp16"]
+    name = argv[0] if argv else "fp16"
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32, "tf32kb": torch.float32}[name]
     size = int(argv[1]) if len(argv) > 1 else 4096
     cfg = tuple(int(x) for x in argv[2:7]) if len(argv) > 6 else (128, 256, 64, 8, 3)
     cfg = cfg[:3] + (8,) + cfg[3:]
@@ -26,6 +29,8 @@ def main(argv) -> int:
              load_kernels("mm_triton", triton, tl, "matmul_kernels.py")]
     a = torch.randn(size, size, device="cuda", dtype=dt)
     b = torch.randn(size, size, device="cuda", dtype=dt)
+    if name == "tf32kb":
+        b = b.T  # (K, N) view, K contiguous
     ref = (a.float() @ b.float()).double()
     c = torch.empty((size, size), device="cuda", dtype=dt)
     for k in impls:

@@ -92,6 +92,8 @@ SPECS = [
     _mm("mm-bf16-128x256x64-w8s4", "bf16", "bf16", 128, 256, 64, 8, 4),
     _mm("mm-fp8e4-128x256x128-w8s3", "fp8e4nv", "fp16", 128, 256, 128, 8, 3, k_major_b=True),
     _mm("mm-tf32-128x128x32-w4s4", "fp32", "fp32", 128, 128, 32, 4, 4),
+    _mm("mm-tf32-128x256x32-w8s3", "fp32", "fp32", 128, 256, 32, 8, 3),  # B N-contiguous: 4-byte copies
+    _mm("mm-tf32-kb-128x256x32-w8s3", "fp32", "fp32", 128, 256, 32, 8, 3, k_major_b=True),  # bench_matmul's
     _attn("attn-fp16-d64", "fp16", 64, 128, 64, 4, 3),
     _attn("attn-fp16-d128", "fp16", 128, 128, 64, 4, 3),
     _attn("attn-fp16-d64-m64", "fp16", 64, 64, 64, 4, 3),   # the config both sides pick in bench_matmul

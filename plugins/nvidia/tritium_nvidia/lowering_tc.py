@@ -400,14 +400,18 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     nbytes = vec * ebytes
     same_mask = _mask_sharing(fl, op.mask, info) if mask is not None else None
     narrow = False
+    # One base per slot and per distinct swizzle constant, the rest of a register's offset an
+    # immediate of the copy: the register offset's bits the thread part can also set are XORed in
+    # (once per distinct value, shared by every register that has it), the others are added.
+    swizzled = {0: thread_base}
     for r0 in range(0, len(ptrs), vec):
         if r0 & info.free["register"]:
             continue
         r_off = place.byte_offset(info.reg_offsets[r0])
-        if r_off & place.thread_bits:
-            dst = b.add(base, place.combine(b, r_off))
-        else:  # one base per slot, the register's offset an immediate of the copy
-            dst = b.add(thread_base, const(I32, r_off)) if r_off else thread_base
+        swz, imm = r_off & place.thread_bits, r_off & ~place.thread_bits
+        if swz not in swizzled:
+            swizzled[swz] = b.add(base, place.combine(b, swz))
+        dst = b.add(swizzled[swz], const(I32, imm)) if imm else swizzled[swz]
         pred = mask[same_mask[r0]] if mask is not None else None
         if nbytes >= 4:
             size = const(I32, nbytes) if pred is None else b.select(pred, const(I32, nbytes), const(I32, 0))
