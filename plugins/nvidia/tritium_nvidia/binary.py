@@ -244,8 +244,9 @@ def _cubin_ptxas(ptx: str, arch: str, name: str, opt_level: int, enable_fp_fusio
 def ptx_to_cubin(ptx: str, arch: int | str, name: str = "kernel", opt_level: int = 3,
                  enable_fp_fusion: bool = True, maxnreg: int | None = None,
                  metadata: dict | None = None, assembler: str | None = None) -> bytes:
-    """Assemble PTX to a cubin for ``sm_<arch>`` with ``toolchain.default_assembler()`` (the
-    ``ptxas`` ``TRITIUM_PTXAS_PATH`` names, else nvJitLink if loadable, else a ``ptxas``).
+    """Assemble PTX to a cubin for ``sm_<arch>`` with ``toolchain.default_assembler()``
+    (``TRITIUM_ASSEMBLER`` when set, else a whole-program ``ptxas`` when one is found and not of an
+    older CUDA major version than nvJitLink, else nvJitLink).
 
     ``assembler`` forces ``"nvjitlink"`` or ``"ptxas"``.  When ``metadata`` is given it receives
     ``assembler`` (what was used), ``resource_log`` (the raw verbose log), ``resources`` (the parsed
