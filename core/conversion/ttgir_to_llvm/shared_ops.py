@@ -105,6 +105,11 @@ class LinearSharedAccess:
                     out ^= self.bases[d][bit]
         return out
 
+    def split(self, off: int) -> tuple[int, int]:
+        """``off`` as (the bits the thread part can also set, to XOR in; the others, which add):
+        ``thread_offset ^ off == (thread_offset ^ swz) + imm``."""
+        return off & self.thread_bits, off & ~self.thread_bits
+
     def combine(self, b, off: int):
         """``thread_offset ^ off``; an add where their bits are disjoint (xor == add there), which
         the assembler folds into the access's immediate offset."""
@@ -125,7 +130,7 @@ class LinearSharedAccess:
             if not self.fold:
                 yield r0, regs, self.combine(b, off)
                 continue
-            swz, imm = off & self.thread_bits, off & ~self.thread_bits
+            swz, imm = self.split(off)
             addr = b.xor(self.thread_offset, const(I32, swz)) if swz else self.thread_offset
             yield r0, regs, (b.add(addr, const(I32, imm)) if imm else addr)
 

@@ -408,7 +408,7 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
         if r0 & info.free["register"]:
             continue
         r_off = place.byte_offset(info.reg_offsets[r0])
-        swz, imm = r_off & place.thread_bits, r_off & ~place.thread_bits
+        swz, imm = place.split(r_off)
         if swz not in swizzled:
             swizzled[swz] = b.add(base, place.combine(b, swz))
         dst = b.add(swizzled[swz], const(I32, imm)) if imm else swizzled[swz]
