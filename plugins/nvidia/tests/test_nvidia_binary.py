@@ -108,18 +108,24 @@ def test_cache_key_names_the_assembler(monkeypatch):
     from tritium_nvidia.options import parse_options
     target = GPUTarget("cuda", 90, 32)
     keys = {}
-    try:
-        for name, jit, ptxas in (("nvjitlink", (13, 5), "/usr/bin/ptxas"), ("ptxas-a", None, "/a/ptxas"),
-                                 ("ptxas-b", None, "/b/ptxas")):
-            monkeypatch.setattr(toolchain, "nvjitlink_version", lambda v=jit: v)
-            monkeypatch.setattr(toolchain, "find_ptxas", lambda p=ptxas: p)
-            monkeypatch.setattr(toolchain, "ptxas_version", lambda p: (12, 8))
-            toolchain.assembler_identity.cache_clear()
-            keys[name] = parse_options(target, {"num_warps": 4}).hash_key()
-    finally:
-        toolchain.assembler_identity.cache_clear()
+    monkeypatch.delenv("TRITIUM_ASSEMBLER", raising=False)
+    monkeypatch.delenv("TRITIUM_PTXAS_PATH", raising=False)
+    for name, jit, ptxas in (("nvjitlink", (13, 5), "/usr/bin/ptxas"), ("ptxas-a", None, "/a/ptxas"),
+                             ("ptxas-b", None, "/b/ptxas")):
+        monkeypatch.setattr(toolchain, "nvjitlink_version", lambda v=jit: v)
+        monkeypatch.setattr(toolchain, "find_ptxas", lambda p=ptxas: p)
+        monkeypatch.setattr(toolchain, "ptxas_version", lambda p: (12, 8))
+        keys[name] = parse_options(target, {"num_warps": 4}).hash_key()
     assert "assembler=nvjitlink 13.5" in keys["nvjitlink"] and "assembler=ptxas 12.8 /a/ptxas" in keys["ptxas-a"]
     assert len(set(keys.values())) == 3
+    # the key follows the assembler chosen at each compile: forcing one later in the process
+    # changes it (a cached identity would file nvJitLink's cubins under the ptxas key)
+    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 0))
+    monkeypatch.setattr(toolchain, "ptxas_version", lambda p: (13, 0))
+    before = parse_options(target, {"num_warps": 4}).hash_key()
+    monkeypatch.setenv("TRITIUM_ASSEMBLER", "nvjitlink")
+    after = parse_options(target, {"num_warps": 4}).hash_key()
+    assert "assembler=ptxas 13.0 /b/ptxas" in before and "assembler=nvjitlink 13.0" in after
 
 
 def test_which_assembler_runs(monkeypatch):

@@ -178,12 +178,13 @@ def assembler_cuda_version() -> tuple[int, int] | None:
     return ptxas_version(ptxas) if ptxas is not None else None
 
 
-@functools.lru_cache(maxsize=None)
 def assembler_identity() -> str:
     """Which assembler :func:`ptx_to_cubin` will use, with its version (and a ``ptxas``'s path):
     part of every kernel's cache key, since two assemblers (or two versions of one) make different
-    machine code from the same PTX, and switching them (``TRITIUM_DISABLE_NVJITLINK``,
-    ``TRITIUM_PTXAS_PATH``, an upgraded wheel) must not reuse the other's cubins."""
+    machine code from the same PTX, and switching them (``TRITIUM_ASSEMBLER``,
+    ``TRITIUM_DISABLE_NVJITLINK``, ``TRITIUM_PTXAS_PATH``, an upgraded wheel) must not reuse the
+    other's cubins.  Not cached: it follows :func:`default_assembler`, which reads the environment
+    at each compile (the tools' lookups and versions below it are cached)."""
     use = default_assembler()
     version = assembler_cuda_version()
     if version is None:  # none at all, or TRITIUM_ASSEMBLER names one that is missing
