@@ -15,13 +15,13 @@ import operator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
 from ..language import dtypes as tl
-from ..language.core import builder_keyword, constexpr, is_builtin, tensor
+from ..language.core import builder_keyword, constexpr, is_builtin, tensor, tuple as tl_tuple
 from ..ttir import ops as tt
 from . import semantic as sem
 from . import semantic_tensor as semt
 from .builder import Builder, ir_type
 from .codegen_control import ControlFlowMixin, contains_return
-from .errors import CompilationError, UnsupportedLanguageConstruct, describe, original
+from .errors import CompilationError, describe, error_class, original
 from .scope import PY_BUILTINS, global_value
 
 
@@ -82,7 +82,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def _error(self, node, exc_or_msg) -> CompilationError:
         msg = exc_or_msg if isinstance(exc_or_msg, str) else describe(exc_or_msg)
         line, col = self.jit_fn.file_position(node)
-        cls = UnsupportedLanguageConstruct if isinstance(exc_or_msg, str) and msg.startswith("unsupported") else CompilationError
+        cls = error_class(exc_or_msg)
         return cls(msg, filename=self.jit_fn.file, lineno=line, col=col,
                    source_line=self.jit_fn.source_line(line), fn_name=self.jit_fn.__name__)
 

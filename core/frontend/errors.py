@@ -39,18 +39,22 @@ class CompilationError(TritonError):
         self.notes.append(note)
         self.args = (self._format(),)
 
-    def __reduce__(self):
+    def __reduce__(self):  # a pickled error (e.g. from a compile worker) keeps its class
         return (_rebuild, (self.error_message, self.filename, self.lineno, self.col, self.source_line,
-                           self.fn_name, self.notes))
+                           self.fn_name, self.notes, type(self)))
 
 
-def _rebuild(message, filename, lineno, col, source_line, fn_name, notes):
-    return CompilationError(message, filename=filename, lineno=lineno, col=col, source_line=source_line,
-                            fn_name=fn_name, notes=notes)
+def _rebuild(message, filename, lineno, col, source_line, fn_name, notes, cls=None):
+    return (cls or CompilationError)(message, filename=filename, lineno=lineno, col=col, source_line=source_line,
+                                     fn_name=fn_name, notes=notes)
 
 
 class UnsupportedLanguageConstruct(CompilationError):
     pass
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A ``tl.static_assert`` whose condition was false when the kernel was compiled."""
 
 
 class KernelArgumentError(CompilationError, TypeError):
@@ -63,6 +67,16 @@ class KernelArgumentOverflowError(CompilationError, OverflowError):
     also an ``OverflowError``, as Triton's launcher raises."""
 
 
+def error_class(exc_or_msg) -> type[CompilationError]:
+    """The located error that reports ``exc_or_msg`` (an exception or a message)."""
+    from ..errors import StaticAssertionFailed
+    if isinstance(exc_or_msg, StaticAssertionFailed):
+        return CompileTimeAssertionFailure
+    if isinstance(exc_or_msg, str) and exc_or_msg.startswith("unsupported"):
+        return UnsupportedLanguageConstruct
+    return CompilationError
+
+
 def describe(exc: BaseException) -> str:
     """A user-facing description of an exception raised while emitting IR."""
     msg = str(exc)
@@ -71,10 +85,13 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
 
-def original(exc: BaseException) -> BaseException:
+def original(exc: BaseException) -> BaseException | None:
     """``exc`` to be kept as a located error's ``__cause__``: its own type and words stay readable
     (``exc_info.value.__cause__``, as Triton's tests read them) while the compiler frames it was
     raised through are dropped, so a traceback shows the cause's message and then the user's line."""
+    from ..errors import StaticAssertionFailed
+    if isinstance(exc, StaticAssertionFailed):
+        return None  # the assertion is the whole story: ``raise ... from None``
     exc.__suppress_context__ = True
     return exc.with_traceback(None)
 

@@ -473,7 +473,8 @@ def static_assert(cond, msg="", _builder=None):
     if isinstance(cond, tensor):
         raise TypeError("static_assert needs a constexpr condition; use device_assert for run-time values")
     if not cond:
-        raise AssertionError(f"static_assert failed: {_u(msg)}" if _u(msg) else "static_assert failed")
+        from ..errors import StaticAssertionFailed
+        raise StaticAssertionFailed(f"static_assert failed: {_u(msg)}" if _u(msg) else "static_assert failed")
 
 
 @builtin

@@ -1,16 +1,15 @@
-"""The compile API: turn a ``@jit`` function plus a specialization into a ``CompiledKernel``
+"""``tritium.compiler.compiler``: the compile API: turn a ``@jit`` function plus a specialization into a ``CompiledKernel``
 holding every stage's text (``kernel.asm["ttir"]``) and a launcher, through the on-disk cache."""
 from __future__ import annotations
 
 import json
 import os
-import sys as _sys
 from typing import Any
 
-from .frontend.errors import CompilationError
-from .runtime.interface import grid3
-from .ir_source import IRSource  # noqa: F401  (tritium.compiler.IRSource, as in Triton)
-from .runtime.specialize import TensorWrapper
+from ..frontend.errors import CompilationError
+from ..runtime.interface import grid3
+from ..ir_source import IRSource  # noqa: F401  (tritium.compiler.IRSource, as in Triton)
+from ..runtime.specialize import TensorWrapper
 
 TRITIUM_VERSION = "0.1.0"
 
@@ -22,10 +21,15 @@ class ASTSource:
 
     def __init__(self, fn, signature: dict, constexprs: dict | None = None, attrs: dict | None = None):
         self.fn = fn
-        self.signature = {_name(fn, k): v for k, v in signature.items()}
+        self.signature = {_name(fn, k): _sig_value(v) for k, v in signature.items()}
         self.constexprs = {_name(fn, k): v for k, v in (constexprs or {}).items()}
         self.attrs = {_name(fn, k): v for k, v in (attrs or {}).items()}
         for name in self.constexprs:
+            if isinstance(name, tuple):  # inside a tuple argument: (argument index, index, ...)
+                top = fn.arg_names[name[0]]
+                if top in self.signature:
+                    self.signature[top] = _set_path(self.signature[top], name[1:], "constexpr")
+                continue
             self.signature[name] = "constexpr"
         for p in fn.params:  # a constexpr parameter left out takes its default
             if p.name not in self.signature and p.is_constexpr and p.default is not _EMPTY:
@@ -48,8 +52,9 @@ class ASTSource:
         return name if name and not name[0].isdigit() else "_" + name
 
     def key(self) -> str:
-        return repr((self.fn.cache_key, sorted(self.signature.items()), sorted((k, repr(v)) for k, v in self.constexprs.items()),
-                     sorted((k, sorted(v.items())) for k, v in self.attrs.items())))
+        return repr((self.fn.cache_key, sorted(self.signature.items()),
+                     sorted(((k, repr(v)) for k, v in self.constexprs.items()), key=_by_key),
+                     sorted(((k, sorted(v.items())) for k, v in self.attrs.items()), key=_by_key)))
 
 
 import inspect as _inspect  # noqa: E402
@@ -58,7 +63,53 @@ _EMPTY = _inspect.Parameter.empty
 
 
 def _name(fn, k):
+    """A parameter's name from its name or index; a path ``(index, i, j, ...)`` names an element of a
+    tuple argument (Triton's keys), one of length 1 the parameter itself."""
+    if isinstance(k, tuple):
+        if len(k) == 1:
+            return _name(fn, k[0])
+        return (fn.arg_names.index(k[0]) if isinstance(k[0], str) else int(k[0]),) + tuple(int(i) for i in k[1:])
     return fn.arg_names[k] if isinstance(k, int) else k
+
+
+def _by_key(item):
+    return repr(item[0]) if isinstance(item[0], tuple) else item[0]
+
+
+def _sig_value(v):
+    """A signature entry: a type string, or for a tuple argument a tuple of entries (a list, as
+    JSON gives it back, is read as one)."""
+    if isinstance(v, list):
+        return tuple(_sig_value(x) for x in v)
+    if isinstance(v, tuple) and not hasattr(type(v), "_fields"):
+        return tuple(_sig_value(x) for x in v)
+    return v
+
+
+def _set_path(ty, path, value):
+    if not path:
+        return value
+    if not isinstance(ty, tuple):
+        raise TypeError(f"a constexpr path goes into {ty!r}, which is not a tuple")
+    items = list(ty)
+    items[path[0]] = _set_path(items[path[0]], path[1:], value)
+    return type(ty)(*items) if hasattr(type(ty), "_fields") else tuple(items)
+
+
+def _runtime_leaves(signature: dict, arg_names) -> list:
+    """``(name, type)`` of each run-time parameter of the compiled kernel, tuple arguments
+    flattened into their leaves (``x[1][0]``), constexprs left out."""
+    out = []
+
+    def go(name, ty):
+        if isinstance(ty, tuple):
+            for i, t in enumerate(ty):
+                go(f"{name}[{i}]", t)
+        elif ty != "constexpr":
+            out.append((name, ty))
+    for n in arg_names:
+        go(n, signature[n])
+    return out
 
 
 class KernelMetadata(dict):
@@ -142,8 +193,8 @@ class CompiledKernel:
 
 def _ttir_stage(src: ASTSource, target, options):
     def stage(_, metadata):
-        from .frontend.generator import ast_to_ttir
-        from .ttir.pipeline import optimize_ttir
+        from ..frontend.generator import ast_to_ttir
+        from ..ttir.pipeline import optimize_ttir
         module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target, kernel_name=src.name)
         metadata["name"] = src.name
         return optimize_ttir(module, options)
@@ -157,8 +208,8 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
     ``signature=``/``constexprs=``, or IR: an ``IRSource``, a path to a ``.ttir``/``.ttgir``/
     ``.llir``/``.ptx`` file, or such text (:mod:`tritium.ir_source`).  Returns a
     ``CompiledKernel`` whose ``.asm`` has every stage run (up to ``stage``)."""
-    from .hooks import manager
-    from .hooks.types import GPUTarget
+    from ..hooks import manager
+    from ..hooks.types import GPUTarget
     if isinstance(src, (str, os.PathLike)):
         src = IRSource(src)
     elif not isinstance(src, (ASTSource, IRSource)):
@@ -177,7 +228,7 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
             raise TypeError(f"target must be a string like 'cuda:90' or a GPUTarget, got {target!r}")
         backend = manager.get_plugin_manager().backend_for_target(target)
     if isinstance(src, IRSource):
-        from .compile_ir import compile_ir
+        from ..compile_ir import compile_ir
         return compile_ir(src, backend, target, opts, stage)
     return _compile_source(src, backend, target, opts, stage)
 
@@ -188,14 +239,14 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
         import dataclasses
         options = dataclasses.replace(options, debug=bool(src.fn.debug))
     name = src.name
-    runtime_sig = {i: t for i, (n, t) in enumerate((n, src.signature[n]) for n in src.fn.arg_names
-                                                   if src.signature[n] != "constexpr")}
+    leaves = _runtime_leaves(src.signature, src.fn.arg_names)
+    runtime_sig = {i: t for i, (n, t) in enumerate(leaves)}
 
     def plan():
         metadata: dict[str, Any] = {"name": name, "target": str(target), "backend": backend.name,
                                     "num_warps": options.num_warps, "num_stages": options.num_stages,
                                     "num_ctas": getattr(options, "num_ctas", 1), "debug": options.debug,
-                                    "arg_names": [n for n in src.fn.arg_names if src.signature[n] != "constexpr"],
+                                    "arg_names": [n for n, _ in leaves],
                                     "signature": {n: t for n, t in src.signature.items()}}
         ttir = _ttir_stage(src, target, options)
         try:
@@ -218,7 +269,7 @@ def build(backend, target, name: str, source_key: str, options, runtime_sig: dic
     """Run a source's stages through the on-disk cache.  ``plan()`` (called on a miss) gives
     ``(metadata, stages, first input)``; ``error(stage, exc)`` the CompilationError for an
     internal failure."""
-    from .runtime.cache import CacheManager, always_compile, make_key
+    from ..runtime.cache import CacheManager, always_compile, make_key
     key = make_key(TRITIUM_VERSION, _fingerprint(backend), source_key, options.hash_key(), str(target), backend.name,
                    backend.info.version, last_stage or "")
     cache = CacheManager(key)
@@ -237,7 +288,7 @@ def build(backend, target, name: str, source_key: str, options, runtime_sig: dic
     metadata, stages, cur = plan()
     asm: dict[str, Any] = {}
     binary_stages = []
-    from .ttir.ir import print_module
+    from ..ttir.ir import print_module
     from xdsl.dialects.builtin import ModuleOp
     for st, fn in stages.items():
         try:
@@ -279,7 +330,7 @@ def _fingerprint(backend) -> str:
     plugin = backend._manager.pm.get_plugin(backend.plugin)  # the module behind the entry point
     mod = getattr(plugin, "__name__", "") or type(plugin).__module__
     top = sys.modules.get(mod.split(".")[0]) if mod else None
-    roots = [pathlib.Path(__file__).parent]
+    roots = [pathlib.Path(__file__).parent.parent]  # the whole tritium package
     if top is not None and getattr(top, "__file__", None) and not mod.startswith("tritium."):
         roots.append(pathlib.Path(top.__file__).parent)
     key = tuple(str(r) for r in roots)
@@ -295,7 +346,7 @@ def _fingerprint(backend) -> str:
 
 def compile_specialized(fn, bound, key_parts, backend, target, opts) -> CompiledKernel:
     """The JIT path: build the ASTSource for these launch arguments and compile it."""
-    from .hooks import manager
+    from ..hooks import manager
     signature, constexprs, attrs = {}, {}, {}
     for p, v, k in zip(fn.params, bound, key_parts):
         if k[0] == "c":
@@ -304,6 +355,8 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
             constexprs[p.name] = 1
         elif k[0] == "n":
             constexprs[p.name] = None
+        elif k[0] == "t":  # a tuple: its structure in the signature, its constexprs and facts by path
+            signature[p.name] = _tuple_signature(v, k, (p.num,), p, constexprs, attrs)
         else:
             ty = k[1]
             if getattr(p, "is_const", False) and ty.startswith("*") and not ty.startswith("*k"):
@@ -319,22 +372,35 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
     return _compile_source(src, backend, target, opts)
 
 
+def _tuple_signature(v, k, path, p, constexprs, attrs):
+    items = []
+    for i, (x, kx) in enumerate(zip(v, k[2])):
+        sub = path + (i,)
+        if kx[0] == "t":
+            items.append(_tuple_signature(x, kx, sub, p, constexprs, attrs))
+        elif kx[0] in ("c", "1", "n"):
+            constexprs[sub] = (x.value if type(x).__name__ == "constexpr" and hasattr(x, "value") else x) \
+                if kx[0] == "c" else (1 if kx[0] == "1" else None)
+            items.append("constexpr")
+        else:
+            ty = kx[1]
+            if getattr(p, "is_const", False) and ty.startswith("*") and not ty.startswith("*k"):
+                ty = "*k" + ty[1:]
+            items.append(ty)
+            if kx[2] == "D":
+                attrs[sub] = {"tt.divisibility": 16}
+    return k[1](*items) if k[1] is not tuple else tuple(items)
+
+
 # --- Triton's ``triton.compiler.compiler`` names ----------------------------------------------------
 def make_backend(target):
     """The installed backend compiling for ``target`` (a ``GPUTarget`` or ``"cuda:90"``), as Triton's
     ``make_backend``: ``make_backend(t).parse_options({})`` is that backend's options object."""
-    from .backends.compiler import BaseBackend
+    from ..backends.compiler import BaseBackend
     return BaseBackend(target)
 
 
 def triton_key() -> str:
     """Changes whenever the compiler does (Triton's ``triton_key``; Inductor keys its caches on it)."""
-    from .runtime.cache import triton_key as key
+    from ..runtime.cache import triton_key as key
     return key()
-
-
-# Triton's module path for these names is one level deeper (``triton.compiler.compiler``): this
-# module answers for it too, and an (empty) ``__path__`` lets an import through an alias package
-# (``triton`` -> ``tritium``) look below it
-_sys.modules.setdefault(__name__ + ".compiler", _sys.modules[__name__])
-__path__: list[str] = []
