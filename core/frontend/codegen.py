@@ -15,7 +15,7 @@ import operator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
 from ..language import dtypes as tl
-from ..language.core import builder_keyword, constexpr, is_builtin, tensor, tuple as tl_tuple
+from ..language.core import builder_keyword, constexpr, is_builtin, tensor
 from ..ttir import ops as tt
 from . import semantic as sem
 from . import semantic_tensor as semt
