@@ -12,7 +12,7 @@ MODULES = (
     "atomics_sem", "hints", "fp8_storage", "block_ptr", "masks", "grids", "errors", "tutorials_basic", "tutorials_matmul",
     "tutorials_attention", "libdevice", "inline_asm", "inline_asm_amdgcn", "compat_arith", "compat_random",
     "compat_standard", "compat_control", "compat_reduce", "compat_memory", "compat_methods", "tensor_descriptor",
-    "tensor_map", "values", "semantics", "ir_files", "loops_options", "shapes_3d", "reduce_loop",
+    "tensor_map", "values", "semantics", "ir_files", "loops_options", "shapes_3d", "reduce_loop", "clusters", "printing",
 )
 
 

@@ -44,8 +44,9 @@ class ConvertToTTGIR:
 
     def default_type(self, t: Attribute) -> Attribute:
         if isinstance(t, TensorType) and encoding(t) is None:
-            return with_encoding(t, default_blocked_encoding(t.get_shape(), self.num_warps, self.threads_per_warp,
-                                                             self.num_ctas))
+            # Layouts span one CTA: a backend that launches a program as a cluster of
+            # ``num_ctas`` CTAs (NVIDIA, sm_90) runs the program's work on one of them.
+            return with_encoding(t, default_blocked_encoding(t.get_shape(), self.num_warps, self.threads_per_warp))
         if isinstance(t, PointerType) and t.is_block_pointer:
             return PointerType(self.default_type(t.pointee_type), t.address_space.data)
         return t

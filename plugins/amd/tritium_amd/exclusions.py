@@ -11,6 +11,8 @@ _ASM = ("the cases' inline assembly is PTX (NVIDIA's); AMD kernels take AMDGCN t
 
 _CASES: list[tuple[str, str]] = [
     ("inline_asm/*", _ASM),
+    ("clusters/*", "AMD GPUs have no thread-block clusters: num_ctas must be 1 (as in Triton); the kernel is "
+     "rejected at compile time"),
 ]
 
 

@@ -98,9 +98,10 @@ def make_llir(target, options):
     def stage(module, metadata):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
         from .target_info import NVIDIATargetInfo
-        text, meta = lower_to_llvm(module, NVIDIATargetInfo(capability(target), options.maxnreg), options)
+        text, meta = lower_to_llvm(module, NVIDIATargetInfo(capability(target), options.maxnreg,
+                                                                 options.num_ctas), options)
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
-                        threads_per_warp=meta["threads_per_warp"])
+                        threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas)
         return text
     return stage
 

@@ -27,6 +27,8 @@ _TARGET: list[tuple[str, str, tuple[str, ...]]] = [
      "as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
     ("loops_options/dot-*fp8e4nv*", "fp8e4nv is not a supported fp8 type before sm_89 "
      "(options.supported_fp8_dtypes, as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
+    ("clusters/*", "thread-block clusters (num_ctas > 1) need sm_90 or newer, as in Triton; the kernel is "
+     "rejected at compile time", ("cuda:80", "cuda:86", "cuda:89")),
 ]
 
 

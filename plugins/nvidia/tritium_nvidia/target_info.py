@@ -33,9 +33,12 @@ class NVIDIATargetInfo(TargetInfo):
     data_layout = DATA_LAYOUT
     backend_name = "nvidia"
 
-    def __init__(self, capability: int = 90, maxnreg: int | None = None):
+    def __init__(self, capability: int = 90, maxnreg: int | None = None, num_ctas: int = 1):
         self.capability = capability
         self.maxnreg = maxnreg
+        #: CTAs per program (a thread-block cluster, sm_90+).  A program is one cluster: its id is
+        #: the cluster's id, and its work runs on the cluster's first CTA (see ``make_kernel``).
+        self.num_ctas = num_ctas
 
     @property
     def warp_size(self) -> int:
@@ -49,9 +52,13 @@ class NVIDIATargetInfo(TargetInfo):
         return self._sreg(b, "tid.x")
 
     def program_id(self, b, axis):
+        if self.num_ctas > 1:
+            return self._sreg(b, f"clusterid.{'xyz'[axis]}")
         return self._sreg(b, f"ctaid.{'xyz'[axis]}")
 
     def num_programs(self, b, axis):
+        if self.num_ctas > 1:
+            return self._sreg(b, f"nclusterid.{'xyz'[axis]}")
         return self._sreg(b, f"nctaid.{'xyz'[axis]}")
 
     def lane_id(self, b, tid):
@@ -209,6 +216,23 @@ class NVIDIATargetInfo(TargetInfo):
             # ``.maxnreg N`` on the kernel's entry (never on its noinline callees), as Triton sets it
             fn.module.add_named_metadata("nvvm.annotations",
                                          [fn, ir.MetaDataString(fn.module, "maxnreg"), ir.Constant(I32, self.maxnreg)])
+        if self.num_ctas > 1:
+            self._run_on_first_cta(fn)
+
+    def _run_on_first_cta(self, fn):
+        """A program of ``num_ctas`` CTAs is launched as one cluster of that many CTAs (the
+        driver's cluster launch).  Layouts place a block's tensors in one CTA, so the program's
+        work runs on the cluster's rank-0 CTA and the others return at entry: every program runs
+        exactly once, and ``program_id`` / ``num_programs`` count clusters."""
+        old_entry = fn.blocks[0]
+        check = fn.append_basic_block("cluster_rank_check")
+        leave = fn.append_basic_block("cluster_rank_idle")
+        fn.blocks.remove(check)
+        fn.blocks.insert(0, check)
+        b = ir.IRBuilder(check)
+        rank = self._sreg(b, "cluster.ctarank")
+        b.cbranch(b.icmp_unsigned("!=", rank, ir.Constant(I32, 0)), leave, old_entry)
+        ir.IRBuilder(leave).ret_void()
 
     # --- plugin-owned lowerings ------------------------------------------------------------------
     #: NVPTX's register classes (pred, b8, b16, b32, b64, f32, f64, b128) and immediates
@@ -239,9 +263,15 @@ class NVIDIATargetInfo(TargetInfo):
             with b.goto_entry_block():
                 slot = b.alloca(st)
             for i, a in enumerate(args):
-                b.store(a, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=st))
+                # the field's own type comes from the typed alloca (``source_etype`` would make llvmlite
+                # type every field pointer as the whole struct's)
+                b.store(a, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, i)]))
             buf = slot
-        b.call(vprintf, [self._cstring(module, fmt), buf])
+        # one global per distinct format (a tensor's elements share theirs)
+        strings = module.__dict__.setdefault("_tritium_printf_formats", {})
+        if fmt not in strings:
+            strings[fmt] = self._cstring(module, fmt)
+        b.call(vprintf, [strings[fmt], buf])
 
     def assert_fail(self, b, message, file, func, line):
         module = b.module
