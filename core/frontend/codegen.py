@@ -15,7 +15,7 @@ import operator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
 from ..language import dtypes as tl
-from ..language.core import builder_keyword, constexpr, is_builtin, tensor
+from ..language.core import builder_keyword, constexpr, is_builtin, tensor, tuple as tl_tuple
 from ..ttir import ops as tt
 from . import semantic as sem
 from . import semantic_tensor as semt
@@ -30,7 +30,37 @@ def _unwrap(x):
 
 
 def _is_static(x) -> bool:
-    return not isinstance(x, tensor) and not (isinstance(x, tuple) and any(isinstance(v, tensor) for v in x))
+    """Whether ``x`` is known at compile time: no tensor in it, at any depth of tuples."""
+    x = _unwrap(x)
+    if isinstance(x, tensor):
+        return False
+    return not isinstance(x, tuple) or all(_is_static(v) for v in x)
+
+
+def _is_namedtuple(v) -> bool:
+    return isinstance(v, tuple) and hasattr(type(v), "_fields")
+
+
+def _remake(like, items):
+    """A tuple of ``items`` of the same kind as ``like``: its named-tuple class, a ``tl.tuple``
+    (keeping field names), or a plain tuple."""
+    if _is_namedtuple(like):
+        return type(like)(*items)
+    if isinstance(like, tl_tuple):
+        return tl_tuple(items, like.type if like._fields_names else None)
+    return tuple(items)
+
+
+def _wrap(v):
+    """A Python value as a kernel value: numbers, strings and None become constexprs, tuples keep
+    their kind with their elements wrapped."""
+    if isinstance(v, (tensor, constexpr)):
+        return v
+    if isinstance(v, tuple):
+        return _remake(v, [_wrap(x) for x in v])
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return constexpr(v)
+    return v
 
 
 _BINOPS = {
@@ -116,7 +146,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         params = self.jit_fn.arg_names
         line, col = self.jit_fn.file_position(node)
         self.builder.set_loc(line, col)
-        in_types = [v for v in self.arg_values if not isinstance(v, constexpr)]
+        in_types = [v for v in _flatten_signature(self.arg_values) if not isinstance(v, constexpr)]
         func = tt.FuncOp(self.func_name, [ir_type(t) for t in in_types], [],
                          "public" if self.is_kernel else "private")
         if self.arg_attrs is not None and any(self.arg_attrs):
@@ -128,12 +158,15 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         for a in entry.args:
             a.location = self.builder.loc
         it = iter(entry.args)
-        for name, v in zip(params, self.arg_values):
+
+        def value_of(v):  # a parameter's value: a tuple argument takes its leaves in order
             if isinstance(v, constexpr):
-                self.lscope[name] = v
-            else:
-                arg = next(it)
-                self.lscope[name] = tensor(arg, v)
+                return v
+            if isinstance(v, tuple):
+                return _remake(v, [value_of(x) for x in v])
+            return tensor(next(it), v)
+        for name, v in zip(params, self.arg_values):
+            self.lscope[name] = value_of(v)
         with self.builder.at(entry):
             self.visit_compound(node.body)
             ret = self.ret_value if self.returned else None
@@ -198,6 +231,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self._assign(node.target, value)
 
     def _assign(self, target, value):
+        if isinstance(target, ast.Subscript):
+            raise self._error(target, "unsupported Python construct in a kernel: item assignment "
+                              f"`{ast.unparse(target)} = ...` (tuples cannot be changed in place; build a new "
+                              "tuple instead, e.g. `t = (x,) + t[1:]`)")
         if isinstance(target, ast.Name):
             if not isinstance(value, (tensor, constexpr, tuple)) and not callable(value) and not isinstance(value, tl.dtype):
                 value = constexpr(value)
@@ -207,6 +244,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             vals = _unwrap(value)
             if isinstance(vals, tensor):
                 raise self._error(target, f"cannot unpack a tensor into {len(target.elts)} names")
+            if not isinstance(vals, (tuple, list)):
+                raise self._error(target, f"cannot unpack {_describe(value)} into {len(target.elts)} names")
             vals = list(vals)
             if len(vals) != len(target.elts):
                 raise self._error(target, f"cannot unpack {len(vals)} values into {len(target.elts)} names")
@@ -250,6 +289,38 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     visit_List = visit_Tuple
 
+    def visit_ListComp(self, node):
+        """``[f(v) for v in values if c]`` over a tuple or ``tl.static_range``, unrolled at compile
+        time: a tuple of the results."""
+        from ..language.core import static_range
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            raise self._error(node, "unsupported Python construct in a kernel: a comprehension with "
+                              f"{len(node.generators)} `for` clauses (write one)")
+        comp = node.generators[0]
+        it = self.visit(comp.iter)
+        if isinstance(it, static_range):
+            items = [constexpr(i) for i in range(*(int(_unwrap(x)) for x in (it.start, it.end, it.step)))]
+        elif isinstance(_unwrap(it), (tuple, list)):
+            items = list(_unwrap(it))
+        else:
+            raise self._error(comp.iter, "a comprehension in a kernel must iterate over a tuple or "
+                              f"tl.static_range(), got {_describe(it)}")
+        saved = dict(self.lscope)
+        out = []
+        try:
+            for v in items:
+                self._assign(comp.target, v)
+                conds = [self.visit(c) for c in comp.ifs]
+                if any(not _is_static(c) for c in conds):
+                    raise self._error(node, "the condition of a comprehension must be a constexpr")
+                if all(_unwrap(c) for c in conds):
+                    out.append(self.visit(node.elt))
+        finally:
+            self.lscope = saved
+        return tl_tuple(out)
+
+    visit_GeneratorExp = visit_ListComp
+
     def visit_JoinedStr(self, node):
         parts = []
         for v in node.values:
@@ -289,6 +360,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if not hasattr(obj, attr):
             raise self._error(node, f"'{type(obj).__name__}' object has no attribute '{attr}'")
         out = getattr(obj, attr)
+        if isinstance(out, tuple) and not _is_static(out):
+            return _wrap(out)  # a field of a named tuple of values
         if isinstance(out, (bool, int, float, str, tuple)) or out is None:
             return constexpr(out)
         return out
@@ -304,7 +377,13 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             raise self._error(node, "indexing a tuple needs a constexpr index")
         if isinstance(i, tuple):
             i = tuple(_unwrap(x) for x in i)
+        if isinstance(obj, tuple) and not isinstance(i, (int, slice)):
+            raise self._error(node, f"a tuple index must be a constexpr integer or slice, got {_describe(idx)}")
+        if isinstance(obj, tuple) and isinstance(i, int) and not -len(obj) <= i < len(obj):
+            raise self._error(node, f"tuple index {i} is out of range for a tuple of {len(obj)} elements")
         out = obj[i]
+        if isinstance(obj, tuple) and isinstance(i, slice):
+            return _wrap(tl_tuple(out) if not isinstance(out, tl_tuple) else out)
         return constexpr(out) if isinstance(out, (bool, int, float, str)) or out is None else out
 
     def visit_Slice(self, node):
@@ -318,6 +397,16 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def _binop(self, op_type, lhs, rhs, node):
         name, pyop = _BINOPS[op_type]
+        lt, rt = _unwrap(lhs), _unwrap(rhs)
+        if isinstance(lt, tuple) or isinstance(rt, tuple):
+            # tuples at compile time: concatenation and repetition make a new tuple of the values
+            if op_type is ast.Add and isinstance(lt, tuple) and isinstance(rt, tuple):
+                return _wrap(tl_tuple(list(lt) + list(rt)))
+            if op_type is ast.Mult and isinstance(_unwrap(rt if isinstance(lt, tuple) else lt), int):
+                t, n = (lt, rt) if isinstance(lt, tuple) else (rt, lt)
+                return _wrap(tl_tuple(list(t) * _unwrap(n)))
+            raise self._error(node, f"unsupported operand types for {ast.unparse(node) if hasattr(node, 'op') else name}: "
+                              f"{_describe(lhs)} and {_describe(rhs)}")
         if _is_static(lhs) and _is_static(rhs):
             return constexpr(pyop(_unwrap(lhs), _unwrap(rhs)))
         if name is None:
@@ -398,6 +487,20 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return fn(*args, **{builder_keyword(fn): self.builder}, **kwargs)
         if fn is constexpr:
             return constexpr(_unwrap(args[0]) if args else None)
+        if isinstance(fn, type) and issubclass(fn, tuple):
+            # tl.tuple(values), tuple(values), a named tuple class: a tuple of the values as they are
+            if hasattr(fn, "_fields"):
+                return fn(*args, **kwargs)
+            items = _unwrap(args[0]) if args else ()
+            if isinstance(items, tensor):
+                raise self._error(node, "cannot make a tuple of a tensor's elements; index it with constexprs")
+            kind = _unwrap(kwargs.get("type", args[1] if len(args) > 1 else None))
+            return tl_tuple(list(items), kind) if fn is tl_tuple or fn is tuple else fn(items)
+        if fn is len and len(args) == 1 and isinstance(_unwrap(args[0]), (tuple, list)):
+            return constexpr(len(_unwrap(args[0])))
+        if fn in (zip, enumerate, reversed) and any(isinstance(_unwrap(a), tuple) and not _is_static(a) for a in args):
+            out = fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+            return _wrap(tl_tuple([tl_tuple(x) if isinstance(x, tuple) else x for x in out]))
         if fn is isinstance:
             return constexpr(_isinstance(*args))
         from ..language.core import range as tl_range, static_range
@@ -412,8 +515,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return out
         if fn is print:
             from ..language import functions as F
-            # a device print, as in Triton: ``print("no arg")`` prints ``pid (0, 0, 0) no arg``
-            # from every program (tl.static_print prints at compile time)
+            if all(_is_static(a) for a in args):
+                print(*[_unwrap(a) for a in args])
+                return None
             return F.device_print(*(args if isinstance(_unwrap(args[0]), str) else [""] + args), _builder=self.builder)
         if fn is range:
             from ..language.core import range as tl_range
@@ -454,15 +558,15 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 values.append(constexpr(v))
             elif isinstance(v, tensor):
                 values.append(v)
-            elif isinstance(v, tuple) and any(isinstance(x, tensor) for x in v):
-                raise self._error(node, f"passing a tuple of tensors as argument '{name}' is not supported")
+            elif isinstance(_unwrap(v), tuple) and not _is_static(v):
+                values.append(_as_argument(_unwrap(v)))  # a tuple of values: its tensors are passed
             else:
                 # As in Triton, a value known at compile time (a number, None, a dtype, a function)
                 # stays one in the callee, which is specialized on it (an axis, a flag, `x is None`).
                 values.append(constexpr(v))
         if fn.noinline:
             self._check_noinline_args(fn, values, node)
-        sig = [v if isinstance(v, constexpr) else v.type for v in values]
+        sig = [_signature_of(v) for v in values]
         mangled = fn.mangle(sig)
         if mangled not in self.compiled:
             self.compiled[mangled] = "in progress"
@@ -482,7 +586,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             raise self._error(node, f"recursive calls are not supported ({fn.__name__})")
         ret = self.compiled[mangled]
         flat_ret = _flatten_values(ret)
-        call = self.builder.insert(tt.CallOp(mangled, [v.handle for v in values if isinstance(v, tensor)],
+        call = self.builder.insert(tt.CallOp(mangled, [v.handle for v in _flatten_values(values)],
                                              [t.handle.type for t in flat_ret]))
         return _rebuild_values(ret, [tensor(r, t.type) for r, t in zip(call.results, flat_ret)])
 
@@ -520,7 +624,7 @@ def _isinstance(value, classes) -> bool:
 def _flatten_values(v) -> list[tensor]:
     if isinstance(v, tensor):
         return [v]
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, list)):
         out = []
         for x in v:
             out.extend(_flatten_values(x))
@@ -535,9 +639,47 @@ def _rebuild_values(structure, flat: list[tensor]):
         if isinstance(s, tensor):
             return next(it)
         if isinstance(s, tuple):
-            return tuple(go(x) for x in s)
+            return _remake(s, [go(x) for x in s])
         return s
     return go(structure)
+
+def _as_argument(v):
+    """A tuple passed to a @jit function: tensors stay, every other leaf becomes a constexpr."""
+    if isinstance(v, tensor):
+        return v
+    if isinstance(v, tuple):
+        return _remake(v, [_as_argument(x) for x in v])
+    return constexpr(v)
+
+
+def _signature_of(v):
+    """A call argument's part of the callee's specialization: a tensor's type, a constexpr, or
+    for a tuple the same structure of those."""
+    if isinstance(v, tensor):
+        return v.type
+    if isinstance(v, tuple):
+        return _remake(v, [_signature_of(x) for x in v])
+    return v
+
+
+def _flatten_signature(values) -> list:
+    out = []
+    for v in values:
+        if isinstance(v, tuple):
+            out.extend(_flatten_signature(v))
+        else:
+            out.append(v)
+    return out
+
+
+def _describe(v) -> str:
+    v0 = _unwrap(v)
+    if isinstance(v0, tensor):
+        return f"a tensor of type {v0.type}"
+    if isinstance(v0, tuple):
+        return f"a tuple of {len(v0)}"
+    return f"the constexpr {v0!r}"
+
 
 
 def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:

@@ -25,5 +25,6 @@ from . import standard  # noqa: E402,F401
 from .standard import add, flip, gather, histogram, mul, reduce_or, sort, sub, swizzle2d, topk  # noqa: E402,F401
 from . import extra  # noqa: E402,F401
 from .core import extern, extern_elementwise  # noqa: E402,F401
+from .core import constexpr_type, tuple, tuple_type  # noqa: E402,F401
 from .tensor_descriptor import (load_tensor_descriptor, make_tensor_descriptor,  # noqa: E402,F401
                                 store_tensor_descriptor, tensor_descriptor)

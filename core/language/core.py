@@ -6,6 +6,7 @@ A builtin is a Python function the code generator calls at compile time with the
 """
 from __future__ import annotations
 
+import builtins
 import functools
 from typing import Any
 
@@ -66,7 +67,10 @@ class constexpr:
 
     def __init__(self, value: Any):
         self.value = value.value if isinstance(value, constexpr) else value
-        self.type = constexpr
+
+    @property
+    def type(self) -> "constexpr_type":
+        return constexpr_type(self.value)
 
     def __repr__(self) -> str:
         return f"constexpr[{self.value!r}]"
@@ -143,7 +147,7 @@ class tensor:
         self.handle = handle
         self.type = type
         self.dtype = type.scalar
-        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.shape = builtins.tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
         self.numel = constexpr(type.numel if type.is_block() else 1)
 
     def __str__(self) -> str:
@@ -201,8 +205,135 @@ class tensor:
     del _n, _member
 
 
+class constexpr_type:
+    """The type of a compile-time value (``x.type`` of a constexpr ``x``), carrying the value."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and type(self.value) is type(other.value) \
+            and self.value == other.value
+
+    def __hash__(self):
+        try:
+            return hash(("constexpr_type", self.value))
+        except TypeError:
+            return hash(("constexpr_type", repr(self.value)))
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
+
+    __str__ = __repr__
+
+    def mangle(self) -> str:
+        return repr(self)
+
+
+def _type_of(v):
+    if isinstance(v, (tensor, constexpr, tuple)):
+        return v.type
+    if isinstance(v, builtins.tuple):
+        return tuple_type([_type_of(x) for x in v], getattr(type(v), "_fields", None))
+    t = getattr(v, "type", None)
+    return t if t is not None and not callable(t) else constexpr_type(v)
+
+
 class tuple_type:
-    """Marks tuples of values returned by device functions (kept as Python tuples)."""
+    """The type of a tuple of kernel values: its element types (``constexpr_type`` for the
+    compile-time ones) and, for a named tuple, its field names."""
+
+    def __init__(self, types, fields=None):
+        self.types = list(types)
+        self.fields = list(fields) if fields else [""] * len(self.types)
+        self.name = "[" + ",".join(f"{k}:{v}" for k, v in zip(self.fields, self.types)) + "]"
+
+    def __str__(self) -> str:
+        return self.name
+
+    __repr__ = __str__
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __len__(self):
+        return len(self.types)
+
+    def __getitem__(self, index):
+        return self.types[_unwrap_if_constexpr(index)]
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.types == other.types and self.fields == other.fields
+
+    def __hash__(self):
+        return hash((builtins.tuple(map(str, self.types)), builtins.tuple(self.fields)))
+
+    def mangle(self) -> str:
+        return "T" + "_".join(t.mangle() if hasattr(t, "mangle") else str(t) for t in self.types) + "T"
+
+
+class tuple(builtins.tuple):
+    """``tl.tuple(values)``: a tuple of kernel values (tensors, constexprs, nested tuples).
+
+    It is a Python tuple: indexing with a constexpr, ``len``, iteration, unpacking, ``+`` and
+    ``==`` work at compile time as they do on tuples.  ``type`` is its ``tuple_type``; a tuple
+    made with a ``tuple_type`` that names fields answers those names as attributes, as a named
+    tuple does."""
+
+    def __new__(cls, args=(), type=None):
+        obj = super().__new__(cls, _unwrap_if_constexpr(args))
+        fields = None
+        if isinstance(type, tuple_type):
+            fields = type.fields
+        elif type is not None:
+            fields = getattr(type, "_fields", None)
+        obj._fields_names = builtins.tuple(fields) if fields and any(fields) else None
+        return obj
+
+    def __init__(self, args=(), type=None):
+        pass
+
+    @property
+    def values(self) -> list:
+        return list(self)
+
+    @property
+    def type(self) -> tuple_type:
+        return tuple_type([_type_of(v) for v in self], self._fields_names)
+
+    def __getattr__(self, name):
+        fields = self.__dict__.get("_fields_names")
+        if fields and name in fields:
+            return self[fields.index(name)]
+        raise AttributeError(f"'tuple' object has no attribute '{name}'")
+
+    def __getitem__(self, idx):
+        idx = _unwrap_if_constexpr(idx)
+        if isinstance(idx, slice):
+            return tuple(super().__getitem__(idx))
+        return super().__getitem__(idx)
+
+    def __add__(self, other):
+        return tuple(list(self) + list(_unwrap_if_constexpr(other)))
+
+    def __radd__(self, other):
+        return tuple(list(_unwrap_if_constexpr(other)) + list(self))
+
+    def __mul__(self, other):
+        return tuple(list(self) * int(_unwrap_if_constexpr(other)))
+
+    def __eq__(self, other):
+        other = _unwrap_if_constexpr(other)
+        return isinstance(other, builtins.tuple) and list(self) == list(other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return builtins.tuple.__hash__(self)
+
+    def __repr__(self) -> str:
+        return f"({', '.join(repr(x) for x in self)}{',' if len(self) == 1 else ''})"
 
 
 class slice_:  # placeholder type name used in messages

@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import descriptors as _descriptors
 from .interface import KernelInterface
-from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, specialize_arg
+from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, flatten_tuple_args, specialize_arg
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
 _ENV = os.environ
@@ -155,13 +155,16 @@ class JITFunction(KernelInterface):
 
     def mangle(self, sig) -> str:
         from ..language.core import constexpr
-        parts = []
-        for v in sig:
+
+        def part(v):
             if isinstance(v, constexpr):
-                parts.append("c" + _short(repr(v.value)))
-            else:
-                parts.append(str(v).replace("<", "").replace(">", "").replace(", ", "_").replace("x", "x"))
-        return _sanitize(f"{self.__module__}.{self.__qualname__}__{'_'.join(parts)}")
+                return "c" + _short(repr(v.value))
+            if isinstance(v, tuple):  # a tuple argument: its structure, its leaves, a named tuple's class
+                cls = type(v)
+                named = "N" + _short(f"{cls.__module__}.{cls.__qualname__}{cls._fields}") if hasattr(cls, "_fields") else ""
+                return f"T{named}{'_'.join(part(x) for x in v)}T"
+            return str(v).replace("<", "").replace(">", "").replace(", ", "_")
+        return _sanitize(f"{self.__module__}.{self.__qualname__}__{'_'.join(part(v) for v in sig)}")
 
     # -- launch --------------------------------------------------------------------------------
     def run(self, *args, grid, warmup: bool = False, **kwargs):
@@ -183,8 +186,15 @@ class JITFunction(KernelInterface):
         except OverflowError as e:
             from ..frontend.errors import KernelArgumentOverflowError
             raise self._argument_error(str(e), KernelArgumentOverflowError) from None
-        backend = self._select_backend(backend_name, bound, key_parts)
-        pointers = [(i, p.name) for i, (p, k) in enumerate(zip(self.params, key_parts))
+        # A tuple argument is passed as its leaves (specialize.flatten_tuple_args): the kernel's
+        # parameters, the device and the launch's arguments are found among those.
+        has_tuple = any(k[0] == "t" for k in key_parts)
+        if has_tuple:
+            flat, flat_keys, flat_names = flatten_tuple_args(bound, key_parts, self.arg_names)
+        else:
+            flat, flat_keys, flat_names = bound, key_parts, self.arg_names
+        backend = self._select_backend(backend_name, flat, flat_keys)
+        pointers = [(i, n) for i, (n, k) in enumerate(zip(flat_names, flat_keys))
                     if k[0] == "a" and k[1][0] == "*"]
         device, placed, explicit_target = None, False, target
         driver = backend.driver()
@@ -192,7 +202,7 @@ class JITFunction(KernelInterface):
             # Where the launch runs: the pointers' device (an error when they disagree), before
             # anything is compiled or launched.
             try:
-                device = driver.select_device([(n, _unwrap(bound[i])) for i, n in pointers])
+                device = driver.select_device([(n, _unwrap(flat[i])) for i, n in pointers])
             except ValueError as e:
                 raise type(e)(f"{self.__name__}: {e}") from None
             placed = device is not None
@@ -207,12 +217,12 @@ class JITFunction(KernelInterface):
         entry = self.kernel_cache.get(key)
         if entry is None:
             kernel = self._compile(bound, key_parts, backend, target, opts)
-            runtime = tuple(i for i, k in enumerate(key_parts) if k[0] == "a")
-            wrapped = any(type(bound[i]) is TensorWrapper for i in runtime)
+            runtime = tuple(i for i, k in enumerate(flat_keys) if k[0] == "a")
+            wrapped = any(type(flat[i]) is TensorWrapper for i in runtime)
             entry = self.kernel_cache[key] = (kernel, runtime, wrapped)
         kernel, runtime, wrapped = entry
         if not kwargs and not opts and backend_name is None and explicit_target is None and not wrapped \
-                and self._fast is not None and device is not None:
+                and self._fast is not None and device is not None and not has_tuple:
             self._fill_fast(kernel, runtime, key_parts, device, placed, driver, pointers)
         if warmup:
             return kernel
@@ -222,12 +232,12 @@ class JITFunction(KernelInterface):
             meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
             meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
             grid = grid(meta)
-        args = [bound[i] for i in runtime]
+        args = [flat[i] for i in runtime]
         if wrapped:
             args = [a.base if type(a) is TensorWrapper else a for a in args]
         kernel.launch(grid, stream, args, device)
         if stream is None and backend_name is None and explicit_target is None and not wrapped and placed \
-                and all(len(key_parts[i]) == 4 for i, _ in pointers):
+                and not has_tuple and all(len(key_parts[i]) == 4 for i, _ in pointers):
             from .direct_binder import fill
             fill(self, kernel, bound, key_parts, opts, device, driver)
         return kernel

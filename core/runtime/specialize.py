@@ -7,7 +7,11 @@ Each runtime argument maps to a hashable key part:
 placing the memory for tensors that carry their device (torch: the CUDA index or the
 ``torch.device``; DLPack: ``("dlpack", device type, index)``),
 ``("1",)`` an integer equal to 1 (compiled as the constant 1),
-``("n",)`` ``None`` (compiled as the constant None).
+``("n",)`` ``None`` (compiled as the constant None),
+``("t", cls, parts)`` a tuple (``cls`` is its named-tuple class, else ``tuple``) whose elements
+specialize as arguments do; a ``tl.constexpr`` (or a ``@jit`` function, a dtype, a string) inside
+it is ``("c", constexpr_key(value))``.  The kernel takes the tuple's run-time leaves as
+parameters, in order (:func:`flatten_tuple_args`).
 """
 from __future__ import annotations
 
@@ -188,10 +192,53 @@ def constexpr_key(v) -> tuple:
     return (type(v).__name__, repr(v))
 
 
+def is_namedtuple_type(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _tuple_leaf_key(v, param) -> tuple:
+    from ..language.core import constexpr
+    from ..language.dtypes import dtype
+    if isinstance(v, constexpr):
+        return ("c", constexpr_key(v))
+    if isinstance(v, tuple):
+        return _tuple_key(v, param)
+    if isinstance(v, (str, dtype, type)) or (callable(v) and not hasattr(v, "data_ptr")
+                                             and pointer_type_str(v) is None):
+        return ("c", constexpr_key(v))  # a function, a @jit function, a dtype: compile-time
+    return specialize_arg(v, param)
+
+
+def _tuple_key(v: tuple, param) -> tuple:
+    cls = type(v) if is_namedtuple_type(type(v)) else tuple
+    return ("t", cls, tuple([_tuple_leaf_key(x, param) for x in v]))
+
+
+def flatten_tuple_args(values, key_parts, names) -> tuple[list, list, list]:
+    """The launch's arguments with every tuple argument replaced by its leaves, depth first:
+    ``(values, key parts, names)``, a leaf named ``x[1][0]``.  The kernel's run-time parameters
+    are the leaves whose key part is ``("a", ...)``, in this order."""
+    out_v, out_k, out_n = [], [], []
+
+    def go(v, k, name):
+        if k[0] == "t":
+            for i, (x, kx) in enumerate(zip(v, k[2])):
+                go(x, kx, f"{name}[{i}]")
+        else:
+            out_v.append(v)
+            out_k.append(k)
+            out_n.append(name)
+    for v, k, n in zip(values, key_parts, names):
+        go(v, k, n)
+    return out_v, out_k, out_n
+
+
 def specialize_arg(v, param) -> tuple:
     fast = _FAST.get(type(v))
     if fast is not None:
         return fast(v, param)
+    if isinstance(v, tuple):
+        return _tuple_key(v, param)
     if type(v).__module__ == "torch" and type(v).__name__ in ("Tensor", "Parameter") and hasattr(v, "data_ptr"):
         _FAST[type(v)] = _tensor_key
         return _tensor_key(v, param)
