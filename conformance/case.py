@@ -142,6 +142,9 @@ class Case:
     options: Mapping[str, Any] = field(default_factory=dict)
     expect_error: Err | None = None
     doc: str = ""
+    #: ``stdout(text, inputs) -> None | message``: checks what the launch printed (device printf);
+    #: the runner captures the process's standard output around the launch and synchronize
+    stdout: Callable | None = None
 
     @property
     def category(self) -> str:

@@ -249,8 +249,14 @@ def _run(case: Case, ctx: BackendRun, seed: int) -> tuple[str, str]:
         args, kwargs = bind(case, dev)
     except Exception as exc:  # the suite's own setup failed: report, don't crash the run
         return FAILED, "setting up the case: " + _error_message(exc)
+    printed = None
     try:
-        if on_device:
+        if on_device and case.stdout is not None:
+            with CapturedStdout() as cap:
+                compiled = launch(case.kernel, case.grid, args, kwargs, ctx.name)
+                driver.synchronize()
+            printed = cap.text
+        elif on_device:
             compiled = launch(case.kernel, case.grid, args, kwargs, ctx.name)
         else:
             compiled = compile_only(case.kernel, case.grid, args, kwargs, ctx.name, str(ctx.target))
@@ -266,7 +272,55 @@ def _run(case: Case, ctx: BackendRun, seed: int) -> tuple[str, str]:
         return FAILED, "the kernel was accepted but must be rejected: " + repr(case.expect_error.fragments)
     if not on_device:
         return _check_compiled(compiled, ctx, driver)
+    if printed is not None:
+        try:
+            bad = case.stdout(printed, prep.ref_args)
+        except Exception as exc:
+            return FAILED, "checking the printed text: " + _error_message(exc) + _where(exc)
+        if bad:
+            return FAILED, "printed text: " + bad
     return _check_outputs(case, ctx, driver, prep, raw)
+
+
+class CapturedStdout:
+    """What is written to standard output inside the block, by Python (``sys.stdout``) and by
+    native code or the device runtime (file descriptor 1, after a C-level flush)."""
+
+    def __enter__(self):
+        import contextlib
+        import io
+        import os
+        import sys
+        import tempfile
+        sys.stdout.flush()
+        self._libc_flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(1)
+        os.dup2(self._file.fileno(), 1)
+        self._py = io.StringIO()
+        self._redirect = contextlib.redirect_stdout(self._py)
+        self._redirect.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        self._redirect.__exit__(*exc)
+        self._libc_flush()
+        os.dup2(self._saved, 1)
+        os.close(self._saved)
+        self._file.seek(0)
+        native = self._file.read().decode(errors="replace")
+        self._file.close()
+        self.text = self._py.getvalue() + native
+        return False
+
+    @staticmethod
+    def _libc_flush():
+        import ctypes
+        try:
+            ctypes.CDLL(None).fflush(None)
+        except (OSError, AttributeError):
+            pass
 
 
 def _where(exc: BaseException) -> str:

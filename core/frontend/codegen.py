@@ -515,9 +515,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return out
         if fn is print:
             from ..language import functions as F
-            if all(_is_static(a) for a in args):
-                print(*[_unwrap(a) for a in args])
-                return None
+            # a device print, as in Triton: ``print("no arg")`` prints ``pid (0, 0, 0) no arg``
+            # from every program (tl.static_print prints at compile time)
             return F.device_print(*(args if isinstance(_unwrap(args[0]), str) else [""] + args), _builder=self.builder)
         if fn is range:
             from ..language.core import range as tl_range

@@ -426,8 +426,14 @@ def device_print(prefix, args, hex, builder: Builder) -> None:
     prefix = _unwrap(prefix)
     if not isinstance(prefix, str):
         raise TypeError(f"device_print's prefix must be a string, got {prefix!r}")
-    if prefix and not prefix.endswith(" ") and args:
+    # the printed line reads ``... idx (3) x: 1.5``: with operands the prefix ends in ": ", and a
+    # prefix longer than that separator starts with a space
+    if args and not prefix.endswith(" "):
         prefix += " "
+    if args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    if len(prefix) > 2 and not prefix.startswith(" "):
+        prefix = " " + prefix
     vals = [to_tensor(a, builder) for a in args]
     signed = [1 if v.type.scalar.is_int_signed() else 0 for v in vals]
     builder.insert(tt.PrintOp(prefix, bool(_unwrap(hex)), [v.handle for v in vals], signed))

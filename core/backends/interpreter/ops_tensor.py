@@ -2,6 +2,7 @@
 the debugging ops ``tt.print`` / ``tt.assert``, ``llvm.intr.assume`` (checked) and ``gpu.barrier``."""
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -141,13 +142,26 @@ def _dot(tr, op):
 
 # -- print and assert ----------------------------------------------------------------------------
 def _format(v, info, hex_, signed) -> str:
+    # as the compiled backends print (C's %f, %i/%u, and with hex the value's own bits padded to
+    # its width)
+    if info.kind == "ptr":
+        return f"0x{int(v) & (2**64 - 1):x}"
+    if hex_:
+        if info.kind == "float":
+            held = np.asarray(v, info.hold)
+            bits = int((info.save(held) if info.save is not None else held).view(info.unsigned))
+        else:
+            bits = int(np.asarray(v).astype(info.unsigned))
+        return f"0x{bits:0{max(info.bits // 4, 1)}x}"
     if info.kind == "float":
-        return f"{float(v):f}" if not hex_ else f"0x{int(np.asarray(v, info.hold).view(info.unsigned if info.bits > 8 else np.uint8)):x}"
+        return f"{float(v):f}"
     if info.kind == "bool":
         return str(int(bool(v)))
-    if hex_:
-        return f"0x{int(np.asarray(v).astype(info.unsigned)):0{max(info.bits // 4, 1)}x}"
     return str(int(v) if signed else int(np.asarray(v).astype(info.unsigned)))
+
+
+def _index_width(dim: int) -> int:
+    return math.ceil(math.log10(dim)) if dim > 0 else 0
 
 
 @translates("tt.print")
@@ -158,20 +172,20 @@ def _print(tr, op):
     many = len(args) > 1
 
     def f(fr):
+        # pid (<x>, <y>, <z>) idx (<i0>, ...)<prefix>[(operand <k>) ]<value>, indices padded to
+        # their dimension's digits
         x, y, z = (int(p) for p in fr[0].pid)
         lines = []
         for k, (reg, info) in enumerate(args):
             val = np.asarray(fr[reg])
             sgn = signed[k] if k < len(signed) else 1
-            tag = f" (operand {k})" if many else ""
-            if val.ndim == 0:
-                lines.append(f"pid ({x}, {y}, {z}) idx (){prefix}{tag}{_format(val, info, hex_, sgn)}")
-                continue
+            tag = f"(operand {k}) " if many else ""
+            widths = [_index_width(d) for d in val.shape]
             for idx in np.ndindex(val.shape):
-                i = ", ".join(str(j) for j in idx)
+                i = ", ".join(str(j).rjust(w) for j, w in zip(idx, widths))
                 lines.append(f"pid ({x}, {y}, {z}) idx ({i}){prefix}{tag}{_format(val[idx], info, hex_, sgn)}")
         if not args:
-            lines.append(f"pid ({x}, {y}, {z}) {prefix.strip()}")
+            lines.append(f"pid ({x}, {y}, {z}){prefix}")
         sys.stdout.write("\n".join(lines) + "\n")
     return f
 

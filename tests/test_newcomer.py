@@ -1,0 +1,113 @@
+"""What a new user meets first: device printing on every backend, grid validation, and the
+``tritium`` command's errors, packaging and docs."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args, cwd=None, env=None, timeout=300):
+    full = dict(os.environ)
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "tritium.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, env=full, timeout=timeout)
+
+
+def _has_cuda() -> bool:
+    try:
+        from tritium.runtime.driver import get_backend
+        return bool(get_backend("nvidia").device_present())
+    except Exception:
+        return False
+
+
+# -- 1. device_print ---------------------------------------------------------------------------
+@triton.jit
+def _print_forms(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_print("x", x)
+    tl.device_print("pid", tl.program_id(0))
+    tl.device_print("h", x.to(tl.int32), hex=True)
+    tl.device_print("text only")
+    tl.device_print("two", x, x.to(tl.int64))
+    tl.device_print("ptr", x_ptr + tl.arange(0, BLOCK))
+    tl.device_print("b", x.to(tl.bfloat16), hex=True)
+
+
+@pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
+def test_device_print_compiles_for_nvidia(target):
+    pytest.importorskip("tritium_nvidia")
+    x = np.zeros(16, np.float32)
+    k = _print_forms.warmup(x, BLOCK=16, grid=(1,), backend="nvidia", target=target)
+    ptx = k.asm["ptx"]
+    assert "vprintf" in ptx and k.asm.get("cubin")
+    # the format strings as the device prints them
+    strings = {bytes(int(c) for c in m.group(1).split(",")).rstrip(b"\0").decode()
+               for m in re.finditer(r"\.b8 \S+\[\d+\] = \{([^}]*)\}", ptx)}
+    assert "pid (%u, %u, %u) idx (%2u) x: %f\n" in strings
+    assert "pid (%u, %u, %u) idx () pid: %i\n" in strings
+    assert "pid (%u, %u, %u) idx (%2u) h: 0x%08x\n" in strings
+    assert "pid (%u, %u, %u) text only\n" in strings
+    assert "pid (%u, %u, %u) idx (%2u) two: (operand 1) %lli\n" in strings
+    assert "pid (%u, %u, %u) idx (%2u) ptr: %p\n" in strings
+    assert "pid (%u, %u, %u) idx (%2u) b: 0x%04x\n" in strings
+
+
+@triton.jit
+def _print_interp(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_print("x", x)
+    print("", x, x.to(tl.uint8))
+    print("no arg")
+    tl.device_print("h ", x.to(tl.int16), hex=True)
+
+
+def test_device_print_interpreter_format(capfd):
+    rng = np.random.default_rng(0)
+    x = rng.integers(-100, 100, 16).astype(np.int32)
+    _print_interp[(2,)](x, BLOCK=16, backend="interpreter")
+    got = Counter(capfd.readouterr().out.splitlines())
+    want = Counter()
+    for p in range(2):
+        want[f"pid ({p}, 0, 0) no arg"] += 1
+        for i, v in enumerate(x):
+            want[f"pid ({p}, 0, 0) idx ({i:2}) x: {v}"] += 1
+            want[f"pid ({p}, 0, 0) idx ({i:2}): (operand 0) {v}"] += 1
+            want[f"pid ({p}, 0, 0) idx ({i:2}): (operand 1) {int(v) % 256}"] += 1
+            want[f"pid ({p}, 0, 0) idx ({i:2}) h: 0x{int(v) % 2**16:04x}"] += 1
+    assert got == want
+
+
+def test_print_cases_check_the_text():
+    from conformance.cases import by_id
+    from conformance.runner import CapturedStdout
+    case = by_id()["print/tensor-int32"]
+    x = np.arange(256, dtype=np.int32)
+    good = "\n".join(f"pid ({p}, 0, 0) idx ({i:3}) x: {p * 128 + i}" for p in range(2) for i in range(128))
+    assert case.stdout(good, {"x_ptr": x}) is None
+    assert "missing" in case.stdout(good.replace("idx (  5)", "idx (5)"), {"x_ptr": x})
+    with CapturedStdout() as cap:
+        print("from python")
+        os.write(1, b"from fd 1\n")
+    assert cap.text.splitlines() == ["from python", "from fd 1"]
+
+
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA device")
+def test_print_cases_on_gpu():
+    r = subprocess.run([sys.executable, "-m", "conformance", "--backend", "nvidia", "-k", "print/*"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert re.search(r"print\s+\d+ passed", r.stdout)
