@@ -85,7 +85,7 @@ def companion(fn, layout: tuple):
                 node.end_lineno, node.end_col_offset = line, tree.col_offset
     tree.body = stmts + tree.body
     comp._ast = tree
-    comp.src = fn.src + f"\n# tensor-descriptor arguments: {layout}\n"
+    comp._src = fn.src + f"\n# tensor-descriptor arguments: {layout}\n"  # keys the cache; the tree is set above
     comp._cache_key = None
     comp.kernel_cache = {}
     comp._backend_by_kind = {}

@@ -48,12 +48,15 @@ class JITFunction(KernelInterface):
             self._src_lines, self._first_line = _source_of(fn)
         except (OSError, TypeError):  # defined in a REPL or exec(): reported when it is compiled
             self._src_lines, self._first_line = _exec_source_of(fn) or ([], 0)
-        self.src = textwrap.dedent("".join(self._src_lines))
+        self._src = textwrap.dedent("".join(self._src_lines))
         self._indent = len(self._src_lines[0]) - len(self._src_lines[0].lstrip()) if self._src_lines else 0
         self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self.starting_line_number = self._first_line  # the line of ``def`` in self.file
+        self._origin = f"{self.file}:{self._first_line}" if self._first_line else self.file
         self._ast: ast.FunctionDef | None = None
         self._cache_key: str | None = None
-        self.kernel_cache: dict = {}   # (specialization key) -> CompiledKernel
+        self._cache_key_generation = -1
+        self.kernel_cache: dict = _KernelCache(self)   # (specialization key) -> CompiledKernel
         self._backend_by_kind: dict = {}
         self._fast = None  # (generated launcher, its cache, torch tensor type); see binder.py
         self._direct = None  # the binder for this function's argument pattern; see direct_binder.py
@@ -61,6 +64,74 @@ class JITFunction(KernelInterface):
         functools.update_wrapper(self, fn)
 
     # -- source --------------------------------------------------------------------------------
+    @property
+    def src(self) -> str:
+        """The function's source text (dedented, from ``def``), which the compiler reads."""
+        return self._src
+
+    @src.setter
+    def src(self, new_src: str) -> None:
+        self._unsafe_update_src(new_src)
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Compile this function from ``new_src`` from now on (Triton's name; tests vary a kernel
+        by editing its text).  The parsed tree, the cache key and every compiled kernel of the old
+        text are dropped, so the next launch compiles the new one; the on-disk cache keys on the
+        text.  The parameters must keep their names: the launch binds arguments by them.  Errors
+        point into the new text: ``<name (updated source; def at file:line)>:line:col``, lines
+        counted from its first line.  Functions that call this one hash its new text too (their
+        keys are recomputed), but kernels they compiled before stay in their in-memory caches:
+        clear those (``caller.kernel_cache.clear()``) to recompile them."""
+        global _SRC_GENERATION
+        if not isinstance(new_src, str):
+            raise TypeError(f"{self.__name__}: the source must be a str, got {type(new_src).__name__}")
+        text = textwrap.dedent(new_src)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            raise SyntaxError(f"{self.__name__}: the new source does not parse: {e.msg} (line {e.lineno})") from None
+        fns = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if not fns:
+            raise ValueError(f"{self.__name__}: the new source defines no function")
+        a = fns[0].args
+        names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+        if names != self.arg_names:
+            raise ValueError(f"{self.__name__}: the new source's parameters ({', '.join(names)}) differ from the "
+                             f"function's ({', '.join(self.arg_names)}); arguments are bound by those names")
+        self.file = f"<{self.__qualname__} (updated source; def at {self._origin})>"
+        self._src_lines = text.splitlines(keepends=True)
+        linecache.cache[self.file] = (len(text), None, self._src_lines, self.file)
+        self._first_line, self._indent = 1, 0
+        self._src = text
+        self._ast = None
+        self._cache_key = None
+        _SRC_GENERATION += 1  # callers hash this function's text: their keys are recomputed
+        dict.clear(self.kernel_cache)  # the compiled kernels and the launch fast paths filled from them
+        self._forget_launchers()
+        for attr in ("_descriptor_companions", "_descriptor_binders"):  # built from the old text
+            self.__dict__.pop(attr, None)
+
+    def _forget_launchers(self) -> None:
+        """Drop the launch fast paths (binder.py, direct_binder.py) and the descriptor companions'
+        kernels: after the kernel cache was emptied, the next launch goes through ``run`` and
+        compiles."""
+        self._fast = None
+        self._direct = None
+        self._by_grid = {}
+        for comp in list(self.__dict__.get("_descriptor_companions", {}).values()):
+            dict.clear(comp.kernel_cache)
+            comp._fast, comp._direct, comp._by_grid = None, None, {}
+        self.__dict__.pop("_descriptor_binders", None)
+
+    @property
+    def device_caches(self):
+        """``device -> (kernel cache, key cache, target, backend, binder)``, the shape of Triton's
+        ``JITFunction.device_caches``.  Tritium keeps one kernel cache for all devices (a compiled
+        kernel serves every device of its target), so ``kernel.device_caches[d][0]`` is
+        ``kernel.kernel_cache`` for every ``d``; ``.clear()`` on it makes the next launch compile
+        again."""
+        return _DeviceCaches(self)
+
     def parse(self) -> ast.FunctionDef:
         if self._ast is None:
             if not self.src:
@@ -104,7 +175,8 @@ class JITFunction(KernelInterface):
     @property
     def cache_key(self) -> str:
         """Hash of this function's source and of every @jit function it may call."""
-        if self._cache_key is None:
+        if self._cache_key is None or self._cache_key_generation != _SRC_GENERATION:
+            self._cache_key_generation = _SRC_GENERATION
             h = hashlib.sha256(self.src.encode())
             seen = {id(self)}
             scope = self.global_scope()
@@ -327,6 +399,69 @@ class JITFunction(KernelInterface):
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+#: bumped whenever a function's source is replaced, so that the cache keys hashing it (its
+#: callers') are computed again
+_SRC_GENERATION = 0
+
+
+class _KernelCache(dict):
+    """A function's compiled kernels, by specialization key.  ``clear()`` also forgets the launch
+    fast paths filled from them (binder.py, direct_binder.py), so the next launch compiles."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    def clear(self) -> None:
+        super().clear()
+        self._fn._forget_launchers()
+
+    def __reduce__(self):  # a plain dict when copied or pickled
+        return (dict, (dict(self),))
+
+
+class _DeviceCaches:
+    """``JITFunction.device_caches``: a read-only mapping from any device to one tuple."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __getitem__(self, device):
+        return _DeviceCache(self._fn, device)
+
+    def __contains__(self, device) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"<device caches of {self._fn.__name__}: one kernel cache, {len(self._fn.kernel_cache)} kernels>"
+
+
+class _DeviceCache(tuple):
+    """``(kernel_cache, kernel_key_cache, target, backend, binder)`` for one device: the target and
+    backend are those a launch without tensors would pick (the default backend and its target);
+    ``binder(*args, **kwargs)`` returns ``(bound arguments by name, specialization key parts,
+    launch options)``."""
+
+    def __new__(cls, fn, device):
+        backend = fn._select_backend(None, (), ())
+        try:
+            target = backend.default_target()
+        except Exception:  # noqa: BLE001 - no device of that backend here: the target is unknown
+            target = None
+
+        def binder(*args, **kwargs):
+            opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in fn.arg_names}
+            bound = fn.bind_args(args, kwargs)
+            parts = [spec(v, p) for spec, v, p in zip(fn.specializers, bound, fn.params)]
+            return dict(zip(fn.arg_names, bound)), parts, opts
+        return super().__new__(cls, (fn.kernel_cache, {}, target, backend, binder))
+
+    kernel_cache = property(lambda self: self[0])
+    target = property(lambda self: self[2])
+    backend = property(lambda self: self[3])
+    binder = property(lambda self: self[4])
 
 
 class _Param:
