@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import knobs  # noqa: F401  (process-wide settings; pure Python)
 from . import language  # noqa: F401  (pure Python)
 from .errors import TritonError  # noqa: F401
 from .frontend.errors import CompilationError  # noqa: F401
@@ -41,4 +42,4 @@ def __getattr__(name):
 
 __all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError", "TritonError",
            "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing",
-           "constexpr_function"]
+           "constexpr_function", "knobs"]

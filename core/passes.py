@@ -2,7 +2,7 @@
 
 A pass is any object with a ``name`` and a ``run(module)`` method that rewrites the module in
 place.  ``PassManager(name, passes).run(module)`` runs them in order and adds the debugging
-hooks every pipeline wants, driven by environment variables:
+hooks every pipeline wants, driven by ``tritium.knobs`` (each backed by an environment variable):
 
 ``TRITIUM_VERIFY_EACH=1``   verify the module after every pass (on by default under pytest)
 ``TRITIUM_DUMP_IR=1``       print the IR before and after every pass to stderr; any other value
@@ -15,7 +15,6 @@ caller (the compiler driver) turns it into a user-facing compiler error.
 """
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
@@ -42,16 +41,15 @@ class PassError(RuntimeError):
                          f"{type(cause).__name__}: {cause}")
 
 
-def _flag(name: str, default: bool = False) -> bool:
-    v = os.environ.get(name)
-    if v is None or v == "":
-        return default
-    return v.lower() not in ("0", "false", "no", "off")
+def _knobs():
+    from . import knobs
+    return knobs
 
 
 def verify_each_default() -> bool:
-    # pytest sets PYTEST_CURRENT_TEST while a test runs: verify there, stay fast elsewhere.
-    return _flag("TRITIUM_VERIFY_EACH", default="PYTEST_CURRENT_TEST" in os.environ)
+    # knobs.compilation.verify_each: on by default while pytest runs a test, off elsewhere
+    from . import knobs
+    return knobs.compilation.verify_each
 
 
 def kernel_names(module: ModuleOp) -> list[str]:
@@ -99,7 +97,7 @@ class PassManager:
             self.timings.append((p.name, time.perf_counter() - start))
             if dump:
                 self._dump(dump, kernel, idx, p.name, "after", module)
-        if _flag("TRITIUM_PASS_TIMING"):
+        if _knobs().compilation.pass_timing:
             sys.stderr.write(self.timing_report(kernel))
         return module
 
@@ -115,13 +113,13 @@ class PassManager:
     @staticmethod
     def _dump_target(kernel: str) -> str | None:
         """``"stderr"``, a directory, or None when this kernel is not dumped."""
-        sel = os.environ.get("TRITIUM_DUMP_IR", "")
-        out_dir = os.environ.get("TRITIUM_DUMP_IR_DIR", "")
+        knobs = _knobs()
+        sel, out_dir = knobs.compilation.dump_ir, knobs.cache.dump_dir  # False, True or a name's part
+        if sel is False and knobs.compilation.knob_descriptors["dump_ir"].raw(knobs.compilation) is not None:
+            return None  # dumping turned off explicitly
         if not sel and not out_dir:
             return None
-        if sel and sel.lower() not in ("1", "true", "yes", "on", "all") and sel not in kernel:
-            return None
-        if sel.lower() in ("0", "false", "no", "off"):
+        if isinstance(sel, str) and sel not in kernel:
             return None
         return out_dir or "stderr"
 

@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+from .. import knobs as _knobs
 from ..frontend.errors import CompilationError
 from ..runtime.interface import grid3
 from ..ir_source import IRSource  # noqa: F401  (tritium.compiler.IRSource, as in Triton)
@@ -220,7 +221,7 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
     opts.update(kw)
     if target is None:
         backend = manager.select_backend(None, ())
-        target = backend.default_target()
+        target = _knobs.arch_target(backend, backend.default_target())
     else:
         if isinstance(target, str):
             target = manager.parse_target(target)
@@ -238,6 +239,9 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
     if src.fn.debug is not None and "debug" not in opts:
         import dataclasses
         options = dataclasses.replace(options, debug=bool(src.fn.debug))
+    if not options.debug and _knobs.runtime.debug:  # TRITON_DEBUG=1: device asserts in every kernel
+        import dataclasses
+        options = dataclasses.replace(options, debug=True)
     name = src.name
     leaves = _runtime_leaves(src.signature, src.fn.arg_names)
     runtime_sig = {i: t for i, (n, t) in enumerate(leaves)}
@@ -368,6 +372,7 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
         target = backend.default_target()
     elif isinstance(target, str):
         target = manager.parse_target(target)
+    target = _knobs.arch_target(backend, target)  # knobs.runtime.override_arch (TRITON_OVERRIDE_ARCH)
     src = ASTSource(fn, signature, constexprs, attrs)
     return _compile_source(src, backend, target, opts)
 

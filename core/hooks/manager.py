@@ -9,7 +9,6 @@ and recorded in :func:`failed_plugins`.
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import warnings
@@ -205,9 +204,11 @@ class TritiumPluginManager:
         raise ValueError(f"no installed backend compiles for target {target}; {self._inventory()}")
 
     def select_backend(self, explicit: str | None = None, args: Sequence[Any] = ()) -> Backend:
-        """explicit name > ``TRITIUM_BACKEND`` > the backend owning an argument > the first
-        backend with a device (the interpreter last) > the interpreter."""
-        name = explicit or os.environ.get("TRITIUM_BACKEND") or None
+        """explicit name > ``knobs.runtime.backend`` (``TRITIUM_BACKEND``) > the interpreter when
+        ``knobs.runtime.interpret`` (``TRITON_INTERPRET=1``) > the backend owning an argument > the
+        first backend with a device (the interpreter last) > the interpreter."""
+        from .. import knobs
+        name = explicit or knobs.selected_backend()
         if name:
             return self.get_backend(name)
         present = [b for b in self.list_backends() if b.device_present()]

@@ -14,6 +14,7 @@ import time
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import OutOfResources, PTXASError  # noqa: F401  (triton.runtime.autotuner.OutOfResources)
+from .. import knobs as _knobs
 from .interface import KernelInterface
 
 # Benchmark failures that mean "this config does not fit", not "the kernel is wrong".  Matched by
@@ -215,7 +216,7 @@ class Autotuner(KernelInterface):
                     # the benchmark runs accumulated into these outputs; the real launch starts clean
                     self._reset_and_save(self.nargs, reset_only=True)
                 self._store_disk(key)
-                if os.environ.get("TRITIUM_PRINT_AUTOTUNING") == "1":
+                if _knobs.autotuning.print:
                     print(f"Autotuning {self._name()} finished after {self.bench_time:.2f}s; "
                           f"best config for key {key}: {self.cache[key]}")
             config = self.cache[key]
@@ -240,7 +241,7 @@ class Autotuner(KernelInterface):
     # -- optional on-disk memo of tuning results (cache_results=True) ---------------------------
     def _disk_entry(self, key: tuple):
         fn_key = getattr(self.fn, "cache_key", None)
-        if not self.cache_results or fn_key is None:
+        if not (self.cache_results or _knobs.autotuning.cache) or fn_key is None:
             return None  # without a source hash a stored result could outlive an edited kernel
         from .cache import CacheManager, make_key
 

@@ -10,6 +10,7 @@ import inspect
 import operator
 import os
 import sys
+import weakref
 
 from .interface import grid3
 from .specialize import _FAST, constexpr_key, specialize_arg
@@ -40,6 +41,35 @@ def env_token():
     return _ENV_GET(_ENV_KEY)
 
 
+# The fast paths key their entries on TRITIUM_BACKEND as the environment holds it (a dict lookup
+# per launch).  The other knobs that change a launch's backend or compiled code (runtime.interpret,
+# runtime.backend assigned without propagating, debug, override_arch, language.*) are not read
+# there: assigning one of them forgets every fast path, so the next launch of each function goes
+# through JITFunction.run, which reads them.
+_WITH_FAST = weakref.WeakSet()
+
+
+def forget_fast_paths(group: str = "", name: str = "") -> None:
+    if group not in ("runtime_knobs", "language_knobs", "") or name in ("jit_cache_hook", "jit_post_compile_hook"):
+        return
+    for fn in list(_WITH_FAST):
+        fn._fast = None
+        fn._direct = None
+        fn._by_grid.clear()
+        fn.__dict__.pop("_descriptor_binders", None)
+    from . import descriptors
+    descriptors._selections.clear()
+
+
+def _watch_knobs() -> None:
+    from .. import knobs
+    if forget_fast_paths not in knobs._listeners:
+        knobs._listeners.append(forget_fast_paths)
+
+
+_watch_knobs()
+
+
 def _torch_tensor_type():
     torch = sys.modules.get("torch")
     return getattr(torch, "Tensor", None) if torch is not None else None
@@ -55,6 +85,7 @@ def build_fast_launch(fn):
     when torch was not imported yet; ``JITFunction.run`` rebuilds it once torch is)."""
     names = [p.name for p in fn.params]
     tensor_type = _torch_tensor_type()
+    _WITH_FAST.add(fn)
 
     def key(p):
         if p.is_constexpr:

@@ -25,8 +25,6 @@ A torch tensor's three fields are read in C++ once ``torch_reader.py`` has built
 """
 from __future__ import annotations
 
-import os
-
 SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -365,8 +363,9 @@ PyMODINIT_FUNC PyInit__tritium_cbinder(void) {
 
 def load():
     """The extension, or None (no C compiler or Python headers here, or ``TRITIUM_C_BINDER=0``:
-    launches keep the generated Python binder)."""
-    if os.environ.get("TRITIUM_C_BINDER", "1") == "0":
+    launches keep the generated Python binder; ``knobs.runtime.c_binder``)."""
+    from .. import knobs
+    if not knobs.runtime.c_binder:
         return None
     from . import cext, torch_reader
     mod = cext.load("_tritium_cbinder", SOURCE)

@@ -7,9 +7,10 @@ wins and the others discard their copy.  Each entry carries a manifest with the 
 file; an entry that fails verification (missing file, wrong checksum, unreadable manifest) is
 removed and reported as a miss, so it is recompiled rather than trusted.
 
-``TRITIUM_CACHE_DIR`` chooses the root (default ``$XDG_CACHE_HOME/tritium`` or
-``~/.cache/tritium``); ``TRITIUM_ALWAYS_COMPILE=1`` makes every lookup a miss (entries are still
-written, so the next normal run finds them).
+``knobs.cache.dir`` (``TRITIUM_CACHE_DIR``, or Triton's ``TRITON_CACHE_DIR``) chooses the root
+(default ``$XDG_CACHE_HOME/tritium`` or ``~/.cache/tritium``); ``knobs.compilation.always_compile``
+(``TRITIUM_ALWAYS_COMPILE=1`` / ``TRITON_ALWAYS_COMPILE=1``) makes every lookup a miss (entries are
+still written, so the next normal run finds them).
 """
 from __future__ import annotations
 
@@ -26,15 +27,15 @@ _FORMAT = 1
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("TRITIUM_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tritium"
+    """``knobs.cache.dir``: read at each call, so a changed knob or variable takes effect at once."""
+    from .. import knobs
+    return Path(knobs.cache.dir)
 
 
 def always_compile() -> bool:
-    return os.environ.get("TRITIUM_ALWAYS_COMPILE", "").strip().lower() in ("1", "true", "yes", "on")
+    """``knobs.compilation.always_compile``."""
+    from .. import knobs
+    return knobs.compilation.always_compile
 
 
 def make_key(*parts: object) -> str:

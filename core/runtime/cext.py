@@ -25,9 +25,10 @@ _loaded: dict = {}   # (name, source) -> module or None, once tried
 
 
 def _compiler(cxx: bool) -> str | None:
+    from .. import knobs  # knobs.build.cc / .cxx: $CC / $CXX
     if cxx:
-        return shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
-    return shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        return shutil.which(knobs.build.cxx or "c++") or shutil.which("g++")
+    return shutil.which(knobs.build.cc or "cc") or shutil.which("gcc")
 
 
 def _target(directory: str, name: str, source: str, cxx: bool = False, flags: tuple = (),

@@ -21,6 +21,7 @@ import copy
 import inspect
 import os
 
+from .. import knobs as _knobs
 from ..hooks.backend import PluginError
 from ..tools.tensor_descriptor import TensorDescriptor
 from .binder import _MISSING
@@ -121,7 +122,7 @@ def _select(bound, launch_kwargs) -> tuple:
     """(backend, target) the launch's maps are asked of; target None when its device is absent."""
     from ..hooks import manager
     plain = [v.base if type(v) is TensorDescriptor else v for v in bound]
-    name = launch_kwargs.get("backend") or os.environ.get("TRITIUM_BACKEND")
+    name = launch_kwargs.get("backend") or _knobs.selected_backend()
     backend = manager.get_backend(name) if name else manager.select_backend(None, plain)
     if not backend.device_present():
         return backend, None
@@ -148,7 +149,7 @@ def tensor_maps(bound, launch_kwargs, warmup: bool) -> list:
     target = launch_kwargs.get("target")
     key = None
     if device is not None and (target is None or isinstance(target, str)):
-        key = (launch_kwargs.get("backend") or os.environ.get("TRITIUM_BACKEND"), target, type(first), device)
+        key = (launch_kwargs.get("backend") or _knobs.selected_backend(), target, type(first), device)
     sel = _selections.get(key) if key is not None else None
     if sel is None:
         sel = _select(bound, launch_kwargs)
@@ -224,7 +225,7 @@ def _install(fn, bound, layout, opts) -> None:
     device = _device_key(first)
     if device is None or any(type(v) is TensorDescriptor and type(v.base) is not type(first) for v in bound):
         return
-    env = os.environ.get("TRITIUM_BACKEND")
+    env = _knobs.selected_backend()
     sel = _selections.get((env, None, type(first), device))
     if sel is None or sel[1] is None:
         return

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import sys
 
-from .binder import _ENV_GET, _ENV_KEY, _MISSING
+from .binder import _ENV_GET, _ENV_KEY, _MISSING, _WITH_FAST
 
 #: launch options the fast path takes by keyword (the rest go to the general path)
 FAST_OPTIONS = ("num_warps", "num_stages")
@@ -242,6 +242,7 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
         if not binder.fill(kernel, bound, key_parts, opts, device, driver):
             return  # no direct launcher for this kernel: keep the general binder alone
         fn._direct = binder
+        _WITH_FAST.add(fn)  # forgotten when a knob changes (binder.forget_fast_paths)
         fn._by_grid.clear()  # kernel[grid] now binds the new binder
         # Keys the general binder already holds would be found there first: start it afresh,
         # so that each of them comes through run() once more and is filed here.

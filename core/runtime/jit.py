@@ -11,8 +11,10 @@ import os
 import textwrap
 from typing import Callable
 
+from .. import knobs as _knobs
 from . import descriptors as _descriptors
-from .interface import KernelInterface
+from . import jit_hooks as _jit_hooks
+from .interface import KernelInterface, grid3
 from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, flatten_tuple_args, specialize_arg
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
@@ -285,10 +287,18 @@ class JITFunction(KernelInterface):
         # The compiled kernel does not depend on which device of one target the memory is on:
         # one CompiledKernel (and one cache entry) serves them all, with a launcher per device.
         shared_parts = tuple(k[:3] if len(k) == 4 else k for k in key_parts)
-        key = (backend.name, target, shared_parts, tuple(sorted(opts.items())) if opts else ())
+        key = (backend.name, target, shared_parts, tuple(sorted(opts.items())) if opts else (),
+               _knobs.compile_token())  # the knobs that change what is compiled (debug, override_arch, ...)
         entry = self.kernel_cache.get(key)
         if entry is None:
+            hooks = _knobs.runtime  # knobs.runtime.jit_cache_hook / jit_post_compile_hook (jit_hooks.py)
+            if hooks.jit_cache_hook is not None and _jit_hooks.call(
+                    hooks.jit_cache_hook, self, bound, key_parts, backend, target, opts, device, warmup, key):
+                return None  # the hook asked not to compile
             kernel = self._compile(bound, key_parts, backend, target, opts)
+            if hooks.jit_post_compile_hook is not None:
+                _jit_hooks.call(hooks.jit_post_compile_hook, self, bound, key_parts, backend, target, opts, device,
+                                warmup, key)
             runtime = tuple(i for i, k in enumerate(flat_keys) if k[0] == "a")
             wrapped = any(type(flat[i]) is TensorWrapper for i in runtime)
             entry = self.kernel_cache[key] = (kernel, runtime, wrapped)
@@ -370,7 +380,7 @@ class JITFunction(KernelInterface):
 
     def _select_backend(self, explicit, bound, key_parts):
         from ..hooks import manager
-        name = explicit or _ENV.get(_BACKEND_ENV)
+        name = explicit or _knobs.selected_backend()  # TRITIUM_BACKEND, else TRITON_INTERPRET
         if name:
             return manager.get_backend(name)
         kind = None

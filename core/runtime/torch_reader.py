@@ -143,7 +143,8 @@ def _load(torch, options) -> None:
 def install(set_reader) -> None:
     """Hand the reader's address to ``set_reader`` (the C binder module's ``set_tensor_reader``)
     now if it is built, else once a background build finishes; nothing where it cannot be."""
-    if os.environ.get("TRITIUM_TORCH_READER", "1") == "0":
+    from .. import knobs
+    if not knobs.runtime.torch_reader:  # TRITIUM_TORCH_READER=0
         return
     torch = sys.modules.get("torch")
     if torch is None:

@@ -90,6 +90,10 @@ def parse_options(target: GPUTarget, opts: dict) -> HIPOptions:
     defaults = dict(threads_per_warp=target.warp_size, arch=str(target.arch))
     if ARCHS[str(target.arch)].family == "cdna3":
         defaults["dot_fp8_dtypes"] = ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
+    from tritium import knobs  # process-wide defaults; a launch's own options still decide
+    defaults["enable_fp_fusion"] = knobs.language.default_fp_fusion
+    if knobs.language.fp32_default:
+        defaults["default_dot_input_precision"] = knobs.language.fp32_default
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):
         opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))

@@ -31,13 +31,23 @@ def _rocm_roots() -> list[Path]:
     return [Path(r) for r in roots if r] + [Path("/opt/rocm")]
 
 
-@functools.lru_cache(maxsize=None)
+def _knob(name: str):
+    """(the value requested through ``tritium.knobs.amd.<name>`` or its variable, where it came from)."""
+    from tritium import knobs
+    d = knobs.amd.knob_descriptors[name]
+    return d.raw(knobs.amd), d.source(knobs.amd)
+
+
 def find_lld() -> tuple[str, ...] | None:
     """The command (argv prefix) running ``ld.lld``, or ``None`` when there is none."""
-    env = os.environ.get("TRITIUM_LLD_PATH")
+    return _find_lld(*_knob("lld_path"))
+
+
+@functools.lru_cache(maxsize=None)
+def _find_lld(env: str | None, source: str) -> tuple[str, ...] | None:
     if env:
         if not os.access(env, os.X_OK):
-            raise ToolchainError(f"TRITIUM_LLD_PATH={env!r} is not an executable file")
+            raise ToolchainError(f"{source}={env!r} is not an executable file")
         return (env,)
     for root in _rocm_roots():
         c = root / "llvm" / "bin" / "ld.lld"
@@ -66,7 +76,6 @@ def lld_version() -> str | None:
     return out.stdout.strip() or None
 
 
-@functools.lru_cache(maxsize=None)
 def find_assembler() -> tuple[str, ...] | None:
     """The command (argv prefix) of an AMDGPU assembler taking ``clang -cc1as`` arguments, or None.
 
@@ -75,10 +84,14 @@ def find_assembler() -> tuple[str, ...] | None:
     from their AMDGCN text instead.  Search order: ``TRITIUM_AMDGPU_CLANG``; ROCm's
     ``llvm/bin/clang`` (under ``ROCM_PATH``, ``ROCM_HOME``, ``HIP_PATH``, ``/opt/rocm``); the
     ``ziglang`` wheel's clang (``python -m ziglang clang``), whose LLVM has the AMDGPU assembler."""
-    env = os.environ.get("TRITIUM_AMDGPU_CLANG")
+    return _find_assembler(*_knob("amdgpu_clang"))
+
+
+@functools.lru_cache(maxsize=None)
+def _find_assembler(env: str | None, source: str) -> tuple[str, ...] | None:
     if env:
         if not os.access(env, os.X_OK):
-            raise ToolchainError(f"TRITIUM_AMDGPU_CLANG={env!r} is not an executable file")
+            raise ToolchainError(f"{source}={env!r} is not an executable file")
         return (env, "-cc1as")
     for root in _rocm_roots():
         c = root / "llvm" / "bin" / "clang"
@@ -94,3 +107,8 @@ def missing_assembler_message() -> str:
             "assembly parser), and no AMDGPU assembler was found (looked at TRITIUM_AMDGPU_CLANG, ROCm's "
             f"llvm/bin/clang, and the ziglang wheel). Install one with `pip install {ZIG_PACKAGE}` (or install "
             "ROCm, or point TRITIUM_AMDGPU_CLANG at a clang with the AMDGPU target).")
+
+
+# the cached searches behind the knob-reading entry points
+find_lld.cache_clear = _find_lld.cache_clear
+find_assembler.cache_clear = _find_assembler.cache_clear

@@ -360,7 +360,8 @@ def load():
     """The extension module, built on first use (``tritium.runtime.cext``); None where it cannot
     be (no compiler, no Python headers, a failed build or import), or when
     ``TRITIUM_CUDA_LAUNCH`` asks for a Python launch path."""
-    if os.environ.get("TRITIUM_CUDA_LAUNCH", "c") != "c":
+    from tritium import knobs
+    if (knobs.nvidia.launch_impl or "c") != "c":  # TRITIUM_CUDA_LAUNCH
         return None
     from tritium.runtime import cext
     return cext.load("_tritium_claunch", SOURCE)

@@ -247,7 +247,10 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     call again, returning its error code) after fixing what was wrong."""
     from cuda.bindings import driver as cu
 
-    impl = impl or os.environ.get("TRITIUM_CUDA_LAUNCH") or DEFAULT_IMPL
+    if not impl:
+        from tritium import knobs
+        impl = knobs.nvidia.launch_impl  # TRITIUM_CUDA_LAUNCH
+    impl = impl if impl and impl != "c" else DEFAULT_IMPL
     if impl not in ("bindings", "ctypes"):
         raise ValueError(f"launcher implementation must be 'bindings' or 'ctypes', got {impl!r}")
     arg_types = kernel_arg_types(signature)

@@ -1,7 +1,6 @@
 """NVIDIA targets and compilation options."""
 from __future__ import annotations
 
-import os
 import functools
 import re
 from dataclasses import dataclass
@@ -87,11 +86,13 @@ def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     defaults["supported_fp8_dtypes"] = fp8
     # wgmma's fp8 accumulation is left unbounded by default on Hopper, as Triton does
     defaults["max_num_imprecise_acc_default"] = 2 ** 30 if cc == 90 else 0
-    # the process-wide default for fp contraction, as Triton's TRITON_DEFAULT_FP_FUSION (Tritium's own
-    # name wins); an explicit enable_fp_fusion= on the launch still decides
-    fusion = os.environ.get("TRITIUM_DEFAULT_FP_FUSION", os.environ.get("TRITON_DEFAULT_FP_FUSION"))
-    if fusion is not None and fusion.strip() != "":
-        defaults["enable_fp_fusion"] = fusion.strip().lower() not in ("0", "false", "off", "no")
+    # the process-wide defaults: knobs.language.default_fp_fusion (TRITIUM_DEFAULT_FP_FUSION /
+    # TRITON_DEFAULT_FP_FUSION) and fp32_default (TRITON_F32_DEFAULT); a launch's own
+    # enable_fp_fusion= / default_dot_input_precision= still decides
+    from tritium import knobs
+    defaults["enable_fp_fusion"] = knobs.language.default_fp_fusion
+    if knobs.language.fp32_default:
+        defaults["default_dot_input_precision"] = knobs.language.fp32_default
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):
         opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))

@@ -43,7 +43,13 @@ _ENV_KEY = os.environ.encodekey("TRITIUM_TMA") if isinstance(_ENV, dict) else No
 
 
 def enabled() -> bool:
-    """On unless ``TRITIUM_TMA=0``."""
+    """On unless ``knobs.nvidia.tma`` is False (``TRITIUM_TMA=0``).  Asked on every launch with a
+    host descriptor: an assigned knob is found in the group's dict, else the variable is read
+    through the environment's own mapping."""
+    from tritium import knobs
+    assigned = knobs.nvidia.__dict__.get("tma")
+    if assigned is not None:
+        return bool(assigned)
     if _ENV_KEY is not None:
         return _ENV.get(_ENV_KEY) != b"0"
     return os.environ.get("TRITIUM_TMA", "1") != "0"

@@ -56,13 +56,24 @@ def _toolkit_roots() -> list[Path]:
     return [Path(r) for r in roots if r] + [Path("/usr/local/cuda")]
 
 
-@functools.lru_cache(maxsize=None)
+def _knob(name: str):
+    """(the value requested through ``tritium.knobs.nvidia.<name>`` or its variables, where it came from)."""
+    from tritium import knobs
+    d = knobs.nvidia.knob_descriptors[name]
+    return d.raw(knobs.nvidia), d.source(knobs.nvidia)
+
+
 def find_ptxas() -> str | None:
-    """Path of a usable ``ptxas`` or ``None``."""
-    env = os.environ.get("TRITIUM_PTXAS_PATH")
+    """Path of a usable ``ptxas`` or ``None``: ``knobs.nvidia.ptxas`` (``TRITIUM_PTXAS_PATH``, or
+    Triton's ``TRITON_PTXAS_PATH``) where set, else searched."""
+    return _find_ptxas(*_knob("ptxas"))
+
+
+@functools.lru_cache(maxsize=None)
+def _find_ptxas(env: str | None, source: str) -> str | None:
     if env:
         if not os.access(env, os.X_OK):
-            raise ToolchainError(f"TRITIUM_PTXAS_PATH={env!r} is not an executable file")
+            raise ToolchainError(f"{source}={env!r} is not an executable file")
         return env
     candidates = [r / "bin" / "ptxas" for r in _wheel_roots()]
     candidates += [r / "bin" / "ptxas" for r in _toolkit_roots()[:-1]]
@@ -76,13 +87,17 @@ def find_ptxas() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
 def find_libdevice() -> str | None:
-    """Path of ``libdevice.10.bc`` or ``None``."""
-    env = os.environ.get("TRITIUM_LIBDEVICE_PATH")
+    """Path of ``libdevice.10.bc`` or ``None``: ``knobs.nvidia.libdevice_path``
+    (``TRITIUM_LIBDEVICE_PATH`` / ``TRITON_LIBDEVICE_PATH``) where set, else searched."""
+    return _find_libdevice(*_knob("libdevice_path"))
+
+
+@functools.lru_cache(maxsize=None)
+def _find_libdevice(env: str | None, source: str) -> str | None:
     if env:
         if not os.path.isfile(env):
-            raise ToolchainError(f"TRITIUM_LIBDEVICE_PATH={env!r} is not a file")
+            raise ToolchainError(f"{source}={env!r} is not a file")
         return env
     roots = _wheel_roots() + _toolkit_roots()[:-1]
     on_path = shutil.which("ptxas")
@@ -96,11 +111,17 @@ def find_libdevice() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
 def nvjitlink_version() -> tuple[int, int] | None:
-    """``(major, minor)`` of the loadable nvJitLink library, or ``None`` when it is unusable."""
-    if os.environ.get("TRITIUM_DISABLE_NVJITLINK", "") not in ("", "0"):
+    """``(major, minor)`` of the loadable nvJitLink library, or ``None`` when it is unusable or
+    ``knobs.nvidia.disable_nvjitlink`` (``TRITIUM_DISABLE_NVJITLINK=1``)."""
+    from tritium import knobs
+    if knobs.nvidia.disable_nvjitlink:
         return None
+    return _nvjitlink_version()
+
+
+@functools.lru_cache(maxsize=None)
+def _nvjitlink_version() -> tuple[int, int] | None:
     try:
         from cuda.bindings import nvjitlink
         return tuple(nvjitlink.version())
@@ -151,12 +172,13 @@ def default_assembler() -> str | None:
     PTX input as relocatable code and so keeps kernel parameters in vector registers where
     ``ptxas`` moves them to uniform ones (1-2% fewer cycles on the flash-attention kernels,
     bench NOTES run 31)."""
-    forced = os.environ.get("TRITIUM_ASSEMBLER", "").strip().lower()
+    forced, source = _knob("assembler")
+    forced = (forced or "").strip().lower()
     if forced:
         if forced not in ("ptxas", "nvjitlink"):
-            raise ToolchainError(f"TRITIUM_ASSEMBLER must be 'ptxas' or 'nvjitlink', got {forced!r}")
+            raise ToolchainError(f"{source} must be 'ptxas' or 'nvjitlink', got {forced!r}")
         return forced
-    if os.environ.get("TRITIUM_PTXAS_PATH"):
+    if _knob("ptxas")[0]:
         return "ptxas"
     ptxas, jit = find_ptxas(), nvjitlink_version()
     if ptxas is not None:
@@ -218,3 +240,9 @@ def missing_libdevice_message() -> str:
         f"Install it with `pip install {LIBDEVICE_PACKAGE}`, or set TRITIUM_LIBDEVICE_PATH to "
         "the file (it lives in <CUDA>/nvvm/libdevice/)."
     )
+
+
+# the cached searches behind the knob-reading entry points (tests and ``knobs.refresh_knobs`` clear them)
+find_ptxas.cache_clear = _find_ptxas.cache_clear
+find_libdevice.cache_clear = _find_libdevice.cache_clear
+nvjitlink_version.cache_clear = _nvjitlink_version.cache_clear
