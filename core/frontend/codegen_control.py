@@ -81,9 +81,28 @@ class ControlFlowMixin:
         else_block, else_scope = self._run_branch(node.orelse, before)
         names = [n for n in then_scope if n in else_scope and then_scope[n] is not else_scope[n]]
         merged = dict(before)
-        yields: list[str] = []
+        yields: list[tuple] = []  # slots (name, path into a tuple) whose value the if yields
         for n in names:
-            t, e = then_scope[n], else_scope[n]
+            t, e = _norm(then_scope[n]), _norm(else_scope[n])
+            if isinstance(t, tuple) and isinstance(e, tuple) and _structure(t) == _structure(e):
+                # a tuple assigned in both branches: merged leaf by leaf
+                slots = []
+                for (path, tl_), (_, el) in zip(_leaves(t), _leaves(e)):
+                    if tl_ is el or (_static(tl_) and _static(el) and _unwrap(tl_) == _unwrap(el)
+                                     and type(_unwrap(tl_)) is type(_unwrap(el))):
+                        continue
+                    if not (_is_scalar_like(tl_) and _is_scalar_like(el)):
+                        slots = None
+                        break
+                    slots.append((n, path))
+                if slots is not None:
+                    merged[n] = t
+                    yields.extend(slots)
+                    continue
+                if n in before:
+                    raise self._error(node, f"'{n}' is assigned tuples whose elements differ in kind in the two "
+                                      "branches of `if`")
+                continue
             if _static(t) and _static(e) and not isinstance(t, tuple) and _unwrap(t) == _unwrap(e) \
                     and type(_unwrap(t)) is type(_unwrap(e)):
                 merged[n] = t
@@ -92,16 +111,18 @@ class ControlFlowMixin:
                 if n in before:
                     raise self._error(node, f"'{n}' is assigned values of different kinds in the two branches of `if`")
                 continue  # a name local to the branches: not visible after the if
-            yields.append(n)
-        tys = [self._unify(then_scope[n], else_scope[n], n, node) for n in yields]
-        t_vals = self._materialize(then_block, [then_scope[n] for n in yields], tys)
-        e_vals = self._materialize(else_block, [else_scope[n] for n in yields], tys)
+            merged[n] = t
+            yields.append((n, ()))
+        t_leaves = [self._slot_value(then_scope, y, node) for y in yields]
+        e_leaves = [self._slot_value(else_scope, y, node) for y in yields]
+        tys = [self._unify(a, b, _slot_name(y), node) for y, a, b in zip(yields, t_leaves, e_leaves)]
+        t_vals = self._materialize(then_block, t_leaves, tys)
+        e_vals = self._materialize(else_block, e_leaves, tys)
         then_block.add_op(scf.YieldOp(*t_vals))
         else_block.add_op(scf.YieldOp(*e_vals))
         op = self.builder.insert(scf.IfOp(cond.handle, [ir_type(t) for t in tys], Region(then_block), Region(else_block)))
-        for n, r, t in zip(yields, op.results, tys):
-            merged[n] = tensor(r, t)
         self.lscope = merged
+        self._bind_slots(yields, op.results, dict(zip(yields, tys)))
 
     def _unify(self, a, b, name, node) -> tl.dtype:
         """The type both branch values of ``name`` are yielded as."""
@@ -248,8 +269,7 @@ class ControlFlowMixin:
                 if negative:
                     iv = sem.add(lb, sem.mul(iv, step_c, b), b)
                 self.lscope[node.target.id] = iv
-                for n, a in zip(carried, block.args[1:]):
-                    self.lscope[n] = tensor(a, types[n])
+                self._bind_slots(carried, block.args[1:], types)
                 self._loop_body(node.body)
             return self.lscope
 
@@ -259,7 +279,8 @@ class ControlFlowMixin:
         carried, types, inits = self._carried(names, before, node, dry)
         body = Block(arg_types=[ir_type(iv_ty)] + [ir_type(types[n]) for n in carried])
         scope = run_body(body, carried, types)
-        body.add_op(scf.YieldOp(*self._materialize(body, [scope[n] for n in carried], [types[n] for n in carried])))
+        body.add_op(scf.YieldOp(*self._materialize(body, [self._slot_value(scope, n, node) for n in carried],
+                                                   [types[n] for n in carried])))
         op = b.insert(scf.ForOp(lo.handle, hi.handle, st.handle, [v.handle for v in inits], Region(body)))
         if getattr(it, "num_stages", None) is not None:
             op.attributes["tt.num_stages"] = IntegerAttr(int(_unwrap(it.num_stages)), i32)
@@ -269,38 +290,67 @@ class ControlFlowMixin:
             if _unwrap(getattr(it, hint, False)):
                 op.attributes[f"tt.{hint}"] = UnitAttr()
         self.lscope = dict(before)
-        for n, r in zip(carried, op.results):
-            self.lscope[n] = tensor(r, types[n])
+        self._bind_slots(carried, op.results, types)
+
+    # A loop carries *slots*: ``(name, path)``, a name's value (path ``()``) or, for a name holding
+    # a tuple, one leaf of it (``path`` indexes into the tuple).  A tuple is carried leaf by leaf.
+    def _bind_slots(self, slots, handles, types):
+        for slot, h in zip(slots, handles):
+            n, path = slot
+            self.lscope[n] = _replace_at(_norm(self.lscope[n]), path, tensor(h, types[slot]))
+
+    def _slot_value(self, scope, slot, node):
+        n, path = slot
+        v = _norm(scope.get(n))
+        for i in path:
+            v = v[i]
+        return v
 
     def _carried(self, names, before, node, dry):
-        """Decide which names a loop carries and their types, with dry runs of the body on scratch
-        blocks (their ops are discarded).  Returns ``(names, types, initial values)``."""
-        cands = [n for n in names if isinstance(before[n], tensor) or
-                 (isinstance(before[n], constexpr) and isinstance(before[n].value, (bool, int, float)))]
-        types = {n: (before[n].type if isinstance(before[n], tensor) else sem.scalar_type_of_python(before[n].value))
-                 for n in cands}
+        """Decide which slots (names, and the leaves of names holding tuples) a loop carries and
+        their types, with dry runs of the body on scratch blocks (their ops are discarded).
+        Returns ``(slots, types, initial values)``."""
+        cands, first = [], {}
+        for n in names:
+            for path, leaf in _leaves(_norm(before[n])):
+                if isinstance(leaf, tensor) or (isinstance(leaf, constexpr) and isinstance(leaf.value, (bool, int, float))):
+                    cands.append((n, path))
+                    first[(n, path)] = leaf
+        types = {s: (first[s].type if isinstance(first[s], tensor) else sem.scalar_type_of_python(first[s].value))
+                 for s in cands}
         saved_ret = (self.returned, self.ret_value)
         after = {}
         for _ in range(3):  # later rounds settle names whose type a previous round promoted
             after = dry(cands, types)
             changed = False
-            for n in cands:
-                v = after.get(n)
-                if isinstance(v, tensor) and v.type != types[n]:
-                    if isinstance(before[n], tensor):
-                        raise self._error(node, f"loop-carried variable '{n}' has type {before[n].type} before the "
-                                          f"loop but is assigned {v.type} inside it; keep its type the same")
-                    types[n] = v.type
+            for n in names:
+                if isinstance(_norm(before[n]), tuple) and n in after and \
+                        _structure(_norm(after[n])) != _structure(_norm(before[n])):
+                    self.lscope = before
+                    raise self._error(node, f"loop-carried tuple '{n}' is {_describe_value(_norm(before[n]))} before "
+                                      f"the loop but {_describe_value(_norm(after[n]))} inside it; keep its structure "
+                                      "the same")
+            for s in cands:
+                v = self._slot_value(after, s, node)
+                if isinstance(v, tensor) and v.type != types[s]:
+                    if isinstance(first[s], tensor):
+                        self.lscope = before
+                        raise self._error(node, f"loop-carried variable '{_slot_name(s)}' has type {first[s].type} "
+                                          f"before the loop but is assigned {v.type} inside it; keep its type the same")
+                    types[s] = v.type
                     changed = True
             if not changed:
                 break
         self.lscope = before
         self.returned, self.ret_value = saved_ret
-        carried = [n for n in cands if not (isinstance(after.get(n), constexpr) and isinstance(before[n], constexpr)
-                                            and after[n].value == before[n].value)]
+        carried = []
+        for s in cands:
+            v = self._slot_value(after, s, node)
+            if not (isinstance(v, constexpr) and isinstance(first[s], constexpr) and v.value == first[s].value):
+                carried.append(s)
         inits = []
         for n in carried:
-            v, t = before[n], types[n]
+            v, t = first[n], types[n]
             v = sem.to_tensor(v, self.builder, t.scalar if not isinstance(v, tensor) else None)
             if v.type != t:
                 v = sem.broadcast_to_shape(v, t.shape, self.builder) if t.is_block() else v
@@ -318,8 +368,7 @@ class ControlFlowMixin:
 
         def bind(block: Block, carried, types):
             self.lscope = dict(before)
-            for n, a in zip(carried, block.args):
-                self.lscope[n] = tensor(a, types[n])
+            self._bind_slots(carried, block.args, types)
 
         def run_body(block: Block, carried, types):
             bind(block, carried, types)
@@ -343,18 +392,53 @@ class ControlFlowMixin:
             b.insert(scf.ConditionOp(cond.handle, *cond_block.args))
         body_block = Block(arg_types=[ir_type(t) for t in tys])
         scope = run_body(body_block, carried, types)
-        body_block.add_op(scf.YieldOp(*self._materialize(body_block, [scope[n] for n in carried], tys)))
+        body_block.add_op(scf.YieldOp(*self._materialize(body_block, [self._slot_value(scope, n, node) for n in carried],
+                                                         tys)))
         op = b.insert(scf.WhileOp([v.handle for v in inits], [ir_type(t) for t in tys], Region(cond_block),
                                   Region(body_block)))
         self.lscope = dict(before)
-        for n, r, t in zip(carried, op.results, tys):
-            self.lscope[n] = tensor(r, t)
+        self._bind_slots(carried, op.results, types)
 
     def visit_Break(self, node):
         raise self._error(node, "unsupported Python construct in a kernel: break")
 
     def visit_Continue(self, node):
         raise self._error(node, "unsupported Python construct in a kernel: continue")
+
+
+def _norm(v):
+    """A constexpr holding a tuple, as a tuple of constexprs (so that its leaves can be carried)."""
+    if isinstance(v, constexpr) and isinstance(v.value, tuple):
+        from .codegen import _wrap
+        return _wrap(v.value)
+    return v
+
+
+def _leaves(v, path=()) -> list:
+    if isinstance(v, tuple):
+        out = []
+        for i, x in enumerate(v):
+            out.extend(_leaves(_norm(x), path + (i,)))
+        return out
+    return [(path, v)]
+
+
+def _structure(v):
+    return tuple(_structure(_norm(x)) for x in v) if isinstance(v, tuple) else None
+
+
+def _replace_at(v, path, new):
+    if not path:
+        return new
+    from .codegen import _remake
+    items = list(v)
+    items[path[0]] = _replace_at(_norm(items[path[0]]), path[1:], new)
+    return _remake(v, items)
+
+
+def _slot_name(slot) -> str:
+    n, path = slot
+    return n + "".join(f"[{i}]" for i in path)
 
 
 def _pair_returns(a, b, a_vals: list, b_vals: list):
