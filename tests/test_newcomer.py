@@ -111,3 +111,42 @@ def test_print_cases_on_gpu():
                        capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert re.search(r"print\s+\d+ passed", r.stdout)
+
+
+# -- 2. grid validation ------------------------------------------------------------------------
+@triton.jit
+def add_one_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+@pytest.mark.parametrize("grid, kind, entry", [
+    ((4.88,), TypeError, "4.88 (float)"), ((5, 0.5), TypeError, "0.5 (float) on axis 1"),
+    (("5",), TypeError, "'5' (str)"), ((True,), TypeError, "True (bool)"),
+    ((-5,), ValueError, "negative entry -5"), ((5, -1), ValueError, "negative entry -1 on axis 1"),
+    (lambda meta: (meta["n"] / meta["BLOCK"],), TypeError, "returned by the grid function"),
+    (lambda meta: (-1,), ValueError, "negative entry -1"),
+])
+def test_bad_grid_is_an_error(grid, kind, entry):
+    x = np.random.default_rng(1).standard_normal(5000).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    # twice: the first launch compiles (JITFunction.run), the second takes the fast binder
+    for fresh in (True, False):
+        if not fresh:
+            add_one_kernel[(5,)](x, y, x.size, BLOCK=1024)
+            y[:] = np.nan
+        with pytest.raises(kind) as e:
+            add_one_kernel[grid](x, y, x.size, BLOCK=1024)
+        msg = str(e.value)
+        assert "add_one_kernel" in msg and "launch grid" in msg and entry in msg, msg
+        assert np.isnan(y).all(), "a rejected grid launched programs"
+
+
+def test_zero_grid_is_an_empty_launch():
+    x = np.random.default_rng(2).standard_normal(2048).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    for grid in ((0,), (2, 0), lambda meta: (0,)):
+        add_one_kernel[grid](x, y, x.size, BLOCK=1024)
+        assert np.isnan(y).all()
+    add_one_kernel[(np.int64(2),)](x, y, x.size, BLOCK=1024)  # numpy integers are ints
+    np.testing.assert_allclose(y, x.astype(np.float64) + 1, rtol=1e-6)

@@ -122,12 +122,13 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
     _t_kernel, _t_pick, _t_meta, _t_dev, _t_driver, _t_launchers, _t_select = _t_entry
     if type(_t_grid) is not tuple:
         if callable(_t_grid):
-            _t_grid = _t_grid({{{''.join(f'{n!r}: {n}, ' for n in names)}**_t_meta}})
-        _t_grid = _t_grid3(_t_grid)
+            _t_grid = _t_grid3(_t_grid({{{''.join(f'{n!r}: {n}, ' for n in names)}**_t_meta}}), _t_name, _t_grid)
+        else:
+            _t_grid = _t_grid3(_t_grid, _t_name)
     elif len(_t_grid) == 1:
         _t_grid = (int(_t_grid[0]), 1, 1)
     elif len(_t_grid) != 3:
-        _t_grid = _t_grid3(_t_grid)
+        _t_grid = _t_grid3(_t_grid, _t_name)
     _t_rt = _t_pick(({call}))
     if _t_dev is None:  # a pointer whose device the key does not carry: ask the driver
         _t_dev = _t_select(_t_rt)
@@ -150,7 +151,7 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
     from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
              "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn.specializers, "_t_run": fn.run,
-             "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3,
+             "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3, "_t_name": fn.__name__,
              "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
     return scope["_t_fast"], cache, tensor_type

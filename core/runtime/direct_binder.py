@@ -193,8 +193,8 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
             meta.update({n: v for n, v in zip(self.options, opts) if v is not _MISSING})
             meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
             meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
-            grid = grid(meta)
-        return grid if type(grid) is tuple and 1 <= len(grid) <= 3 else grid3(grid)
+            return grid3(grid(meta), self.fn.__name__, grid)
+        return grid3(grid, self.fn.__name__)
 
     # -- filling ---------------------------------------------------------------------------------
     def fill(self, kernel, bound, key_parts, opts: dict, device: int, driver) -> bool:

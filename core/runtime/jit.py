@@ -313,7 +313,9 @@ class JITFunction(KernelInterface):
             meta.update(opts)
             meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
             meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
-            grid = grid(meta)
+            grid = grid3(grid(meta), self.__name__, grid)
+        else:
+            grid = grid3(grid, self.__name__)
         args = [flat[i] for i in runtime]
         if wrapped:
             args = [a.base if type(a) is TensorWrapper else a for a in args]
@@ -355,6 +357,8 @@ class JITFunction(KernelInterface):
             from .binder import build_fast_launch
             self._fast = build_fast_launch(self)
         entry = self._direct.launch if self._direct is not None else self._fast[0]
+        if not callable(grid):
+            grid3(grid, self.__name__)  # a float, bool, string or negative entry: an error, not a launch
         bound = functools.partial(entry, grid)
         if type(grid) is tuple:
             try:

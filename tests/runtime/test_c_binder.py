@@ -127,7 +127,7 @@ def test_a_callable_grid_and_errors():
         return (meta["n"] // 4,)
     b.cache[b.key(*a, "a")] = (go, type("K", (), {"metadata": {}})())
     c(grid, *a)
-    assert go.calls[-1][0][0] == (4,) and seen[0]["BLOCK"] == 64 and seen[0]["num_warps"] == 4
+    assert go.calls[-1][0][0] == (4, 1, 1) and seen[0]["BLOCK"] == 64 and seen[0]["num_warps"] == 4
     # an error from the launch itself propagates; a tensor that cannot be read goes to the fallback
 
     def failing(*_):
