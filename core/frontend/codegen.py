@@ -29,6 +29,19 @@ def _unwrap(x):
     return x.value if isinstance(x, constexpr) else x
 
 
+def _check_result_used(fn, node, gen) -> None:
+    """A call of a ``@must_use_result`` function whose result is dropped is an error."""
+    fn = _unwrap(fn)
+    note = getattr(fn, "_must_use_result", False)
+    if not note and getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, tensor):
+        from .. import language  # ``x.advance(...)``: the method forwards to ``tl.advance``
+        note = getattr(getattr(language, getattr(fn, "__name__", ""), None), "_must_use_result", False)
+    if note:
+        what = ast.unparse(node.func)
+        raise gen._error(node, f"the result of {what} must be used (assigned or passed on), not dropped",
+                         notes=[f"The result of {what} is not being used." + (f" {note}" if isinstance(note, str) else "")])
+
+
 def _is_static(x) -> bool:
     """Whether ``x`` is known at compile time: no tensor in it, at any depth of tuples."""
     x = _unwrap(x)
@@ -109,12 +122,12 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             raise self._error(self.last_node, e) from original(e)
         return self.func_op, self.ret_value
 
-    def _error(self, node, exc_or_msg) -> CompilationError:
+    def _error(self, node, exc_or_msg, notes: list[str] | None = None) -> CompilationError:
         msg = exc_or_msg if isinstance(exc_or_msg, str) else describe(exc_or_msg)
         line, col = self.jit_fn.file_position(node)
         cls = error_class(exc_or_msg)
         return cls(msg, filename=self.jit_fn.file, lineno=line, col=col,
-                   source_line=self.jit_fn.source_line(line), fn_name=self.jit_fn.__name__)
+                   source_line=self.jit_fn.source_line(line), fn_name=self.jit_fn.__name__, notes=notes)
 
     def visit(self, node):
         if node is None:
@@ -192,6 +205,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     # -- statements ---------------------------------------------------------------------------------
     def visit_Expr(self, node):
+        if isinstance(node.value, ast.Call):
+            node.value._tritium_result_unused = True  # checked against @must_use_result in visit_Call
         self.visit(node.value)
 
     def visit_Pass(self, node):
@@ -464,6 +479,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def visit_Call(self, node):
         fn = self.visit(node.func)
+        if getattr(node, "_tritium_result_unused", False):
+            _check_result_used(fn, node, self)
         args = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -498,7 +515,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return tl_tuple(list(items), kind) if fn is tl_tuple or fn is tuple else fn(items)
         if fn is len and len(args) == 1 and isinstance(_unwrap(args[0]), (tuple, list)):
             return constexpr(len(_unwrap(args[0])))
-        if fn in (zip, enumerate, reversed) and any(isinstance(_unwrap(a), tuple) and not _is_static(a) for a in args):
+        if fn in (zip, enumerate, reversed) and any(isinstance(_unwrap(a), tuple) for a in args):
             out = fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
             return _wrap(tl_tuple([tl_tuple(x) if isinstance(x, tuple) else x for x in out]))
         if fn is isinstance:
@@ -642,6 +659,7 @@ def _rebuild_values(structure, flat: list[tensor]):
         return s
     return go(structure)
 
+
 def _as_argument(v):
     """A tuple passed to a @jit function: tensors stay, every other leaf becomes a constexpr."""
     if isinstance(v, tensor):
@@ -678,7 +696,6 @@ def _describe(v) -> str:
     if isinstance(v0, tuple):
         return f"a tuple of {len(v0)}"
     return f"the constexpr {v0!r}"
-
 
 
 def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:
