@@ -288,3 +288,13 @@ def test_pass_dumps_follow_the_knobs(clean, tmp_path):
     neg[(1,)](x, BLOCK=8, backend="interpreter")
     np.testing.assert_array_equal(x, -np.arange(8, dtype=np.float32))
     assert any(p.name.startswith("neg") for p in (tmp_path / "dump").iterdir())
+
+
+def test_every_variable_is_documented():
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
+    for name in ("cache", "compilation", "runtime", "language", "autotuning", "build", "nvidia", "amd"):
+        for knob, d in getattr(knobs, name).knob_descriptors.items():
+            row = next((line for line in doc.splitlines() if f"`knobs.{name}.{knob}`" in line), None)
+            assert row is not None, f"knobs.{name}.{knob} is not in docs/environment.md"
+            assert all(f"`{k}`" in row for k in d.keys), (row, d.keys)
