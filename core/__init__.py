@@ -17,6 +17,7 @@ from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .runtime.interface import KernelInterface  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 from .runtime.specialize import TensorWrapper, reinterpret  # noqa: F401
+from .runtime._allocation import set_allocator  # noqa: F401
 
 
 def compile(*args, **kwargs):
@@ -42,4 +43,4 @@ def __getattr__(name):
 
 __all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError", "TritonError",
            "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing",
-           "constexpr_function", "knobs"]
+           "constexpr_function", "knobs", "set_allocator"]

@@ -1,0 +1,101 @@
+"""Global scratch memory for kernels that need it at launch: ``tritium.set_allocator``.
+
+Some kernels need a piece of global memory of their own per launch: a backend that builds a
+hardware descriptor inside the kernel (``tl.make_tensor_descriptor`` lowered to NVIDIA's tensor
+maps writes each one into 128 bytes of global memory per program) says so in the compiled
+kernel's metadata (``global_scratch_size`` bytes per program, aligned to
+``global_scratch_align``), and the launcher asks the allocator set here for
+``grid size x num_ctas x global_scratch_size`` bytes before each launch::
+
+    def alloc_fn(size: int, alignment: int, stream: int | None):
+        return torch.empty(size, dtype=torch.int8, device="cuda")
+
+    tritium.set_allocator(alloc_fn)
+
+The allocator returns any buffer with ``data_ptr()`` (a torch tensor, a CuPy array's wrapper);
+the launcher holds it until the launch has been queued.  Kernels that need no scratch never call
+it, and the interpreter needs none (its descriptors are plain Python values).  Without an
+allocator, a launch that needs one raises a ``RuntimeError`` that names ``set_allocator``.
+
+The allocator is a context variable: a thread or ``contextvars`` context that sets its own sees
+its own."""
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Optional, Protocol
+
+
+class Buffer(Protocol):
+    def data_ptr(self) -> int:
+        ...
+
+
+class Allocator(Protocol):
+    def __call__(self, size: int, alignment: int, stream: Optional[int]) -> Buffer:
+        ...
+
+
+class NullAllocator:
+    """The allocator in place until ``set_allocator`` is called: asking it for memory is an error."""
+
+    def __call__(self, size: int, alignment: int, stream: Optional[int]) -> Buffer:
+        raise RuntimeError(
+            f"this kernel needs {size} bytes of global scratch memory at launch (for example for the "
+            "tensor descriptors that tl.make_tensor_descriptor builds on the device), but no allocator "
+            "is set: call triton.set_allocator(fn) first, with fn(size, alignment, stream) returning a "
+            "buffer with data_ptr(), e.g. torch.empty(size, dtype=torch.int8, device='cuda')")
+
+
+_NULL_ALLOCATOR = NullAllocator()
+
+_allocator: ContextVar = ContextVar("_allocator", default=_NULL_ALLOCATOR)
+
+
+def set_allocator(allocator: Allocator) -> None:
+    """Set the function that launches call for a kernel's global scratch memory:
+    ``allocator(size, alignment, stream)`` returning a buffer with ``data_ptr()``."""
+    if allocator is None:
+        allocator = _NULL_ALLOCATOR
+    elif not callable(allocator):
+        raise TypeError(f"set_allocator expects a callable (size, alignment, stream) -> buffer, "
+                        f"got {type(allocator).__name__}")
+    _allocator.set(allocator)
+
+
+def get_allocator() -> Allocator:
+    """The allocator in force in this context (``NullAllocator`` when none was set)."""
+    return _allocator.get()
+
+
+class _AllocatorSlot:
+    """A settable allocator with the context variable's ``get``/``set`` (the profiler's scratch)."""
+
+    def __init__(self, allocator: Allocator) -> None:
+        self._allocator = allocator
+
+    def get(self) -> Allocator:
+        return self._allocator
+
+    def set(self, allocator: Allocator) -> None:
+        self._allocator = allocator
+
+    def __call__(self, size: int, alignment: int, stream: Optional[int]) -> Buffer:
+        return self._allocator(size, alignment, stream)
+
+
+_profile_allocator = _AllocatorSlot(_NULL_ALLOCATOR)
+
+
+def set_profile_allocator(allocator: Optional[Allocator]) -> None:
+    """Set the allocator of a profiler's per-launch scratch memory (None: none)."""
+    _profile_allocator.set(allocator if allocator is not None else _NULL_ALLOCATOR)
+
+
+def allocate_scratch(size_per_program: int, alignment: int, grid_size: int, num_ctas: int, stream,
+                     allocator=None):
+    """The scratch buffer of one launch (None when the kernel needs none): ``grid_size x num_ctas x
+    size_per_program`` bytes from the allocator in force."""
+    if not size_per_program:
+        return None
+    fn = (allocator or _allocator).get()
+    return fn(grid_size * num_ctas * size_per_program, alignment, stream)
