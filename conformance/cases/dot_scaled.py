@@ -11,6 +11,8 @@ are exact in the compute types (bf16 / fp16) for the ranges generated here, so a
 error is its fp32 accumulation: outputs must lie within ``K * 2^-23 * (|A| @ |B|)`` of the exact
 value (plus half an fp32 ulp), and NaN exactly where a NaN scale puts it.
 """
+import dataclasses
+
 import numpy as np
 
 import tritium as triton
@@ -53,9 +55,9 @@ def e8m0(codes) -> np.ndarray:
 
 
 def unpack_e2m1(packed, axis: int) -> np.ndarray:
-    """Two e2m1 codes a byte, the first in the high nibble, unpacked along ``axis``."""
+    """Two e2m1 codes a byte, the first in the low nibble (bits 0-3), unpacked along ``axis``."""
     b = np.asarray(packed).astype(np.int64)
-    pair = np.stack([e2m1(b >> 4), e2m1(b & 0xF)], axis=axis + 1)
+    pair = np.stack([e2m1(b & 0xF), e2m1(b >> 4)], axis=axis + 1)
     shape = list(b.shape)
     shape[axis] *= 2
     return pair.reshape(shape)
@@ -125,15 +127,17 @@ def _operand_input(fmt: str, shape, fp16_range: bool, typed: bool):
 @triton.jit
 def dot_scaled_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                       FA: tl.constexpr, FB: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
-                      FAST: tl.constexpr, USE_ACC: tl.constexpr, A_K_PACK: tl.constexpr):
-    # lhs [M, K] and rhs [K, N] row-major, e2m1 two a byte; scales [M, K/32] and [N, K/32]
+                      FAST: tl.constexpr, USE_ACC: tl.constexpr, A_K_PACK: tl.constexpr, B_K_PACK: tl.constexpr):
+    # lhs [M, K] and rhs [K, N] row-major, e2m1 two a byte (along K, or along M / N when the
+    # K_PACK flag is off); scales [M, K/32] and [N, K/32]
     AM: tl.constexpr = M // 2 if not A_K_PACK else M
     AK: tl.constexpr = K // 2 if FA == "e2m1" and A_K_PACK else K
-    BK: tl.constexpr = K // 2 if FB == "e2m1" else K
+    BK: tl.constexpr = K // 2 if FB == "e2m1" and B_K_PACK else K
+    BN: tl.constexpr = N // 2 if not B_K_PACK else N
     rm = tl.arange(0, M)
     rn = tl.arange(0, N)
     a = tl.load(a_ptr + tl.arange(0, AM)[:, None] * AK + tl.arange(0, AK)[None, :])
-    b = tl.load(b_ptr + tl.arange(0, BK)[:, None] * N + rn[None, :])
+    b = tl.load(b_ptr + tl.arange(0, BK)[:, None] * BN + tl.arange(0, BN)[None, :])
     if SCALE_A:
         sa = tl.load(as_ptr + rm[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
     else:
@@ -144,9 +148,9 @@ def dot_scaled_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, z_ptr, M: tl.constexp
         sb = None
     if USE_ACC:
         acc = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
-        z = tl.dot_scaled(a, sa, FA, b, sb, FB, acc, fast_math=FAST, lhs_k_pack=A_K_PACK)
+        z = tl.dot_scaled(a, sa, FA, b, sb, FB, acc, fast_math=FAST, lhs_k_pack=A_K_PACK, rhs_k_pack=B_K_PACK)
     else:
-        z = tl.dot_scaled(a, sa, FA, b, sb, FB, fast_math=FAST, lhs_k_pack=A_K_PACK)
+        z = tl.dot_scaled(a, sa, FA, b, sb, FB, fast_math=FAST, lhs_k_pack=A_K_PACK, rhs_k_pack=B_K_PACK)
     tl.store(z_ptr + rm[:, None] * N + rn[None, :], z)
 
 
@@ -199,10 +203,10 @@ def _within_fp32_accumulation(got, exact, magnitude, k) -> str | None:
             f"expected {exact[i]!r} (sum of |terms| {magnitude[i]:g})")
 
 
-def _check(m, n, k, fa, fb, use_a, use_b, use_acc, a_k_pack):
+def _check(m, n, k, fa, fb, use_a, use_b, use_acc, a_k_pack, b_k_pack):
     def check(out, inp):
         x = operand(inp["a_ptr"], fa, 1 if a_k_pack else 0).reshape(m, k)
-        y = operand(inp["b_ptr"], fb, 0).reshape(k, n)
+        y = operand(inp["b_ptr"], fb, 0 if b_k_pack else 1).reshape(k, n)
         if use_a:
             x = scaled(x, np.asarray(inp["as_ptr"]).reshape(m, k // 32), 1)
         if use_b:
@@ -216,14 +220,14 @@ def _check(m, n, k, fa, fb, use_a, use_b, use_acc, a_k_pack):
 
 
 def _case(fa, fb, m=64, n=64, k=64, scale_a=True, scale_b=False, fast=False, acc=False, nan=None, typed=False,
-          scale_range=None, a_k_pack=True, tag=""):
+          scale_range=None, a_k_pack=True, b_k_pack=True, tag=""):
     fp16 = "fp16" in (fa, fb)
     lo, hi = scale_range or ((123, 131) if fp16 else (118, 136))
     sides = {(True, False): "lhs-scaled", (False, True): "rhs-scaled", (True, True): "both-scaled",
              (False, False): "unscaled"}[(scale_a, scale_b)]
     name = f"dot_scaled/{fa}x{fb}-{m}x{n}x{k}-{sides}" + ("-fast" if fast else "") + ("-acc" if acc else "") + tag
     a_shape = (m // 2, k) if not a_k_pack else (m, k // 2 if fa == "e2m1" else k)
-    b_shape = (k // 2 if fb == "e2m1" else k, n)
+    b_shape = (k, n // 2) if not b_k_pack else (k // 2 if fb == "e2m1" else k, n)
     inputs = {
         "a_ptr": _operand_input(fa, a_shape, fp16, typed),
         "as_ptr": Gen("uint8", (m, k // 32), _scales(lo, hi)),
@@ -236,9 +240,27 @@ def _case(fa, fb, m=64, n=64, k=64, scale_a=True, scale_b=False, fast=False, acc
             "uint8", (m if nan == "lhs" else n, k // 32), _scales(lo, hi, (slice(3, 5), -1)))
     return Case(id=name, kernel=dot_scaled_kernel, inputs=inputs,
                 constexprs={"M": m, "N": n, "K": k, "FA": fa, "FB": fb, "SCALE_A": scale_a, "SCALE_B": scale_b,
-                            "FAST": fast, "USE_ACC": acc, "A_K_PACK": a_k_pack},
+                            "FAST": fast, "USE_ACC": acc, "A_K_PACK": a_k_pack, "B_K_PACK": b_k_pack},
                 outputs={"z_ptr": Out("fp32", (m, n), poison="sentinel")},
-                check=_check(m, n, k, fa, fb, scale_a, scale_b, acc, a_k_pack))
+                check=_check(m, n, k, fa, fb, scale_a, scale_b, acc, a_k_pack, b_k_pack))
+
+
+def _distinct_nibbles(rng, shape):
+    """e2m1 bytes whose two codes always differ, so reading a pair in the wrong order shows."""
+    lo = rng.integers(0, 16, size=shape)
+    hi = (lo + rng.integers(1, 16, size=shape)) % 16
+    return (hi << 4) | lo
+
+
+def _nibble_order(fa, fb, scale_a, scale_b, a_k_pack=True, b_k_pack=True) -> Case:
+    """The first e2m1 value of a byte is its low nibble, along K and along M / N alike."""
+    c = _case(fa, fb, 32, 32, 64, scale_a=scale_a, scale_b=scale_b, a_k_pack=a_k_pack, b_k_pack=b_k_pack,
+              tag="-nibble-order" + ("" if a_k_pack else "-m") + ("" if b_k_pack else "-n"))
+    inputs = dict(c.inputs)
+    for name, fmt in (("a_ptr", fa), ("b_ptr", fb)):
+        if fmt == "e2m1":
+            inputs[name] = Gen("uint8", inputs[name].shape, _distinct_nibbles)
+    return dataclasses.replace(c, inputs=inputs)
 
 
 def _loop(m=64, n=64, k=256, block_k=64) -> Case:
@@ -341,6 +363,14 @@ CASES = [_case(a, b, m, n, k) for a, b in _SUITE_PAIRS for m, n, k in _SHAPES] +
     _case("e4m3", "e5m2", scale_range=(0, 142), tag="-wide-scales"),
     _case("e4m3", "e5m2", scale_a=True, scale_b=True, typed=True, tag="-fp8-dtypes"),
     _case("e2m1", "e4m3", a_k_pack=False, tag="-packed-along-m"),
+    _case("e4m3", "e2m1", scale_a=False, scale_b=True, b_k_pack=False, tag="-packed-along-n"),
+    _case("e2m1", "e2m1", 64, 32, 64, scale_a=True, scale_b=True, a_k_pack=False, b_k_pack=False,
+          tag="-packed-along-m-and-n"),
+    _case("e2m1", "fp16", scale_a=True, scale_b=False),
+    _nibble_order("e2m1", "bf16", True, False),
+    _nibble_order("bf16", "e2m1", False, True),
+    _nibble_order("e2m1", "e2m1", True, True, a_k_pack=False),
+    _nibble_order("e5m2", "e2m1", True, True, b_k_pack=False),
     _loop(),
     _batched(),
     _err("format", bad_format_kernel,
@@ -348,7 +378,7 @@ CASES = [_case(a, b, m, n, k) for a, b in _SUITE_PAIRS for m, n, k in _SHAPES] +
     _err("e2m1-storage", e2m1_not_uint8_kernel,
          Err("e2m1 format must be packed as uint8", "int8", line='tl.dot_scaled(a, None, "e2m1", b, None, "e4m3")')),
     _err("scale-shape", scale_shape_kernel,
-         Err("lhs_scale must have shape [32, 1]", "[32, 2]", line='tl.dot_scaled(a, s, "e4m3", a, None, "e4m3")')),
+         Err("lhs_scale must be a tensor of shape [32, 1]", "['32', '2']", line='tl.dot_scaled(a, s, "e4m3", a, None, "e4m3")')),
     _err("k-mismatch", k_mismatch_kernel,
          Err("Reduction dimension should pack the same number of elements", line="tl.dot_scaled(a, s[:, None]")),
     _err("out-dtype", out_dtype_kernel, Err("Only float32 is supported for out_dtype", "fp16",

@@ -1,7 +1,7 @@
 """Typing of ``tl.dot_scaled``: microscaled (OCP MX) operands, their e8m0 scales, the result.
 
-Operands are given per ``format``: ``e2m1`` as ``uint8`` holding two values (high nibble first,
-as Triton's late-2024 API packs them) along K; ``e4m3``/``e5m2`` as ``uint8`` bits or
+Operands are given per ``format``: ``e2m1`` as ``uint8`` holding two values along K (the first
+in the low nibble, bits 0-3; ``lhs_k_pack``/``rhs_k_pack`` false: along M / N instead); ``e4m3``/``e5m2`` as ``uint8`` bits or
 ``float8e4nv``/``float8e5``; ``bf16``/``fp16`` as their float type or ``uint16`` bits.  A scale is a ``uint8`` tensor of e8m0 exponents, one per 32
 elements along K: ``[M, K // 32]`` for the lhs, ``[N, K // 32]`` for the rhs (rows of its
 operand's non-K dimension first, as Triton takes it); ``None`` leaves that operand unscaled.
@@ -55,8 +55,8 @@ def _scale(s, which: str, want: list[int]) -> tensor | None:
     if s.type.scalar not in (tl.uint8, tl.int8):
         raise TypeError(f"dot_scaled: {which}_scale must hold uint8 e8m0 exponents, got {s.type.scalar}")
     if list(s.type.shape) != want:
-        raise ValueError(f"dot_scaled: {which}_scale must have shape {want} (one exponent per {MX_BLOCK} "
-                         f"elements along K), got {list(s.type.shape)}")
+        # the wording (the found shape's sizes quoted) is the one Triton 3.6's own tests match exactly
+        raise ValueError(f"{which}_scale must be a tensor of shape {want}. Got {[str(d) for d in s.type.shape]}")
     return s
 
 
@@ -70,8 +70,8 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast
     lk, rk = bool(_unwrap(lhs_k_pack)), bool(_unwrap(rhs_k_pack))
     for fmt, pack, which in ((lf, lk, "lhs"), (rf, rk, "rhs")):
         if not pack and fmt != "e2m1":
-            raise ValueError(f"dot_scaled: only e2m1 inputs can be packed along a dimension other than K "
-                             f"({which}_k_pack=False with {which}_format={fmt!r})")
+            raise ValueError(f"dot_scaled: only mxfp4 inputs can be packed along a dimension different than K "
+                             f"({which}_k_pack=False with {which}_format={fmt!r}; only 'e2m1' can be)")
     rank = len(sa)
     *batch, m, k = unpacked_shape(sa, lf, lk, rank - 1)
     *batch_b, k2, n = unpacked_shape(sb, rf, rk, rank - 2)
@@ -89,7 +89,7 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast
     if out_dtype is None:
         out_dtype = tl.float32
     if out_dtype != tl.float32:
-        raise ValueError(f"dot_scaled: Only float32 is supported for out_dtype, got {out_dtype}")
+        raise ValueError(f"dot_scaled: Only float32 is supported for out_dtype at the moment, got {out_dtype}")
     shape = [*batch, m, n]
     ret = tl.block_type(tl.float32, shape)
     acc = _unwrap(acc)

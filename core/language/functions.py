@@ -515,7 +515,7 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
     """The matrix product of two microscaled blocks (OCP MX: mxfp4 / mxfp8 with e8m0 scales).
 
     ``lhs_format``/``rhs_format``: ``"e2m1"`` (uint8, two values a byte packed along K, the first
-    in the high nibble), ``"e4m3"``, ``"e5m2"`` (uint8 bits or the fp8 dtype), ``"bf16"``,
+    in the low nibble), ``"e4m3"``, ``"e5m2"`` (uint8 bits or the fp8 dtype), ``"bf16"``,
     ``"fp16"``.  ``lhs_scale`` ``[M, K // 32]`` and ``rhs_scale`` ``[N, K // 32]`` are uint8 e8m0
     exponents (value ``2 ** (s - 127)``, 0xFF is NaN), or ``None`` for an unscaled operand.
     ``fast_math=True`` lets the compiled code skip the NaN of scale 0xFF.  The result is float32

@@ -7,7 +7,7 @@
 is NaN) covers 32 consecutive elements along K: ``as`` is ``[M, K/32]`` and ``bs`` is ``[N, K/32]``
 (both indexed by their operand's non-K dimension first, as in Triton).  Either scale may be
 absent (the operand is used as it is).  ``e2m1`` operands hold two values per ``i8``, the first in
-the high nibble (Triton's late-2024 order), packed along K (``lhs_k_pack``/``rhs_k_pack`` false:
+the low nibble (bits 0-3), packed along K (``lhs_k_pack``/``rhs_k_pack`` false:
 along M / N instead); fp8 operands are ``f8E4M3FN``/``f8E5M2`` (or their ``i8`` bits), ``bf16``/``fp16``
 their own types.
 ``fastMath`` lets a lowering skip the NaN of scale 0xFF.

@@ -1,8 +1,8 @@
 """Exact decoding of the OCP microscaling (MX) element and scale formats into float64.
 
 * e2m1 (fp4): sign, 2 exponent bits (bias 1), 1 mantissa bit; no inf or NaN.  The 16 codes are
-  +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}.  Two codes share a byte, the first in the high nibble (the
-  order of Triton's late-2024 ``dot_scaled``, whose tests are the spec).
+  +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}.  Two codes share a byte, the first in the low nibble (bits
+  0-3) and the second in the high nibble, as ``tl.dot_scaled`` documents it.
 * e8m0 (a scale): an unsigned biased exponent, ``2 ** (code - 127)``; 0xFF is NaN.
 * e4m3 (fn: no infinities, S.1111.111 is NaN) and e5m2 (IEEE-like) are fp8e4nv / fp8e5 of
   :mod:`tritium.ttir.float_formats`.
@@ -33,9 +33,9 @@ def decode_e8m0(codes) -> np.ndarray:
 
 def unpack_e2m1(packed, axis: int) -> np.ndarray:
     """Bytes of two e2m1 codes each -> their float64 values, twice as long along ``axis`` (the
-    high nibble's value first)."""
+    low nibble's value first)."""
     b = np.asarray(packed).view(np.uint8)
-    pair = np.stack([E2M1_TABLE[b >> 4], E2M1_TABLE[b & 0xF]], axis=axis + 1)
+    pair = np.stack([E2M1_TABLE[b & 0xF], E2M1_TABLE[b >> 4]], axis=axis + 1)
     shape = list(b.shape)
     shape[axis] *= 2
     return pair.reshape(shape)

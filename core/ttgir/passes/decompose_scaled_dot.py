@@ -2,7 +2,7 @@
 for backends without native microscaled matrix instructions (Triton's ``DecomposeScaledBlocked``).
 
 Each operand is brought to the compute type (f16 when either format is fp16, else bf16):
-``e2m1`` bytes through two ``ttg.e2m1_to_fp`` (high nibble first, then low) joined and reshaped
+``e2m1`` bytes through two ``ttg.e2m1_to_fp`` (low nibble first, then high) joined and reshaped
 so each pair lands side by side along the packed axis; fp8 through ``tt.fp_to_fp``.  A scale goes
 through ``ttg.e8m0_to_fp`` (NaN for 0xFF unless ``fastMath``), is repeated 32 times along K
 (expand_dims, broadcast, reshape; the rhs scale, given as ``[N, K/32]``, is transposed first)
@@ -56,8 +56,8 @@ class _Rewriter:
         t = v.type
         shape = list(t.get_shape())
         if fmt == "e2m1":
-            first = self.add(E2M1ToFpOp(v, _tensor(self.ct, shape), True))
-            second = self.add(E2M1ToFpOp(v, _tensor(self.ct, shape), False))
+            first = self.add(E2M1ToFpOp(v, _tensor(self.ct, shape), False))  # the low nibble
+            second = self.add(E2M1ToFpOp(v, _tensor(self.ct, shape), True))
             pair = self.add(JoinOp(first, second, _tensor(self.ct, [*shape, 2])))
             rank = len(shape)
             if pack_axis != rank - 1:  # [.., K/2, N, 2] -> [.., K/2, 2, N]

@@ -19,8 +19,8 @@ def test_all_sixteen_e2m1_codes():
     assert np.signbit(E2M1_TABLE[8]) and not np.signbit(E2M1_TABLE[0])
 
 
-def test_e2m1_pairs_unpack_high_nibble_first_along_the_packed_axis():
-    packed = np.array([[0x27, 0xF1]], np.uint8)  # (1.0, 6.0), (-6.0, 0.5)
+def test_e2m1_pairs_unpack_low_nibble_first_along_the_packed_axis():
+    packed = np.array([[0x72, 0x1F]], np.uint8)  # low, high: (1.0, 6.0), (-6.0, 0.5)
     assert unpack_e2m1(packed, 1).tolist() == [[1.0, 6.0, -6.0, 0.5]]
     assert unpack_e2m1(packed.T, 0).tolist() == [[1.0], [6.0], [-6.0], [0.5]]
 
