@@ -11,13 +11,14 @@ from . import knobs  # noqa: F401  (process-wide settings; pure Python)
 from . import language  # noqa: F401  (pure Python)
 from .errors import TritonError  # noqa: F401
 from .frontend.errors import CompilationError  # noqa: F401
-from .language.core import constexpr_function  # noqa: F401
+from .language.core import constexpr_function, must_use_result  # noqa: F401
 from .language.functions import cdiv, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .runtime.interface import KernelInterface  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 from .runtime.specialize import TensorWrapper, reinterpret  # noqa: F401
 from .runtime._allocation import set_allocator  # noqa: F401
+from .runtime.errors import InterpreterError, OutOfResources  # noqa: F401
 
 
 def compile(*args, **kwargs):
@@ -43,4 +44,4 @@ def __getattr__(name):
 
 __all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError", "TritonError",
            "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing",
-           "constexpr_function", "knobs", "set_allocator"]
+           "constexpr_function", "knobs", "set_allocator", "must_use_result", "InterpreterError", "OutOfResources"]

@@ -43,19 +43,37 @@ class ASTSource:
                 raise TypeError(f"{fn.__name__}: constexpr parameter '{n}' needs a value")
 
     @property
+    def constants(self) -> dict:
+        """The constexpr values keyed by path, as Triton's ``ASTSource.constants``: ``(i,)`` for
+        parameter ``i``, ``(i, j, ...)`` for an element of a tuple argument."""
+        return {((self.fn.arg_names.index(k),) if isinstance(k, str) else tuple(k)): v
+                for k, v in self.constexprs.items()}
+
+    @property
     def name(self) -> str:
         """The compiled kernel's symbol: the function's name, or what its ``@jit(repr=...)`` makes
-        of this specialization (Triton's hook), reduced to identifier characters."""
+        of this specialization (Triton's hook), reduced to identifier characters.  The hook sees
+        ``.signature`` (parameter -> type string, ``"constexpr"`` for constants), ``.constants``
+        (parameter name -> value, as Triton's hook sees them), ``.constexprs`` and ``.attrs``."""
         repr_fn = getattr(self.fn, "repr", None)
         if repr_fn is None:
             return self.fn.__name__
-        name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(repr_fn(self)))
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(repr_fn(_Specialization(self))))
         return name if name and not name[0].isdigit() else "_" + name
 
     def key(self) -> str:
         return repr((self.fn.cache_key, sorted(self.signature.items()),
                      sorted(((k, repr(v)) for k, v in self.constexprs.items()), key=_by_key),
                      sorted(((k, sorted(v.items())) for k, v in self.attrs.items()), key=_by_key)))
+
+
+class _Specialization:
+    """What a ``@jit(repr=...)`` hook is given: the ASTSource's names, with ``constants`` keyed by
+    parameter name (nested tuple constants stay under their paths)."""
+
+    def __init__(self, src: ASTSource):
+        self.fn, self.signature, self.constexprs, self.attrs = src.fn, src.signature, src.constexprs, src.attrs
+        self.constants = dict(src.constexprs)
 
 
 import inspect as _inspect  # noqa: E402

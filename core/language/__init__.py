@@ -4,6 +4,8 @@ from .core import (PropagateNan, builtin, const, constexpr, is_builtin, range, s
 from .dtypes import (bfloat16, block_type, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5,  # noqa: F401
                      float8e5b16, float16, float32, float64, function_type, int1, int8, int16, int32, int64,
                      pi32_t, pointer_type, uint8, uint16, uint32, uint64, void)
+from .dtypes import str_to_ty  # noqa: F401,E402  (signature string -> type, as Triton's tl.str_to_ty)
+from .core import must_use_result  # noqa: F401,E402
 from .functions import *  # noqa: F401,F403
 from .functions import (abs, advance, assume, arange, argmax, argmin, associative_scan, atomic_add, atomic_and,  # noqa: F401
                         atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast,

@@ -26,6 +26,18 @@ def builtin(fn):
     return wrapper
 
 
+def must_use_result(fn_or_note=None, note=True):
+    """Mark a function whose result must be used: a kernel that calls it as a statement of its own
+    (``f(x)`` rather than ``y = f(x)``) is rejected at compile time.  ``@must_use_result`` or
+    ``@must_use_result("what to do instead")`` (the text ends the error message), above ``@jit``
+    or on a builtin."""
+    if isinstance(fn_or_note, str) or fn_or_note is None:
+        text = fn_or_note if fn_or_note is not None else True
+        return lambda fn: must_use_result(fn, text)
+    fn_or_note._must_use_result = note
+    return fn_or_note
+
+
 def is_builtin(fn) -> bool:
     """Marked by ``@builtin`` or by Triton's own marker (``__triton_builtin__``, which libraries
     such as PyTorch Inductor set on their compile-time helpers)."""

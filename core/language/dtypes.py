@@ -8,10 +8,12 @@ from __future__ import annotations
 
 
 class dtype:
-    SINT_TYPES = ("int8", "int16", "int32", "int64")
-    UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
-    FP_TYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64")
-    OTHER_TYPES = ("void",)
+    # the type names by kind (lists, as Triton's ``tl.dtype`` has them: code concatenates them)
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
 
     class KIND:  # promotion order: a Python scalar of a lower or equal kind adopts the tensor's type
         BOOLEAN, INTEGRAL, FLOATING = 0, 1, 2
@@ -55,7 +57,7 @@ class dtype:
     def is_uint32(self): return self.name == "uint32"
     def is_uint64(self): return self.name == "uint64"
     def is_floating(self): return self.name in self.FP_TYPES
-    def is_standard_floating(self): return self.name in ("fp16", "bf16", "fp32", "fp64")
+    def is_standard_floating(self): return self.name in self.STANDARD_FP_TYPES
     def is_int_signed(self): return self.name in self.SINT_TYPES
     def is_int_unsigned(self): return self.name in self.UINT_TYPES
     def is_int(self): return self.name in self.SINT_TYPES + self.UINT_TYPES
@@ -238,14 +240,22 @@ float64 = dtype("fp64")
 pi32_t = pointer_type(int32)
 
 
-def str_to_ty(name: str) -> dtype:
-    """Signature strings: ``*fp32``, ``*kfp16`` (const pointer), ``i32``, ``u64``, ``fp16``..."""
+def str_to_ty(name: str, c=None) -> dtype:
+    """The type a signature string names: ``*fp32``, ``*kfp16`` (const pointer), ``i32``, ``u64``,
+    ``fp16``, ``u1`` (bool), or ``constexpr`` (the type of the constant ``c``, as Triton's
+    ``tl.str_to_ty(name, c)``); a tuple of names is a tuple type."""
+    if isinstance(name, tuple):
+        from .core import tuple_type
+        return tuple_type([str_to_ty(x, c) for x in name], getattr(type(name), "_fields", None))
     if name.startswith("*"):
         rest = name[1:]
         const = rest.startswith("k")
         if const:
             rest = rest[1:]
         return pointer_type(str_to_ty(rest), const=const)
+    if name.startswith("constexpr"):
+        from .core import constexpr_type
+        return constexpr_type(c)
     return dtype(name)
 
 

@@ -87,6 +87,10 @@ def advance(base, offsets, _builder=None):
     return _sm().advance(base, offsets, _builder)
 
 
+advance._must_use_result = ("tl.advance returns the moved block pointer and leaves its argument as it was: "
+                            "assign the result (ptr = tl.advance(ptr, offsets)).")
+
+
 def _atomic(name):
     def fn(pointer, val, mask=None, sem=None, scope=None, _builder=None):
         return getattr(_sm(), name)(pointer, val, mask, sem, scope, _builder)

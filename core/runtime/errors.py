@@ -5,9 +5,8 @@ the device has (shared memory, registers); autotuners (Tritium's, Inductor's) sk
 configuration rather than fail.  ``PTXASError`` is the NVIDIA assembler's refusal."""
 from __future__ import annotations
 
-
-class TritonError(Exception):
-    """Base of the run-time errors (Triton's name)."""
+from ..backends.interpreter.errors import InterpreterError  # noqa: F401  (what the interpreter raises)
+from ..errors import TritonError  # noqa: F401  (the root of every Tritium error)
 
 
 class OutOfResources(TritonError):
@@ -32,8 +31,8 @@ class PTXASError(TritonError):
     """``ptxas`` rejected the PTX of a kernel."""
 
 
-class InterpreterError(TritonError):
-    """An error raised while a kernel ran on the interpreter."""
+class AutotunerError(TritonError):
+    """The autotuner could not pick a configuration."""
 
 
-__all__ = ["TritonError", "OutOfResources", "PTXASError", "InterpreterError"]
+__all__ = ["TritonError", "OutOfResources", "PTXASError", "InterpreterError", "AutotunerError"]

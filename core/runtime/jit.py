@@ -16,6 +16,7 @@ from . import descriptors as _descriptors
 from . import jit_hooks as _jit_hooks
 from .interface import KernelInterface, grid3
 from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, flatten_tuple_args, specialize_arg
+from .specialize import reinterpret  # noqa: F401  (triton.runtime.jit.reinterpret)
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
 _ENV = os.environ
@@ -414,6 +415,20 @@ class JITFunction(KernelInterface):
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 
+
+#: dtype spellings (tl, torch and numpy names, signature strings) -> the signature string Triton
+#: uses for them (``"bool" -> "u1"``, ``"float16" -> "fp16"``, ``"int32" -> "i32"``); every canonical
+#: string maps to itself.  ``tl.str_to_ty(type_canonicalisation_dict[name], None)`` is the tl dtype.
+type_canonicalisation_dict = {
+    "bool": "u1", "int1": "u1", "uint1": "u1", "i1": "u1",
+    "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15", "float8_e4m3fn": "fp8e4nv",
+    "float8e4b8": "fp8e4b8", "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2": "fp8e5", "float8e5b16": "fp8e5b16",
+    "float8_e5m2fnuz": "fp8e5b16", "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32",
+    "float32": "fp32", "double": "fp64", "float64": "fp64",
+    "int8": "i8", "int16": "i16", "int": "i32", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "void": "void",
+}
+type_canonicalisation_dict.update({v: v for v in list(type_canonicalisation_dict.values())})
 
 #: bumped whenever a function's source is replaced, so that the cache keys hashing it (its
 #: callers') are computed again

@@ -62,11 +62,24 @@ class TensorWrapper:
 
 
 def reinterpret(tensor, dtype):
+    """``tensor``'s memory seen as ``dtype`` (a ``tritium.language`` dtype, or a torch/numpy
+    dtype of the same name); reinterpreting a wrapper as its base tensor's own dtype gives the
+    base tensor back."""
     from ..language.dtypes import dtype as tl_dtype
     if isinstance(tensor, TensorWrapper):
+        if not isinstance(dtype, tl_dtype) and dtype == getattr(tensor.base, "dtype", None):
+            return tensor.base
         tensor = tensor.base
+    elif not isinstance(tensor, int) and not any(hasattr(tensor, a) for a in (
+            "data_ptr", "__array_interface__", "__cuda_array_interface__", "__dlpack__")):
+        raise TypeError(f"cannot reinterpret a {type(tensor).__name__}: expected a tensor, an array or a device address")
     if not isinstance(dtype, tl_dtype):
-        raise TypeError(f"reinterpret expects a tritium.language dtype, got {dtype!r}")
+        from .jit import type_canonicalisation_dict
+        name = dtype.__name__ if isinstance(dtype, type) else str(dtype).split(".")[-1]  # np.uint8, torch.uint8
+        canonical = type_canonicalisation_dict.get(name)
+        if canonical is None or canonical == "void":
+            raise TypeError(f"reinterpret expects a tritium.language dtype or a torch/numpy dtype, got {dtype!r}")
+        dtype = tl_dtype(canonical)
     return TensorWrapper(tensor, dtype)
 
 

@@ -1,0 +1,289 @@
+"""The JIT and compiler API that Triton 3.6 code touches beyond launching kernels:
+``JITFunction._unsafe_update_src`` / a settable ``.src`` (a kernel varied by editing its text),
+``device_caches``, ``ASTSource.constants``, ``tritium.compiler.errors`` with
+``CompileTimeAssertionFailure``, ``must_use_result``, ``tl.str_to_ty``, the ``tl.dtype`` kind
+lists, ``reinterpret`` with torch/numpy dtypes and the ``tritium.runtime.jit`` /
+``tritium.runtime.errors`` names."""
+import pickle
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium as triton
+import tritium.language as tl
+from tritium.compiler import ASTSource
+from tritium.compiler.errors import CompilationError, CompileTimeAssertionFailure
+
+
+@triton.jit
+def _template(X, Y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.store(Y + offs, GENERATE_TEST_HERE)  # noqa: F821 - replaced before compiling
+
+
+def _patched(expr):
+    k = triton.JITFunction(_template.fn)
+    k._unsafe_update_src(k.src.replace("GENERATE_TEST_HERE", expr))
+    return k
+
+
+def _run(k, x, n=64):
+    y = np.full(n, np.nan, np.float32)  # poison: an element the kernel misses stays NaN
+    k[(1,)](x, y, N=n)
+    return y
+
+
+def test_updated_source_compiles_the_new_text():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(64).astype(np.float32)
+    k = _patched("x * 2.0 + 1.0")
+    np.testing.assert_allclose(_run(k, x), x.astype(np.float64) * 2 + 1, rtol=1e-6)
+    np.testing.assert_allclose(_run(k, x), x.astype(np.float64) * 2 + 1, rtol=1e-6)  # the fast path
+    old_key = k.cache_key
+    old_disk_key = ASTSource(k, {"X": "*fp32", "Y": "*fp32"}, {"N": 64}).key()
+    k.src = k.src.replace("x * 2.0 + 1.0", "tl.abs(x) - 3.0")  # the property setter does the same
+    assert k.cache_key != old_key
+    assert ASTSource(k, {"X": "*fp32", "Y": "*fp32"}, {"N": 64}).key() != old_disk_key
+    assert len(k.kernel_cache) == 0 and k._fast is None and k._direct is None and not k._by_grid
+    x = rng.standard_normal(64).astype(np.float32)
+    np.testing.assert_allclose(_run(k, x), np.abs(x.astype(np.float64)) - 3, rtol=1e-6)
+    np.testing.assert_allclose(_run(k, x), np.abs(x.astype(np.float64)) - 3, rtol=1e-6)
+    # the template itself is untouched
+    assert "GENERATE_TEST_HERE" in _template.src and "tl.abs" not in _template.src
+
+
+def test_updated_source_errors_point_into_the_new_text():
+    k = _patched("x + not_defined_anywhere")
+    with pytest.raises(CompilationError) as e:
+        _run(k, np.zeros(64, np.float32))
+    msg = str(e.value)
+    # line 4 of the new text (``def`` is line 1), the column of the name, the line quoted
+    assert e.value.lineno == 4 and "updated source" in e.value.filename and "test_triton36_api.py" in e.value.filename
+    assert "not_defined_anywhere" in msg and "tl.store(Y + offs, x + not_defined_anywhere)" in msg
+    assert msg.splitlines()[2].index("^") == msg.splitlines()[1].index("not_defined_anywhere")
+
+
+def test_updated_source_must_keep_the_parameters_and_parse():
+    k = triton.JITFunction(_template.fn)
+    with pytest.raises(ValueError, match=r"parameters \(A, Y, N\) differ from the function's \(X, Y, N\)"):
+        k._unsafe_update_src(k.src.replace("def _template(X,", "def _template(A,"))
+    with pytest.raises(SyntaxError, match="does not parse"):
+        k._unsafe_update_src("def _template(X, Y, N:\n")
+    with pytest.raises(TypeError, match="must be a str"):
+        k._unsafe_update_src(b"def f(): pass")
+
+
+@triton.jit
+def _callee(x):
+    return x + 1.0
+
+
+@triton.jit
+def _caller(X, Y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(Y + offs, _callee(tl.load(X + offs)))
+
+
+def test_a_callers_key_follows_its_callees_new_source():
+    before = _caller.cache_key
+    original = _callee.src
+    try:
+        _callee._unsafe_update_src(original.replace("x + 1.0", "x + 2.0"))
+        assert _caller.cache_key != before
+    finally:
+        _callee._unsafe_update_src(original)
+    assert _caller.cache_key == before
+
+
+def test_device_caches_clear_forces_a_recompile():
+    k = triton.JITFunction(_template.fn)
+    k._unsafe_update_src(k.src.replace("GENERATE_TEST_HERE", "x * x"))
+    x = np.random.default_rng(1).standard_normal(64).astype(np.float32)
+    y = _run(k, x)
+    np.testing.assert_allclose(y, x.astype(np.float64) ** 2, rtol=1e-6)
+    first = k.warmup(x, y, N=64, grid=(1,))
+    cache, key_cache, target, backend, binder = k.device_caches[0]
+    assert cache is k.kernel_cache and k.device_caches["cpu"][0] is cache and len(cache) >= 1
+    assert isinstance(key_cache, dict) and backend is not None and callable(binder)
+    bound, parts, opts = binder(x, y, N=64, num_warps=2)
+    assert list(bound) == ["X", "Y", "N"] and parts[2][0] == "c" and opts == {"num_warps": 2}
+    k.device_caches[0][0].clear()
+    assert len(k.kernel_cache) == 0 and k._fast is None
+    second = k.warmup(x, y, N=64, grid=(1,))
+    assert second is not first and len(k.kernel_cache) >= 1
+    np.testing.assert_allclose(_run(k, x), x.astype(np.float64) ** 2, rtol=1e-6)
+
+
+def test_ast_source_constants_and_the_repr_hook():
+    @triton.jit
+    def k(value, is_one, X, B: tl.constexpr):
+        pass
+
+    src = ASTSource(k, {"value": "i32", "X": "*fp32"}, {"is_one": 1, "B": 4})
+    assert src.constants == {(1,): 1, (3,): 4}
+    seen = {}
+
+    def name(spec):
+        seen.update(spec.constants)
+        return f"k_{spec.signature['value']}_" + "_".join(n for n, v in spec.constants.items() if v == 1)
+
+    k2 = triton.jit(repr=name)(k.fn)
+    compiled = k2.warmup(-1, 1, np.zeros(1, np.float32), B=4, grid=(1,))
+    assert seen == {"is_one": 1, "B": 4} and compiled.name == "k_i32_is_one"
+
+
+@triton.jit
+def _static_assert_kernel(X, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK % 64 == 0, "BLOCK must be a multiple of 64")
+    tl.store(X + tl.arange(0, BLOCK), 1)
+
+
+def test_static_assert_raises_compile_time_assertion_failure():
+    with pytest.raises(CompileTimeAssertionFailure) as e:
+        tritium.compile(_static_assert_kernel, signature={"X": "*i32"}, constexprs={"BLOCK": 32}, target="interpreter")
+    assert isinstance(e.value, CompilationError) and isinstance(e.value, tritium.TritonError)
+    assert e.value.__cause__ is None
+    assert "BLOCK must be a multiple of 64" in str(e.value)
+    assert 'tl.static_assert(BLOCK % 64 == 0, "BLOCK must be a multiple of 64")' in str(e.value)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert type(again) is CompileTimeAssertionFailure and str(again) == str(e.value)
+    # a passing assert compiles
+    tritium.compile(_static_assert_kernel, signature={"X": "*i32"}, constexprs={"BLOCK": 64}, target="interpreter")
+
+
+_EXTRA = "Assign it: y = cube(x)."
+
+
+@triton.must_use_result(_EXTRA)
+@triton.jit
+def _cube(x):
+    return x * x * x
+
+
+@triton.jit
+def _drops_cube():
+    a = tl.full((16,), 2.0, tl.float32)
+    _cube(a)
+
+
+@triton.jit
+def _uses_cube(Y):
+    a = tl.full((16,), 2.0, tl.float32)
+    a = _cube(a)
+    tl.store(Y + tl.arange(0, 16), a)
+
+
+@triton.jit
+def _drops_advance(P):
+    bp = tl.make_block_ptr(P, (16,), (1,), (0,), (16,), (0,))
+    tl.advance(bp, (16,))
+
+
+@triton.jit
+def _drops_advance_method(P):
+    bp = tl.make_block_ptr(P, (16,), (1,), (0,), (16,), (0,))
+    bp.advance((16,))
+
+
+def test_must_use_result():
+    y = np.full(16, np.nan, np.float32)
+    _uses_cube[(1,)](y)
+    np.testing.assert_array_equal(y, np.full(16, 8.0, np.float32))
+    with pytest.raises(CompilationError) as e:
+        tritium.compile(ASTSource(fn=_drops_cube, signature={}, constexprs={}), target="interpreter")
+    lines = str(e.value).splitlines()
+    assert "_cube(a)" in lines[1] and "must be used" in lines[0]
+    assert lines[-1] == "The result of _cube is not being used. " + _EXTRA
+    for fn, what in ((_drops_advance, "tl.advance"), (_drops_advance_method, "bp.advance")):
+        with pytest.raises(CompilationError, match=f"The result of {what} is not being used. tl.advance returns"):
+            tritium.compile(fn, signature={"P": "*fp32"}, target="interpreter")
+    # a plain marker, without a note
+    f = tritium.must_use_result(lambda: None)
+    assert f._must_use_result is True and tl.core.must_use_result is tritium.must_use_result
+
+
+def test_compiler_module_names():
+    import tritium.compiler.compiler as cc
+    import tritium.compiler.errors as ce
+    assert cc.ASTSource is tritium.compiler.ASTSource is tritium.ASTSource
+    assert cc.CompiledKernel is tritium.compiler.CompiledKernel and callable(cc.compile) and callable(cc.make_backend)
+    assert ce.CompilationError is tritium.CompilationError
+    assert issubclass(ce.CompileTimeAssertionFailure, ce.CompilationError)
+    assert issubclass(ce.UnsupportedLanguageConstruct, ce.CompilationError)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("i32", tl.int32), ("u1", tl.int1), ("fp16", tl.float16), ("bf16", tl.bfloat16), ("fp8e4nv", tl.float8e4nv),
+    ("*fp32", tl.pointer_type(tl.float32)), ("*ki8", tl.pointer_type(tl.int8, const=True)),
+])
+def test_str_to_ty(name, expected):
+    assert tl.str_to_ty(name, None) == expected
+
+
+def test_str_to_ty_constexpr_and_tuples():
+    assert tl.str_to_ty("constexpr", 7) == tl.constexpr_type(7)
+    t = tl.str_to_ty(("i32", "*fp16"), None)
+    assert isinstance(t, tl.tuple_type) and t.types == [tl.int32, tl.pointer_type(tl.float16)]
+
+
+def test_dtype_kind_lists():
+    D = tl.dtype
+    assert D.SINT_TYPES == ["int8", "int16", "int32", "int64"]
+    assert D.UINT_TYPES == ["int1", "uint8", "uint16", "uint32", "uint64"]
+    assert D.STANDARD_FP_TYPES == ["fp16", "bf16", "fp32", "fp64"] and set(D.STANDARD_FP_TYPES) <= set(D.FP_TYPES)
+    assert D.OTHER_TYPES == ["void"]
+    # every name builds its dtype, with the right kind
+    for n in D.SINT_TYPES + D.UINT_TYPES + D.FP_TYPES:
+        t = tl.dtype(n)
+        assert t.is_int_signed() == (n in D.SINT_TYPES) and t.is_floating() == (n in D.FP_TYPES)
+    assert [tl.dtype(n).is_standard_floating() for n in D.FP_TYPES] == [n in D.STANDARD_FP_TYPES for n in D.FP_TYPES]
+
+
+def test_runtime_jit_names():
+    from tritium.runtime.jit import TensorWrapper, reinterpret, type_canonicalisation_dict as tcd
+    assert TensorWrapper is tritium.TensorWrapper and reinterpret is tritium.reinterpret
+    assert tcd["bool"] == "u1" and tcd["float16"] == "fp16" and tcd["bfloat16"] == "bf16" and tcd["int32"] == "i32"
+    assert tcd["float8_e4m3fn"] == "fp8e4nv" and tcd["uint64"] == "u64"
+    assert all(tcd[v] == v for v in tcd.values())
+    for name, canonical in tcd.items():
+        if canonical != "void":
+            tl.str_to_ty(canonical, None)  # every canonical string is a type
+
+
+@triton.jit
+def _widen(X, Y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(Y + offs, tl.load(X + offs).to(tl.int32))
+
+
+def test_reinterpret_with_numpy_and_torch_dtypes():
+    rng = np.random.default_rng(2)
+    raw = rng.integers(-128, 128, 64, dtype=np.int8)
+    y = np.full(64, -999, np.int32)
+    _widen[(1,)](tritium.reinterpret(raw, np.uint8), y, N=64)
+    np.testing.assert_array_equal(y, raw.view(np.uint8).astype(np.int32))
+    w = tritium.reinterpret(raw, tl.uint8)
+    assert w.dtype == tl.uint8 and tritium.reinterpret(w, np.dtype("int8")) is raw
+    with pytest.raises(TypeError, match="cannot reinterpret a str"):
+        tritium.reinterpret("not a tensor", tl.int8)
+    with pytest.raises(TypeError, match="dtype"):
+        tritium.reinterpret(raw, "no such type")
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(raw)
+    y = np.full(64, -999, np.int32)
+    w = tritium.reinterpret(t, torch.uint8)
+    assert w.dtype == tl.uint8 and tritium.reinterpret(w, torch.int8) is t
+    _widen[(1,)](w, y, N=64)
+    np.testing.assert_array_equal(y, raw.view(np.uint8).astype(np.int32))
+
+
+def test_runtime_errors_names():
+    from tritium.runtime import errors
+    from tritium.backends.interpreter import InterpreterError
+    assert errors.InterpreterError is InterpreterError is tritium.InterpreterError
+    assert errors.TritonError is tritium.TritonError
+    for cls in (errors.OutOfResources, errors.PTXASError, errors.AutotunerError, InterpreterError):
+        assert issubclass(cls, tritium.TritonError)
+    assert str(errors.OutOfResources(10, 5, "shared memory")).startswith("out of resource: shared memory")
