@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
+from .runtime.launch_api import HookChain
+
 __all__ = ["Env", "env", "propagate_env", "base_knobs", "NvidiaTool", "JitFunctionInfo", "cache", "compilation",
            "runtime", "language", "autotuning", "build", "nvidia", "amd", "selected_backend", "compile_token",
            "refresh_knobs"]
@@ -424,6 +426,11 @@ class runtime_knobs(base_knobs):
     jit_cache_hook: Optional[Callable[..., Any]] = None
     #: the same arguments, after that compile
     jit_post_compile_hook: Optional[Callable[..., Any]] = None
+    #: called as ``hook(launch_metadata)`` before / after a compiled kernel's ``run`` launches
+    #: (``.add(fn)``; see :mod:`tritium.runtime.launch_api`); ``launch_metadata`` is
+    #: ``kernel.launch_metadata(grid, stream, *args)``
+    launch_enter_hook: Any = HookChain()
+    launch_exit_hook: Any = HookChain(reversed=True)
 
 
 class language_knobs(base_knobs):

@@ -47,6 +47,18 @@ def _compiler_class(b) -> type:
 def __getattr__(name):
     # ``tritium.backends.backends``: every installed backend, as Triton lists its own
     if name == "backends":
-        from ..hooks import manager
-        return {b.name: Backend(_compiler_class(b), _driver_class(b)) for b in manager.list_backends()}
+        return _backends()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _backends() -> dict:
+    """Every installed backend by name, the device backends first and the interpreter last (code
+    that takes the first active backend, as Inductor's ``set_driver_to_gpu`` does, finds the
+    GPU's), then the interpreter once more as ``cpu``: it is the backend for CPU memory, which is
+    what Triton's CPU backend is called (Inductor's ``cpu_backend="triton"`` looks it up)."""
+    from ..hooks import manager
+    listed = sorted(manager.list_backends(), key=lambda b: b.name == manager.INTERPRETER)
+    out = {b.name: Backend(_compiler_class(b), _driver_class(b)) for b in listed}
+    if manager.INTERPRETER in out and "cpu" not in out:
+        out["cpu"] = out[manager.INTERPRETER]
+    return out

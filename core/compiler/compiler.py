@@ -11,6 +11,7 @@ from ..frontend.errors import CompilationError
 from ..runtime.interface import grid3
 from ..ir_source import IRSource  # noqa: F401  (tritium.compiler.IRSource, as in Triton)
 from ..runtime.specialize import TensorWrapper
+from ..runtime.launch_api import LaunchInterface
 
 TRITIUM_VERSION = "0.1.0"
 
@@ -24,7 +25,8 @@ class ASTSource:
         self.fn = fn
         self.signature = {_name(fn, k): _sig_value(v) for k, v in signature.items()}
         self.constexprs = {_name(fn, k): v for k, v in (constexprs or {}).items()}
-        self.attrs = {_name(fn, k): v for k, v in (attrs or {}).items()}
+        # values as {name: value} or as Triton 3.x writes them, [[name, value], ...]
+        self.attrs = {_name(fn, k): dict(v) if isinstance(v, (list, tuple)) else v for k, v in (attrs or {}).items()}
         for name in self.constexprs:
             if isinstance(name, tuple):  # inside a tuple argument: (argument index, index, ...)
                 top = fn.arg_names[name[0]]
@@ -142,7 +144,7 @@ class KernelMetadata(dict):
             raise AttributeError(f"kernel metadata has no {name!r} (has: {', '.join(sorted(self))})") from None
 
 
-class CompiledKernel:
+class CompiledKernel(LaunchInterface):
     def __init__(self, backend, target, asm: dict, metadata: dict, runtime_signature: dict):
         self.backend = backend
         self.target = target
@@ -283,7 +285,9 @@ def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str
         return CompilationError(f"internal compiler error in stage '{st}' for {target}: {type(e).__name__}: {e}",
                                 filename=src.fn.file, lineno=src.fn.file_position(src.fn.parse())[0], fn_name=name)
 
-    return build(backend, target, name, src.key(), options, runtime_sig, plan, error, last_stage)
+    kernel = build(backend, target, name, src.key(), options, runtime_sig, plan, error, last_stage)
+    kernel.src = src
+    return kernel
 
 
 def build(backend, target, name: str, source_key: str, options, runtime_sig: dict, plan, error,

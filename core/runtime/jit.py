@@ -36,6 +36,8 @@ class JITFunction(KernelInterface):
         # repr(specialization) names the compiled kernel (Triton's ``@jit(repr=...)``); it sees
         # the ASTSource: ``.signature`` (parameter -> type string), ``.constexprs``, ``.attrs``
         self.repr = repr
+        # launch_metadata(grid, metadata, {name: arg}) -> dict: what launch hooks see of a launch
+        self.launch_metadata = launch_metadata
         sig = inspect.signature(fn)
         self.signature = sig
         self.arg_names = list(sig.parameters)
@@ -612,5 +614,5 @@ def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specia
     ``@jit(do_not_specialize=["n"])``."""
     def decorator(f):
         return JITFunction(f, noinline=noinline, do_not_specialize=do_not_specialize, debug=debug, repr=repr,
-                           do_not_specialize_on_alignment=do_not_specialize_on_alignment)
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment, launch_metadata=launch_metadata)
     return decorator(fn) if fn is not None else decorator

@@ -11,6 +11,9 @@ from .driver import TARGET, InterpreterDriver
 
 TRITIUM_PLUGIN_API = 1
 NAME = "interpreter"
+#: target kinds compiled here: the interpreter's own and ``cpu``, the kind Triton's CPU backend
+#: compiles for (PyTorch Inductor's ``cpu_backend="triton"`` asks for ``GPUTarget("cpu", ...)``)
+KINDS = (TARGET.backend, "cpu")
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class InterpreterOptions(Options):
 @hookimpl
 def tritium_backend_info():
     return BackendInfo(name=NAME, api_version=TRITIUM_PLUGIN_API, version="0.1.0",
-                       target_kinds=(TARGET.backend,), targets=("interpreter",), default_target="interpreter",
+                       target_kinds=KINDS, targets=("interpreter",), default_target="interpreter",
                        stages=("ttir", "interp"), binary_ext="interp",
                        description="reference interpreter: runs TTIR over the grid with numpy")
 
@@ -44,7 +47,7 @@ def tritium_current_target(backend):
 @hookimpl
 def tritium_parse_target(text):
     kind, _, arch = text.partition(":")
-    if kind.strip() != TARGET.backend:
+    if kind.strip() not in KINDS:
         return None
     if arch.strip() not in ("", str(TARGET.arch)):
         raise ValueError(f"unknown interpreter architecture {arch!r}; accepted: 'interpreter', "
@@ -54,9 +57,10 @@ def tritium_parse_target(text):
 
 @hookimpl
 def tritium_parse_options(target, options):
-    if target.backend != TARGET.backend:
+    if target.backend not in KINDS:
         return None
-    return InterpreterOptions.from_dict(options, threads_per_warp=target.warp_size)
+    warp = target.warp_size if target.backend == TARGET.backend else TARGET.warp_size
+    return InterpreterOptions.from_dict(options, threads_per_warp=warp)
 
 
 def _interp_stage(src, metadata):
@@ -86,7 +90,7 @@ def _interp_stage(src, metadata):
 
 @hookimpl
 def tritium_add_stages(target, stages, options):
-    if target.backend != TARGET.backend:
+    if target.backend not in KINDS:
         return None
     stages["interp"] = _interp_stage
     return True
