@@ -3,8 +3,11 @@
 # loses one (it once lost `tritium.backends` and with it the embedded interpreter).
 from setuptools import find_namespace_packages, setup
 
+# The conformance suite ships too (top-level package ``conformance``): a vendor team runs
+# ``tritium conformance`` against its installed plugin.
 setup(
-    packages=["tritium"] + ["tritium." + p for p in find_namespace_packages("core", exclude=["*__pycache__*"])],
-    package_dir={"tritium": "core"},
+    packages=["tritium"] + ["tritium." + p for p in find_namespace_packages("core", exclude=["*__pycache__*"])]
+    + ["conformance"] + ["conformance." + p for p in find_namespace_packages("conformance", exclude=["*__pycache__*"])],
+    package_dir={"tritium": "core", "conformance": "conformance"},
     package_data={"tritium": ["py.typed"], "": ["*.json"]},
 )

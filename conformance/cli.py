@@ -28,7 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="input seed (default: a fresh one per run, printed in the report)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write the matrix as Markdown")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="worker processes (default: the CPUs this process may use; 1 for a selection of "
+                        f"fewer than {_SMALL} cases)")
     p.add_argument("--devices", default=None,
                    help="spread the cases over these devices: 'all' or a list such as 0,1 (default: device 0); "
                         "the inputs of a group of cases are placed on one device and the launch follows them")
@@ -43,23 +45,52 @@ def _backend_names(choice: str) -> list[str]:
     return [b.name for b in manager.list_backends()]
 
 
+#: selections smaller than this run in one process by default (starting workers costs more)
+_SMALL = 48
+
+
+def default_jobs(n_cases: int) -> int:
+    if n_cases < _SMALL:
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 class _Progress:
-    """A counter on a terminal; otherwise one line per finished category."""
+    """Cases done / total, the time elapsed and an estimate of the time left: a counter on a
+    terminal, otherwise one line per finished category."""
 
     def __init__(self, backend: str, total: int, per_category: Counter):
+        import time
         self.backend, self.total, self.done = backend, total, 0
         self.left = Counter(per_category)
         self.tty = sys.stderr.isatty()
+        self._now = time.monotonic
+        self.start = self._now()
+
+    def status(self) -> str:
+        elapsed = self._now() - self.start
+        text = f"[{self.backend}] {self.done}/{self.total} cases, {_clock(elapsed)} elapsed"
+        if 0 < self.done < self.total:
+            text += f", about {_clock(elapsed / self.done * (self.total - self.done))} left"
+        return text
 
     def __call__(self, res: Result) -> None:
         self.done += 1
         self.left[res.category] -= 1
         if self.tty:
-            sys.stderr.write(f"\r[{self.backend}] {self.done}/{self.total} {res.id[:60]:60s}")
+            sys.stderr.write(f"\r{self.status()} {res.id[:40]:40s}")
             if self.done == self.total:
                 sys.stderr.write("\n")
         elif self.left[res.category] == 0:
-            sys.stderr.write(f"[{self.backend}] {res.category} done ({self.done}/{self.total})\n")
+            sys.stderr.write(f"{self.status()} ({res.category} done)\n")
         sys.stderr.flush()
 
 
@@ -109,6 +140,8 @@ def run_backend(name: str, cases, args, seed: int, progress) -> tuple[list[Resul
     results: list[Result] = []
     chunks = _chunks(cases)
     by_id = {c.id: c for c in cases}
+    if args.jobs is None:
+        args.jobs = default_jobs(len(cases))
     if args.jobs <= 1:
         contexts = {d: BackendRun.open(name, args.target, args.compile_only, d) for d in devices}
         for i, chunk in enumerate(chunks):
@@ -149,8 +182,12 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     try:
         names = _backend_names(args.backend)
+        if args.backend != "all":
+            from tritium.hooks import manager
+            manager.get_backend(args.backend)  # an unknown name: one line, before any case runs
     except Exception as exc:
-        print(f"cannot load backends: {exc}", file=sys.stderr)
+        print(f"tritium conformance: error: --backend: {exc}" if args.backend != "all"
+              else f"cannot load backends: {exc}", file=sys.stderr)
         return 2
     if not names:
         print("no Tritium backend is installed", file=sys.stderr)

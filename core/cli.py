@@ -21,11 +21,17 @@ _SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64
                  "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5", "fp8e5b16",
                  "fp16", "bf16", "fp32", "fp64")
 
+#: common spellings of the signature's types (torch/numpy names) -> the type they mean
+_TYPE_ALIASES = {"int1": "i1", "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32",
+                 "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+                 "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+                 "float64": "fp64", "double": "fp64", "f16": "fp16", "f32": "fp32", "f64": "fp64"}
+
 SIGNATURE_HELP = """\
 Comma-separated entries, one per kernel parameter that needs one, in the order of the kernel's
 parameters.  An entry is either a type -- a scalar (i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16
 fp32 fp64 fp8e4nv fp8e5 ...) or a pointer to one ('*fp32') -- or a constant (16, 0.5, True,
-None, or any other word that is not a type, taken as a string).
+None; any other word is a string, accepted only for a tl.constexpr parameter).
 Two layouts are accepted:
   * one entry per parameter that is neither tl.constexpr nor given with --constexpr
     (e.g. '*fp32,*fp32,*fp32,i32' for add_kernel(x, y, out, n, BLOCK: tl.constexpr)
@@ -117,7 +123,15 @@ def map_signature(fn: Any, signature: str, constexprs: dict[str, Any]) -> tuple[
             raise UsageError(f"signature entry {entry!r} for {name}: unknown pointee type "
                              f"(expected one of {', '.join(_SCALAR_TYPES)})")
         else:
-            consts[name] = parse_constant(entry)
+            value = parse_constant(entry)
+            if isinstance(value, str) and name not in cexpr and name not in constexprs:
+                # a word for a run-time parameter is a mistyped type far more often than a string
+                hint = _TYPE_ALIASES.get(entry.lower().lstrip("*"))
+                hint = f" (did you mean {('*' if entry.startswith('*') else '') + hint!r}?)" if hint else ""
+                raise UsageError(f"signature entry {entry!r} for {name} is not a type{hint}: expected one of "
+                                 f"{', '.join(_SCALAR_TYPES)}, a pointer to one ('*fp32'), or a number "
+                                 f"(a string constant only for a tl.constexpr parameter)")
+            consts[name] = value
     defaults = _py_signature(fn)
     missing = [n for n in sorted(cexpr) if n not in consts
                and (n not in defaults or defaults[n].default is inspect.Parameter.empty)]
@@ -130,6 +144,11 @@ def map_signature(fn: Any, signature: str, constexprs: dict[str, Any]) -> tuple[
 def load_kernel(spec: str) -> tuple[Any, str]:
     """Import ``FILE:KERNEL`` and return the JIT function (unwrapping autotune/heuristics)."""
     path_text, sep, kernel = spec.rpartition(":")
+    if not sep and Path(spec).suffix == ".py" and Path(spec).is_file():
+        names = _jit_names(spec)
+        raise UsageError(f"expected FILE:KERNEL, got {spec!r}: name the kernel, "
+                         + (f"e.g. {spec}:{names[0]} ({spec} defines {', '.join(names)})" if names
+                            else f"but {spec} defines no @jit function"))
     if not sep or not path_text or not kernel:
         raise UsageError(f"expected FILE:KERNEL (e.g. kernels.py:add_kernel), got {spec!r}")
     path = Path(path_text)
@@ -148,7 +167,9 @@ def load_kernel(spec: str) -> tuple[Any, str]:
         where = _where(exc, path)
         raise UsageError(f"importing {path_text} failed{where}: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, kernel):
-        raise UsageError(f"{path_text} has no attribute {kernel!r}")
+        names = [n for n, v in vars(module).items() if _is_kernel(v)]
+        raise UsageError(f"{path_text} has no kernel {kernel!r} ("
+                         + (f"its @jit functions: {', '.join(names)})" if names else "it defines no @jit function)"))
     fn = getattr(module, kernel)
     from .runtime.autotuner import Autotuner, Heuristics
 
@@ -160,6 +181,25 @@ def load_kernel(spec: str) -> tuple[Any, str]:
         raise UsageError(f"{path_text}:{kernel} is not a @tritium.jit function "
                          f"(found {type(fn).__name__})")
     return fn, kernel
+
+
+def _is_kernel(v: Any) -> bool:
+    from .runtime.interface import KernelInterface
+    return isinstance(v, KernelInterface)
+
+
+def _jit_names(path_text: str) -> list[str]:
+    """The @jit functions (and autotuned kernels) of a Python file, by name."""
+    try:
+        fn, _ = load_kernel(f"{path_text}:__tritium_no_such_kernel__")
+    except UsageError as exc:
+        m = str(exc)
+        if "its @jit functions: " in m:
+            return m.split("its @jit functions: ", 1)[1].rstrip(")").split(", ")
+        if "defines no @jit function" in m:
+            return []
+        raise
+    return []
 
 
 def _where(exc: BaseException, path: Path) -> str:
@@ -182,9 +222,10 @@ def cmd_compile(ns: argparse.Namespace) -> int:
             raise UsageError(f"no IR file {ns.kernel!r}")
         fn, kernel, signature, consts = ns.kernel, Path(ns.kernel).stem, None, None
     else:
-        if ns.signature is None:
-            raise UsageError("compiling a Python kernel needs --signature")
         fn, kernel = load_kernel(ns.kernel)
+        if ns.signature is None:
+            raise UsageError(f"compiling a Python kernel needs --signature: one type per parameter of {kernel} "
+                             f"({', '.join(fn.arg_names)}), e.g. -s '*fp32,i32' (see tritium compile -h)")
         constexprs: dict[str, Any] = {}
         for item in ns.constexpr or ():
             name, sep, value = item.partition("=")
@@ -205,6 +246,8 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         compiler = importlib.import_module("tritium.compiler")
     except ImportError as exc:
         raise UsageError(f"the compiler is not available in this installation ({exc})") from None
+    if ns.stage is not None:
+        _check_stage(ns.stage, target, ns.kernel if ir_file else None)
     try:
         if ir_file:  # the signature and options come from the IR itself
             compiled = compiler.compile(fn, target=target, stage=ns.stage, options=options)
@@ -214,6 +257,10 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     except Exception as exc:
         if _is_compilation_error(exc):
             print(str(exc), file=sys.stderr)
+            return 1
+        if isinstance(exc, (ValueError, TypeError, NotImplementedError)):
+            # an input the compiler refuses (an IR file's layout that does not fit the target...)
+            print(f"tritium compile: error: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         raise
     out = Path(ns.output)
@@ -233,6 +280,31 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     for dest in written:
         print(dest)
     return 0
+
+
+def _check_stage(stage: str, target, ir_path: str | None) -> None:
+    from .compiler.compiler import check_stage
+    from .hooks import manager
+    try:
+        if target is None:
+            backend = manager.select_backend(None, ())
+            target = backend.default_target()
+        else:
+            backend = manager.get_plugin_manager().backend_for_target(target)
+        src = type("IR", (), {"ext": Path(ir_path).suffix[1:]})() if ir_path else None
+        check_stage(stage, backend, target, src)
+    except ValueError as exc:
+        raise UsageError(f"--stage: {exc}") from None
+
+
+def version_text() -> str:
+    from importlib import metadata
+    try:
+        core = metadata.version("tritium")
+    except metadata.PackageNotFoundError:
+        core = getattr(importlib.import_module("tritium"), "__version__", "unknown")
+    from .hooks.hookspecs import PLUGIN_API_VERSION
+    return f"tritium {core} (plugin API {PLUGIN_API_VERSION})"
 
 
 def cmd_backends(ns: argparse.Namespace) -> int:
@@ -284,6 +356,7 @@ def _delegate(module: str, argv: Sequence[str], command: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tritium", description="Tritium: a multi-backend compiler for Triton kernels.")
+    p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("backends", help="list installed backends, their targets and devices, and broken plugins")
     c = sub.add_parser("compile", help="compile one kernel ahead of time and write every stage",

@@ -150,3 +150,125 @@ def test_zero_grid_is_an_empty_launch():
         assert np.isnan(y).all()
     add_one_kernel[(np.int64(2),)](x, y, x.size, BLOCK=1024)  # numpy integers are ints
     np.testing.assert_allclose(y, x.astype(np.float64) + 1, rtol=1e-6)
+
+
+# -- 3-10. the command line --------------------------------------------------------------------
+KERNELS = textwrap.dedent('''
+    import tritium as triton
+    import tritium.language as tl
+
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    @triton.jit
+    def too_big(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, offs)
+''')
+SIG = ["-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=1024"]
+
+
+@pytest.fixture
+def kernels(tmp_path):
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    return tmp_path
+
+
+def _usage_error(r, *fragments):
+    assert r.returncode == 2, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("usage:")]
+    assert len(lines) == 1, r.stderr
+    for f in fragments:
+        assert f in lines[0], (f, lines[0])
+
+
+@pytest.mark.parametrize("stage, target", [("ptxx", "cuda:90"), ("hsaco", "cuda:90"), ("PTX", "cuda:90")])
+def test_unknown_stage(kernels, stage, target):
+    pytest.importorskip("tritium_nvidia")
+    r = _cli("compile", "kernels.py:add_kernel", *SIG, "-t", target, "--stage", stage, "-o", "out", cwd=kernels)
+    _usage_error(r, f"unknown stage {stage!r}", "ttir, ttgir, llir, ptx, cubin")
+    assert not (kernels / "out").exists()
+
+
+def test_unknown_stage_in_the_api():
+    pytest.importorskip("tritium_nvidia")
+    with pytest.raises(ValueError, match="unknown stage 'PTX' for cuda:90.*ttir, ttgir, llir, ptx, cubin"):
+        triton.compile(add_one_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"},
+                       constexprs={"BLOCK": 64}, target="cuda:90", stage="PTX")
+
+
+def test_target_of_a_missing_plugin_names_the_distribution():
+    from tritium.hooks.manager import TritiumPluginManager
+    pm = TritiumPluginManager(entry_point_group=None)  # nothing installed
+    with pytest.raises(ValueError) as e:
+        pm.parse_target("cuda:90")
+    assert "tritium-nvidia" in str(e.value) and "pip install" in str(e.value) and "plugins/nvidia" in str(e.value)
+
+
+def test_conformance_ships_in_the_wheel():
+    # setup.py lists the conformance packages (tests/test_packaging.py builds the wheel)
+    text = (ROOT / "setup.py").read_text()
+    assert '"conformance"' in text and 'find_namespace_packages("conformance"' in text
+
+
+@pytest.mark.parametrize("entry, hint", [("int32", "did you mean 'i32'"), ("i23", "is not a type"),
+                                         ("float32", "did you mean 'fp32'")])
+def test_signature_entry_that_is_no_type(kernels, entry, hint):
+    r = _cli("compile", "kernels.py:add_kernel", "-s", f"*fp32,*fp32,*fp32,{entry}", "-c", "BLOCK=1024",
+             "-t", "hip:gfx942", "--stage", "ttir", "-o", "out", cwd=kernels)
+    _usage_error(r, f"signature entry {entry!r} for n", hint, "fp32", "i32")
+
+
+def test_max_tensor_numel_at_the_users_line(kernels):
+    r = _cli("compile", "kernels.py:too_big", "-s", "*i32", "-c", f"BLOCK={2**21}", "--stage", "ttir",
+             "-o", "out", cwd=kernels, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert "numel (2097152) exceeds triton maximum tensor numel (1048576)" in r.stderr
+    assert "kernels.py:13:" in r.stderr and "tl.arange(0, BLOCK)" in r.stderr
+
+
+@pytest.mark.parametrize("argv, fragments", [
+    (["examples", "--backend", "bogus"], ["unknown backend 'bogus'"]),
+    (["examples", "-k", "nosuch"], ["-k 'nosuch' matches no example", "vector add"]),
+    (["conformance", "--backend", "bogus"], ["unknown backend 'bogus'"]),
+    (["compile", "kernels.py"], ["name the kernel", "kernels.py:add_kernel"]),
+    (["compile", "kernels.py:nosuch"], ["no kernel 'nosuch'", "add_kernel"]),
+    (["compile", "nosuch.py:add_kernel"], ["file not found: nosuch.py"]),
+    (["compile", "kernels.py:add_kernel"], ["needs --signature", "x_ptr, y_ptr, out_ptr, n, BLOCK"]),
+])
+def test_one_line_usage_errors(kernels, argv, fragments):
+    _usage_error(_cli(*argv, cwd=kernels, timeout=120), *fragments)
+
+
+def test_version():
+    r = _cli("--version")
+    assert r.returncode == 0 and re.fullmatch(r"tritium \S+ \(plugin API \d+\)\n", r.stdout), r.stdout
+
+
+def test_conformance_progress_and_default_jobs():
+    from conformance.cli import _Progress, default_jobs
+    assert default_jobs(10) == 1
+    assert default_jobs(2000) == len(os.sched_getaffinity(0))
+    r = subprocess.run([sys.executable, "-m", "conformance", "--backend", "interpreter", "-k", "print/tensor-int*"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"\[interpreter\] 4/4 cases, \d+:\d\d elapsed", r.stderr), r.stderr
+    p = _Progress("x", 4, Counter({"a": 4}))
+    p.done = 1
+    assert "about" in p.status() and "left" in p.status()
+
+
+# -- 17. non-contiguous numpy views ------------------------------------------------------------
+def test_non_contiguous_view_warns():
+    from tritium.backends.interpreter.driver import NonContiguousArgumentWarning
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    y = np.full(32, np.nan, np.float32)
+    with pytest.warns(NonContiguousArgumentWarning, match=r"argument x_ptr is a non-contiguous numpy view") as w:
+        add_one_kernel[(1,)](x[::2], y, 32, BLOCK=32, backend="interpreter")
+    assert w[0].filename == __file__
+    # GPU semantics: the kernel walks the underlying buffer from the view's first element
+    np.testing.assert_array_equal(y, x[:32] + 1)

@@ -45,6 +45,7 @@ def test_wheel_contains_every_package(tmp_path):
     for name in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "core", src / "core", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "conformance", src / "conformance", ignore=shutil.ignore_patterns("__pycache__"))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
                            "-q", "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -53,5 +54,8 @@ def test_wheel_contains_every_package(tmp_path):
     packaged = {n.rsplit("/", 1)[0].replace("/", ".") for n in names if n.endswith(".py")}
     assert _source_packages() <= packaged, sorted(_source_packages() - packaged)
     assert "tritium/backends/interpreter/plugin.py" in names and "tritium/py.typed" in names
+    # the conformance suite, which `tritium conformance` runs from an installed wheel
+    assert {"conformance/cli.py", "conformance/runner.py", "conformance/cases/__init__.py",
+            "conformance/cases/printing.py"} <= names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "tritium.backends.interpreter.plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()

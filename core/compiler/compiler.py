@@ -248,10 +248,24 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
         if not isinstance(target, GPUTarget):
             raise TypeError(f"target must be a string like 'cuda:90' or a GPUTarget, got {target!r}")
         backend = manager.get_plugin_manager().backend_for_target(target)
+    if stage is not None:
+        check_stage(stage, backend, target, src)
     if isinstance(src, IRSource):
         from ..compile_ir import compile_ir
         return compile_ir(src, backend, target, opts, stage)
     return _compile_source(src, backend, target, opts, stage)
+
+
+def check_stage(stage, backend, target, src=None) -> None:
+    """``stage`` must name one of the backend's stages (or an IR source's own): a typo would
+    otherwise run every stage and say nothing."""
+    known = list(backend.info.stages)
+    ext = getattr(src, "ext", None)
+    if ext and ext not in known:
+        known.insert(0, ext)
+    if stage not in known:
+        raise ValueError(f"unknown stage {stage!r} for {target}: the {backend.name} backend's stages are "
+                         f"{', '.join(known)}")
 
 
 def _compile_source(src: ASTSource, backend, target, opts: dict, last_stage: str | None = None) -> CompiledKernel:

@@ -23,7 +23,14 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from ..hooks import manager
-    backend = manager.get_backend(args.backend) if args.backend else manager.select_backend(None, ())
+    try:
+        backend = manager.get_backend(args.backend) if args.backend else manager.select_backend(None, ())
+    except ValueError as exc:
+        p.error(str(exc))  # one line, exit status 2
+    names = [name for name, _ in EXAMPLES]
+    unknown = [o for o in args.only if not any(o in name for name in names)]
+    if unknown:
+        p.error(f"-k {unknown[0]!r} matches no example (examples: {', '.join(names)})")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)
     rng = np.random.default_rng(seed)
     print(f"backend: {backend.name} ({backend.default_target()}), seed {seed}")

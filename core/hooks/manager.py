@@ -195,13 +195,14 @@ class TritiumPluginManager:
                 return b.parse_target(text)
         kinds = sorted({k for b in backends for k in b.info.target_kinds})
         raise ValueError(f"unknown target kind {kind!r} in {text!r}; installed target kinds: "
-                         f"{', '.join(kinds) or 'none'} ({self._inventory()})")
+                         f"{', '.join(kinds) or 'none'} ({self._inventory()}){_provider_hint(kind)}")
 
     def backend_for_target(self, target: GPUTarget) -> Backend:
         for b in self.list_backends():
             if target.backend in b.info.target_kinds:
                 return b
-        raise ValueError(f"no installed backend compiles for target {target}; {self._inventory()}")
+        raise ValueError(f"no installed backend compiles for target {target}; {self._inventory()}"
+                         f"{_provider_hint(target.backend)}")
 
     def select_backend(self, explicit: str | None = None, args: Sequence[Any] = ()) -> Backend:
         """explicit name > ``knobs.runtime.backend`` (``TRITIUM_BACKEND``) > the interpreter when
@@ -268,6 +269,21 @@ def failed_plugins() -> list[FailedPlugin]:
 
 def get_backend(name: str) -> Backend:
     return get_plugin_manager().get_backend(name)
+
+
+#: target kind -> (backend, distribution, its directory in a source checkout) of the plugins
+#: published with Tritium, named when no installed backend compiles for that kind
+KNOWN_PROVIDERS = {"cuda": ("nvidia", "tritium-nvidia", "plugins/nvidia"),
+                   "hip": ("amd", "tritium-amd", "plugins/amd")}
+
+
+def _provider_hint(kind: str) -> str:
+    known = KNOWN_PROVIDERS.get(kind)
+    if known is None:
+        return ""
+    backend, dist, path = known
+    return (f". '{kind}' targets come from the {backend} backend, distribution {dist}: "
+            f"pip install {dist} (from a source checkout: pip install -e ./{path})")
 
 
 def parse_target(text: str) -> GPUTarget:

@@ -151,6 +151,10 @@ class pointer_type(dtype):
         return self
 
 
+#: the most elements a tensor (a block) may have, as in Triton
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
 class block_type(dtype):
     """The type of a tensor: element type plus a static shape of powers of two."""
 
@@ -162,6 +166,9 @@ class block_type(dtype):
         self.numel = 1
         for s in self.shape:
             self.numel *= s
+        if self.numel > TRITON_MAX_TENSOR_NUMEL:
+            # Triton's limit and wording: a larger block compiles to unbounded code per thread
+            raise ValueError(f"numel ({self.numel}) exceeds triton maximum tensor numel ({TRITON_MAX_TENSOR_NUMEL})")
         self.name = f"<{'x'.join(map(str, self.shape))}, {element_ty}>"
         self.primitive_bitwidth = element_ty.primitive_bitwidth
 

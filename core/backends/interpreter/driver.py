@@ -68,6 +68,30 @@ def _text(binary) -> str:
     return binary.decode() if isinstance(binary, (bytes, bytearray)) else str(binary)
 
 
+
+class NonContiguousArgumentWarning(UserWarning):
+    """A non-contiguous numpy view passed for a pointer parameter."""
+
+
+def _warn_non_contiguous(arg: np.ndarray, name: str, kernel: str) -> None:
+    # The kernel addresses the view's underlying buffer from its first element, as a GPU kernel
+    # given a strided tensor does: right for a kernel that indexes with the strides, wrong for one
+    # that assumes consecutive elements.
+    import os
+    import sys
+    import warnings
+    core = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frame, level = sys._getframe(1), 2
+    while frame is not None and (frame.f_code.co_filename.startswith(core)
+                                 or frame.f_code.co_filename.startswith("<tritium")):
+        frame, level = frame.f_back, level + 1
+    strides = tuple(s // arg.itemsize for s in arg.strides)
+    warnings.warn(NonContiguousArgumentWarning(
+        f"{kernel}: argument {name} is a non-contiguous numpy view (shape {arg.shape}, element strides "
+        f"{strides}): the kernel reads and writes its underlying buffer from its first element, as "
+        f"a GPU kernel does a strided tensor's; index it with its strides, or pass "
+        f"np.ascontiguousarray({name}) (and copy the result back)"), stacklevel=level)
+
 class InterpreterDriver(Driver):
     backend = "interpreter"
 
@@ -126,13 +150,13 @@ class InterpreterDriver(Driver):
                 raise InterpreterError(f"expected {len(types)} runtime arguments, got {len(args)}",
                                        kernel=kernel.name)
             space = AddressSpace()
-            values = [self._bind(space, a, t, names[i] if i < len(names) else f"#{i}")
+            values = [self._bind(space, a, t, names[i] if i < len(names) else f"#{i}", kernel.name)
                       for i, (a, t) in enumerate(zip(args, types))]
             kernel.run(grid, values, space)
         return launch
 
     @staticmethod
-    def _bind(space: AddressSpace, arg, info, name: str):
+    def _bind(space: AddressSpace, arg, info, name: str, kernel: str = ""):
         if info.kind == "ptr":
             if not isinstance(arg, np.ndarray) and not _is_torch(arg) and hasattr(arg, "base") \
                     and hasattr(arg, "dtype"):
@@ -140,6 +164,8 @@ class InterpreterDriver(Driver):
             if arg is None:
                 return np.int64(0)
             if isinstance(arg, np.ndarray):
+                if not arg.flags.c_contiguous and arg.size > 1:
+                    _warn_non_contiguous(arg, name, kernel)
                 return space.add(arg, name)
             if _is_torch(arg):
                 return space.add(_torch_array(arg), name)
