@@ -1,5 +1,5 @@
-"""``tl.randint``/``randint4x``/``rand``/``randn``/``philox``: Philox 4x32-10 (and 4x64 for 64-bit
-offsets), checked bit for bit against an independent numpy model of the published algorithm."""
+"""``tl.randint``/``randint4x``/``rand``/``randn``/``philox``: Philox 4x32-10 (a 64-bit offset fills
+the first two counter words; ``philox`` on 64-bit counters runs 4x64-10), checked bit for bit against an independent numpy model of the published algorithm."""
 import numpy as np
 
 import tritium as triton
@@ -93,8 +93,17 @@ def randint4x_kernel(a_ptr, b_ptr, c_ptr, d_ptr, seed, FN: tl.constexpr, BLOCK: 
 @triton.jit
 def randint64_kernel(out_ptr, seed, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    big = offs.to(tl.int64) + 2**40
+    big = offs.to(tl.int64) * 3 + (2**40 + 5)
     tl.store(out_ptr + offs, tl.randint(seed, big))
+
+
+@triton.jit
+def philox64_kernel(out_ptr, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    big = offs.to(tl.int64) + 2**40
+    z = big * 0
+    a, b, c, d = tl.philox(seed, big, z, z, z)
+    tl.store(out_ptr + offs, a)
 
 
 @triton.jit
@@ -155,7 +164,16 @@ for fn, tag, kw in (("randint4x", "uint32", {}), ("rand4x", "fp32", {"rtol": 0, 
                       constexprs={"FN": fn, "BLOCK": BLOCK}, inputs={"seed": 31337},
                       outputs={n: Out(tag, (N,)) for n in ("a_ptr", "b_ptr", "c_ptr", "d_ptr")},
                       reference=_four(fn), **kw))
-CASES.append(Case(id="compat/randint-int64-offsets", kernel=randint64_kernel, grid=GRID,
+_BIG = _OFFS.astype(np.uint64) * 3 + (2**40 + 5)
+for seed in (2024, 2**63 + 5):
+    # int64 offsets: Philox 4x32 on (low word, high word, 0, 0); the result is uint32 stored into int64
+    CASES.append(Case(id=f"compat/randint-int64-offsets-seed{seed}", kernel=randint64_kernel, grid=GRID,
+                      constexprs={"BLOCK": BLOCK}, inputs={"seed": seed}, outputs={"out_ptr": Out("int64", (N,))},
+                      reference=lambda seed: philox4x32(
+                          [(_BIG & 0xFFFFFFFF).astype(np.uint32), (_BIG >> np.uint64(32)).astype(np.uint32),
+                           np.zeros(N, np.uint32), np.zeros(N, np.uint32)],
+                          (seed & 0xFFFFFFFF, seed >> 32))[0].astype(np.int64)))
+CASES.append(Case(id="compat/philox-int64-counter", kernel=philox64_kernel, grid=GRID,
                   constexprs={"BLOCK": BLOCK}, inputs={"seed": 2024}, outputs={"out_ptr": Out("uint64", (N,))},
                   reference=lambda seed: philox4x64([_OFFS + 2**40, 0, 0, 0], (seed, 0))[0]))
 CASES.append(Case(id="compat/rand-dropout", kernel=dropout_kernel, grid=GRID, constexprs={"BLOCK": BLOCK},

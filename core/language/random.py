@@ -3,8 +3,9 @@ as 1, 2, 3", SC'11), with ``triton.language``'s names and results.
 
 ``randint(seed, offset)`` runs Philox on the counter ``(offset, 0, 0, 0)`` with the key
 ``(seed & 0xffffffff, seed >> 32)`` and returns the first output word; a kernel that draws
-``tl.rand(seed, offsets)`` for distinct offsets gets independent streams.  Offsets of 64 bits use
-Philox 4x64 with its own constants.  The functions are ``@jit`` device functions written in the
+``tl.rand(seed, offsets)`` for distinct offsets gets independent streams.  A 64-bit offset fills
+the first two counter words (low, high), so ``randint`` always yields uint32; ``philox`` called on
+64-bit counters runs Philox 4x64 with its own constants.  The functions are ``@jit`` device functions written in the
 language itself, so every backend runs them unchanged.
 """
 from __future__ import annotations
@@ -78,15 +79,21 @@ def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
 
 @jit
 def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
-    """Four blocks of random unsigned integers from the counter ``(offset, 0, 0, 0)``."""
-    z = offset * 0
-    return philox(seed, offset, z, z, z, n_rounds)
+    """Four blocks of random uint32 from Philox 4x32 on the counter ``(lo, hi, 0, 0)``, where
+    ``lo``/``hi`` are the low and high 32 bits of ``offset`` (``hi`` is 0 for offsets of 32 bits
+    or fewer)."""
+    lo = offset.to(tl.uint32)
+    z = lo * 0
+    if offset.dtype.primitive_bitwidth > 32:
+        hi = (offset >> 32).to(tl.uint32)
+    else:
+        hi = z
+    return philox(seed, lo, hi, z, z, n_rounds)
 
 
 @jit
 def randint(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
-    """A block of random unsigned integers (uint32 for 32-bit offsets): the first word of
-    ``randint4x``."""
+    """A block of random uint32: the first word of ``randint4x``."""
     r0, r1, r2, r3 = randint4x(seed, offset, n_rounds)
     return r0
 
