@@ -26,6 +26,13 @@ def compile(*args, **kwargs):
     return _compile(*args, **kwargs)
 
 
+def install_as_triton():
+    """Make ``import triton`` resolve to Tritium for the rest of this process (``triton.__version__``
+    is the Triton API version Tritium implements); see :mod:`tritium.triton_alias`."""
+    from .triton_alias import install_as_triton as _install
+    return _install()
+
+
 def __getattr__(name):
     if name in ("testing", "compiler", "examples"):
         import importlib
@@ -44,4 +51,5 @@ def __getattr__(name):
 
 __all__ = ["jit", "autotune", "heuristics", "Config", "compile", "cdiv", "next_power_of_2", "CompilationError", "TritonError",
            "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "language", "testing",
-           "constexpr_function", "knobs", "set_allocator", "must_use_result", "InterpreterError", "OutOfResources"]
+           "constexpr_function", "knobs", "set_allocator", "must_use_result", "InterpreterError", "OutOfResources",
+           "install_as_triton"]

@@ -287,3 +287,87 @@ def test_runtime_errors_names():
     for cls in (errors.OutOfResources, errors.PTXASError, errors.AutotunerError, InterpreterError):
         assert issubclass(cls, tritium.TritonError)
     assert str(errors.OutOfResources(10, 5, "shared memory")).startswith("out of resource: shared memory")
+
+
+# -- Tritium under Triton's name -------------------------------------------------------------------
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+
+_AS_TRITON = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import triton
+    import triton.language as tl
+    from triton.language.math import exp
+    from triton.language.extra import libdevice
+    from triton.compiler.errors import CompileTimeAssertionFailure
+    from triton.runtime.jit import TensorWrapper
+    import tritium
+    assert triton.__version__ == "3.6.0" and tritium.__version__ == "0.1.0", (triton.__version__, tritium.__version__)
+    assert tl is tritium.language and exp is tritium.language.math.exp and triton.jit is tritium.jit
+    assert sys.modules["triton.language"] is tritium.language and tritium.language.__spec__.name == "tritium.language"
+    assert CompileTimeAssertionFailure is tritium.compiler.errors.CompileTimeAssertionFailure
+    assert "jit" in dir(triton)
+
+    @triton.jit
+    def scale(X, Y, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(Y + offs, tl.load(X + offs) * 3.0)
+
+    x = np.random.default_rng(0).standard_normal(32).astype(np.float32)
+    y = np.full(32, np.nan, np.float32)
+    scale[(1,)](x, y, N=32)
+    np.testing.assert_allclose(y, x.astype(np.float64) * 3, rtol=1e-6)
+    try:
+        import triton.no_such_module
+    except ModuleNotFoundError as e:
+        assert "triton.no_such_module" in str(e)
+    else:
+        raise AssertionError("a module Tritium lacks must not import")
+    print("ok", sys.argv[1:])
+""")
+
+
+def _python(*args, **kw):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_install_as_triton(tmp_path):
+    prog = tmp_path / "prog.py"  # a file: a @jit function is compiled from its source text
+    prog.write_text("import tritium; t = tritium.install_as_triton(); assert tritium.install_as_triton() is t\n"
+                    + _AS_TRITON)
+    r = _python(str(prog))
+    assert r.returncode == 0 and r.stdout.strip() == "ok []", r.stderr[-2000:]
+
+
+def test_importing_tritium_leaves_triton_alone():
+    r = _python("-c", "import sys, tritium, tritium.language; print('triton' in sys.modules, "
+                      "any(type(f).__name__ == '_TritonAlias' for f in sys.meta_path))")
+    assert r.returncode == 0 and r.stdout.split() == ["False", "False"], r.stderr[-2000:]
+
+
+def test_install_as_triton_refuses_a_triton_already_imported():
+    r = _python("-c", "import sys, types, tritium\nsys.modules['triton'] = types.ModuleType('triton')\n"
+                      "tritium.install_as_triton()")
+    assert r.returncode != 0 and "a real Triton is already imported" in r.stderr, r.stderr[-2000:]
+
+
+def test_run_as_triton_script_and_children(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(_AS_TRITON + textwrap.dedent("""
+        import subprocess
+        child = subprocess.run([sys.executable, "-c", "import triton, tritium; "
+                                "print(triton.__version__, triton.jit is tritium.jit)"], capture_output=True, text=True)
+        print("child", child.stdout.strip(), child.stderr[-500:])
+    """))
+    r = _python("-m", "tritium.run_as_triton", str(script), "a", "b", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert [l.strip() for l in r.stdout.splitlines()] == ["ok ['a', 'b']", "child 3.6.0 True"], r.stdout + r.stderr[-2000:]
+    r = _python("-m", "tritium.run_as_triton", "-c", "import triton; print(triton.__version__)")
+    assert r.returncode == 0 and r.stdout.strip() == "3.6.0", r.stderr[-2000:]
+    r = _python("-m", "tritium.run_as_triton", "--path")
+    from tritium.triton_alias import SHIM_PATH
+    assert r.stdout.strip() == SHIM_PATH
+    r = _python("-m", "tritium.run_as_triton")
+    assert r.returncode == 2 and "usage" in r.stderr
