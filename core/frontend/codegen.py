@@ -352,6 +352,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_Attribute(self, node):
         base = self.visit(node.value)
         attr = node.attr
+        if attr == "type" and isinstance(base, constexpr):
+            return base.type  # a compile-time value's type is its constexpr_type, as in Triton
         number = _unwrap(base)
         if isinstance(number, (bool, int, float)) and not hasattr(number, attr) and _is_tensor_attribute(attr):
             # a number used as a typed scalar (`value.dtype`, `one.to(tl.uint32)`): its tensor is
