@@ -55,7 +55,7 @@ def _device_is_sm90():
 
 
 @pytest.mark.skipif(not _device_is_sm90(), reason="needs a CUDA device of sm_90 or newer")
-@pytest.mark.parametrize("ctas", [1, 2, 4, 8])
+@pytest.mark.parametrize("ctas", [1, 2, 4, 8, 16])
 def test_cluster_launch_runs_each_program_once(ctas):
     import torch
     n, block = 5000, 128

@@ -89,7 +89,7 @@ class CudaDriver(Driver):
                         self._init_error = "no CUDA device"
                 except Exception as e:  # no libcuda.so, no device, driver too old
                     self._active = False
-                    self._init_error = str(e)
+                    self._init_error = _no_driver_text(e)
         return self._active
 
     def _require(self):
@@ -323,6 +323,10 @@ class CudaDriver(Driver):
         cu = self.cu
         arg_types = _launcher.kernel_arg_types(signature)
         attrs = []
+        if num_ctas > 8:  # 16-CTA clusters are beyond the portable size: the kernel must opt in
+            self.check(cu.cuFuncSetAttribute(
+                handle.function, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)", handle.name)
         if num_ctas != 1:
             a = cu.CUlaunchAttribute()
             a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
@@ -408,3 +412,12 @@ class CudaDriver(Driver):
         raise TypeError(f"cannot copy a {type(arg).__name__} to the host")
 
 
+def _no_driver_text(exc: Exception) -> str:
+    """Why the CUDA driver could not be used, in Tritium's words (cuda-python's own message
+    for a missing libcuda talks about system search)."""
+    text = str(exc)
+    if "NVIDIA driver library" in text or "libcuda" in text or "display driver" in text \
+            or isinstance(exc, (ImportError, OSError)):
+        return ("no NVIDIA driver found (libcuda.so could not be loaded); the nvidia backend can still "
+                "compile ahead of time with a target, e.g. tritium compile ... --target cuda:90")
+    return text
