@@ -108,16 +108,21 @@ class Out:
 class Err:
     """An expected compilation error: ``tritium.CompilationError`` whose message contains every
     fragment (a string, or a tuple of alternatives any one of which may appear) and, when
-    ``line`` is given, that piece of the offending source line."""
+    ``line`` is given, that piece of the offending source line; with ``kind``, the error is of the
+    ``CompilationError`` subclass of that name (e.g. ``"CompileTimeAssertionFailure"``)."""
 
     fragments: tuple = ()
     line: str | None = None
+    kind: str | None = None
 
-    def __init__(self, *fragments, line: str | None = None):
+    def __init__(self, *fragments, line: str | None = None, kind: str | None = None):
         object.__setattr__(self, "fragments", fragments)
         object.__setattr__(self, "line", line)
+        object.__setattr__(self, "kind", kind)
 
-    def mismatch(self, message: str) -> str | None:
+    def mismatch(self, message: str, exc: BaseException | None = None) -> str | None:
+        if self.kind is not None and exc is not None and self.kind not in (c.__name__ for c in type(exc).__mro__):
+            return f"expected a {self.kind}, got a {type(exc).__name__}"
         for frag in self.fragments:
             alts = frag if isinstance(frag, tuple) else (frag,)
             if not any(a.lower() in message.lower() for a in alts):

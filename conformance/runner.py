@@ -263,7 +263,7 @@ def _run(case: Case, ctx: BackendRun, seed: int) -> tuple[str, str]:
     except tritium.CompilationError as exc:
         if case.expect_error is None:
             return FAILED, _error_message(exc)
-        bad = case.expect_error.mismatch(full_message(exc))
+        bad = case.expect_error.mismatch(full_message(exc), exc)
         return (FAILED, f"{bad}: {_error_message(exc)}") if bad else (PASSED, "")
     except Exception as exc:
         kind = "expected CompilationError, got " if case.expect_error else ""

@@ -181,7 +181,8 @@ CASES = [
     _err("unsupported-lambda", lambda_kernel, Err(("lambda", "Lambda"), line="lambda v: v + 1")),
     _err("store-to-non-pointer", store_to_int_kernel, Err(("pointer", "ptr"), line="tl.store(n, offs)"),
          inputs={"n": 16}),
-    _err("static-assert", static_assert_kernel, Err("BLOCK must be a multiple of 64", line="tl.static_assert(BLOCK % 64 == 0"), constexprs={"BLOCK": 32}),
+    _err("static-assert", static_assert_kernel, Err("BLOCK must be a multiple of 64", line="tl.static_assert(BLOCK % 64 == 0",
+                                                    kind="CompileTimeAssertionFailure"), constexprs={"BLOCK": 32}),
     _err("dot-too-small", small_dot_kernel, Err("16", line="tl.dot(a, a)"), dtype="fp16"),
     _err("reduce-axis-out-of-range", bad_reduce_axis_kernel, Err("invalid axis 2", line="tl.sum(x, axis=2)")),
     # Triton's wording inside the message (what Triton's users and tests search for)
