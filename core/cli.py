@@ -283,7 +283,10 @@ def cmd_compile(ns: argparse.Namespace) -> int:
 
 
 def _check_stage(stage: str, target, ir_path: str | None) -> None:
-    from .compiler.compiler import check_stage
+    try:
+        from .compiler.compiler import check_stage
+    except ImportError:  # a compiler without the check (tests replace it): it reports the stage itself
+        return
     from .hooks import manager
     try:
         if target is None:

@@ -100,7 +100,7 @@ def test_compilation_error_exits_1(kernels, compiler, tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["missing.py:k", "-s", "i32"], "file not found: missing.py"),
     (["{k}", "-s", "i32"], "expected FILE:KERNEL"),
-    (["{k}:nosuch", "-s", "i32"], "has no attribute 'nosuch'"),
+    (["{k}:nosuch", "-s", "i32"], "has no kernel 'nosuch'"),
     (["{k}:not_a_kernel", "-s", "i32"], "is not a @tritium.jit function (found int)"),
     (["{k}:add", "-s", "*fp32,i32", "-c", "BLOCK=1"],
      "--signature has 2 entries; expected 4 (one per parameter x_ptr, y_ptr, out_ptr, n) or 6"),

@@ -272,3 +272,26 @@ def test_non_contiguous_view_warns():
     assert w[0].filename == __file__
     # GPU semantics: the kernel walks the underlying buffer from the view's first element
     np.testing.assert_array_equal(y, x[:32] + 1)
+
+
+# -- 11, 12. driver messages, one target list --------------------------------------------------
+def test_nvidia_messages_in_tritiums_words():
+    pytest.importorskip("tritium_nvidia")
+    from tritium_nvidia.driver import _no_driver_text
+    from tritium_nvidia.memory import Unplaceable, locate
+    text = _no_driver_text(RuntimeError('"cuda" is an NVIDIA driver library and can only be found via system '
+                                        'search. Ensure the NVIDIA display driver is installed.'))
+    assert text.startswith("no NVIDIA driver found") and "--target cuda:90" in text and "system search" not in text
+    with pytest.raises(Unplaceable, match=r"a host \(numpy\) array, not CUDA memory"):
+        locate(np.zeros(4, np.float32))
+
+
+def test_one_nvidia_target_list():
+    pytest.importorskip("tritium_nvidia")
+    from tritium.hooks.manager import get_backend, parse_target
+    listed = get_backend("nvidia").info.targets
+    assert "cuda:87" in listed and "cuda:90a" in listed
+    for t in listed:
+        assert str(parse_target(t)) == t
+    with pytest.raises(ValueError, match=r"write cuda:90\).*" + re.escape(", ".join(listed))):
+        parse_target("cuda:sm_90")

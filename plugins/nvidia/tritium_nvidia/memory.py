@@ -106,7 +106,11 @@ def locate(obj) -> int:
             return int(index)
         if kind in _CUDA_DLPACK_DEVICES:           # pinned host or managed memory
             return ANYWHERE
-        raise Unplaceable(f"a DLPack tensor on device type {kind}, not CUDA memory")
+        if kind == 1 and isinstance(obj, np.ndarray):  # kDLCPU
+            raise Unplaceable("a host (numpy) array, not CUDA memory (numpy arrays run on the interpreter: "
+                              "backend='interpreter')")
+        what = "host memory" if kind == 1 else f"memory of DLPack device type {kind}"
+        raise Unplaceable(f"a DLPack tensor in {what}, not CUDA memory")
     if hasattr(obj, "data_ptr"):
         return pointer_device(obj.data_ptr())
     raise TypeError(f"cannot pass a {type(obj).__name__} as a pointer argument")

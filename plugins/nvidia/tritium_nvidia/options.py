@@ -11,6 +11,8 @@ TARGET_KIND = "cuda"
 #: compute capabilities Tritium generates code for (``cuda:90a`` selects the arch-specific Hopper
 #: features, wgmma and setmaxnreg)
 SUPPORTED_ARCHS = (80, 86, 87, 89, 90)
+#: every target string the backend accepts: what `tritium backends` lists and errors name
+TARGETS = tuple(f"cuda:{a}" for a in SUPPORTED_ARCHS) + ("cuda:90a",)
 WARP_SIZE = 32
 
 
@@ -20,10 +22,12 @@ def parse_target(text: str) -> GPUTarget | None:
     kind, sep, arch = str(text).strip().partition(":")
     if kind.strip().lower() != TARGET_KIND:
         return None
-    accepted = ", ".join(f"cuda:{a}" for a in SUPPORTED_ARCHS) + ", cuda:90a"
-    m = re.fullmatch(r"(?:sm_)?(\d+)(a?)", arch.strip().lower())
+    accepted = ", ".join(TARGETS)
+    m = re.fullmatch(r"(\d+)(a?)", arch.strip().lower())
     if not sep or not m:
-        raise ValueError(f"bad CUDA target {text!r}: expected one of {accepted}")
+        sm = re.fullmatch(r"sm_?(\d+a?)", arch.strip().lower())
+        hint = f" (write cuda:{sm.group(1)})" if sm else ""
+        raise ValueError(f"bad CUDA target {text!r}{hint}: expected one of {accepted}")
     cc = int(m.group(1))
     if cc not in SUPPORTED_ARCHS or (m.group(2) and cc != 90):
         raise ValueError(f"unsupported CUDA target {text!r}: accepted are {accepted}")

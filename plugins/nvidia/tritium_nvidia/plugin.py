@@ -6,7 +6,7 @@ from __future__ import annotations
 from tritium.hooks import BackendInfo, BackendPlugin
 
 from . import __version__
-from .options import TARGET_KIND, WARP_SIZE, parse_options, parse_target
+from .options import TARGET_KIND, TARGETS, WARP_SIZE, parse_options, parse_target
 
 TRITIUM_PLUGIN_API = 1
 BACKEND = "nvidia"
@@ -19,7 +19,7 @@ class NvidiaPlugin(BackendPlugin):
         api_version=TRITIUM_PLUGIN_API,
         version=__version__,
         target_kinds=(TARGET_KIND,),
-        targets=("cuda:80", "cuda:86", "cuda:89", "cuda:90"),
+        targets=TARGETS,
         default_target="cuda:90",
         stages=("ttir", "ttgir", "llir", "ptx", "cubin"),
         binary_ext="cubin",
