@@ -295,3 +295,13 @@ def test_one_nvidia_target_list():
         assert str(parse_target(t)) == t
     with pytest.raises(ValueError, match=r"write cuda:90\).*" + re.escape(", ".join(listed))):
         parse_target("cuda:sm_90")
+
+
+# -- 15. skip reasons say what is needed -------------------------------------------------------
+def test_skip_reasons_name_no_machine_kind():
+    offenders = []
+    for path in list((ROOT / "tests").rglob("*.py")) + list((ROOT / "plugins").rglob("tests/*.py")):
+        for m in re.finditer(r"reason\s*=\s*(f?\"[^\"]*\"|f?'[^']*')", path.read_text()):
+            if re.search(r"nvidia-h\d+|h200|-x\d\b", m.group(1), re.IGNORECASE):
+                offenders.append(f"{path.relative_to(ROOT)}: {m.group(1)}")
+    assert not offenders, offenders

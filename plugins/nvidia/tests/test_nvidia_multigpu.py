@@ -1,5 +1,5 @@
 """On CUDA devices: launches follow the arguments' device, never the current one.  Tests marked
-``two_gpus`` need two devices (nvidia-h200-x2) and skip with a reason on fewer; the others run on
+``two_gpus`` need two CUDA devices and skip with a reason on fewer; the others run on
 one GPU (explicit device 0 while another context is current is not possible there, so they check
 the single-device forms of the same rules)."""
 import numpy as np
@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 N = 5000
 
 two_gpus = pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2,
-                              reason="needs 2 CUDA devices (run on nvidia-h200-x2)")
+                              reason="needs 2 CUDA devices")
 
 
 class OnlyCAI:
