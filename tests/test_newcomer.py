@@ -305,3 +305,28 @@ def test_skip_reasons_name_no_machine_kind():
             if re.search(r"nvidia-h\d+|h200|-x\d\b", m.group(1), re.IGNORECASE):
                 offenders.append(f"{path.relative_to(ROOT)}: {m.group(1)}")
     assert not offenders, offenders
+
+
+# -- 14. the README's commands run as written --------------------------------------------------
+def test_readme_using_it_and_compile_commands(tmp_path):
+    pytest.importorskip("tritium_nvidia")
+    pytest.importorskip("tritium_amd")
+    text = (ROOT / "README.md").read_text()
+    using = text.split("## Using it", 1)[1]
+    assert "Save this as `kernels.py`" in using
+    code = re.search(r"```python\n(.*?)```", using, re.S).group(1)
+    (tmp_path / "kernels.py").write_text(code + "\nnp.testing.assert_allclose(out, x + y, rtol=1e-6)\n")
+    r = subprocess.run([sys.executable, "kernels.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    block = re.search(r"```sh\n(tritium compile .*?)```", using, re.S).group(1)
+    commands = [c for c in block.replace("\\\n", " ").splitlines() if c.startswith("tritium compile")]
+    assert len(commands) == 2
+    outs = set()
+    for c in commands:
+        argv = [a.strip("'") for a in c.split("#")[0].split()][1:]
+        r = _cli(*argv, cwd=tmp_path)
+        assert r.returncode == 0, (c, r.stderr[-2000:])
+        outs.add(argv[argv.index("-o") + 1])
+    assert len(outs) == 2, "the two compile examples write to the same directory"
+    assert (tmp_path / "out/cuda/add_kernel.ptx").exists() and (tmp_path / "out/hip/add_kernel.hsaco").exists()
+    assert "pip install -e '.[plot]'" in text
