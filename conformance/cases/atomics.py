@@ -6,7 +6,7 @@ import tritium as triton
 import tritium.language as tl
 
 from .. import dtypes
-from ..case import Case, CopyOf, Out, Rand, tol
+from ..case import Case, CopyOf, Gen, Out, Rand, tol
 
 B, G = 64, 8  # elements per program, programs
 
@@ -126,3 +126,117 @@ CASES += [
          outputs={"z_ptr": Out("int32", (B,), init=Rand("int32", (B,), 100, 1000)), "old_ptr": Out("int32", (G * B,))},
          check=_check_cas),
 ]
+
+
+@triton.jit
+def atomic_result_broadcast_kernel(x_ptr, z_ptr, old_ptr, S: tl.constexpr, OP: tl.constexpr):
+    # an atomic on an [S, 1] column: many threads hold each element, one runs its atomic, and all
+    # of them use the old value (broadcast along columns, stored as a full [S, S] tile)
+    rows = tl.arange(0, S)[:, None]
+    if OP == "add":
+        old = tl.atomic_add(z_ptr + rows, tl.load(x_ptr + rows), sem="relaxed")
+    else:
+        old = tl.atomic_cas(z_ptr + rows, tl.load(x_ptr + rows), tl.load(x_ptr + rows) + 1, sem="relaxed")
+    tl.store(old_ptr + rows * S + tl.arange(0, S)[None, :], old + tl.zeros((S, S), dtype=old.dtype))
+
+
+def _broadcast_case(op, tag, s):
+    def check(out, inp):
+        z0, x = inp["z_ptr"].astype(np.float64), inp["x_ptr"].astype(np.float64)
+        want_old = np.repeat(z0[:, None], s, axis=1)
+        want_z = z0 + x if op == "add" else np.where(z0 == x, x + 1, z0)
+        got_old = out["old_ptr"].astype(np.float64).reshape(s, s)
+        if not np.array_equal(got_old, want_old):
+            r, c = (int(v) for v in np.argwhere(got_old != want_old)[0])
+            return f"old[{r}, {c}]: got {got_old[r, c]}, expected {want_old[r, c]} (a holder missed the result)"
+        if not np.array_equal(out["z_ptr"].astype(np.float64), want_z):
+            r = int(np.argwhere(out["z_ptr"].astype(np.float64) != want_z)[0][0])
+            return f"z[{r}]: got {out['z_ptr'][r]}, expected {want_z[r]} (an atomic ran more or less than once)"
+    # small integers: exact in fp16 too; for cas, values that match on about half the rows
+    hi = 64 if op == "add" else 2
+    x = Gen(tag, (s,), lambda rng, shape: rng.integers(0, hi, shape))
+    z = Gen(tag, (s,), lambda rng, shape: rng.integers(0, hi, shape))
+    return Case(id=f"atomics/{op}-result-to-every-holder-{tag}-{s}", kernel=atomic_result_broadcast_kernel,
+                grid=(1,), constexprs={"S": s, "OP": op}, inputs={"x_ptr": x},
+                outputs={"z_ptr": Out(tag, (s,), init=z), "old_ptr": Out(tag, (s * s,))}, check=check)
+
+
+CASES += [_broadcast_case(op, tag, s) for op in ("add", "cas") for tag in ("int32", "fp16") for s in (1, 4, 16)]
+
+
+# --- compare-and-swap on 16-bit elements, and its bitwise comparison ------------------------------
+
+@triton.jit
+def cas_race_kernel(z_ptr, init_ptr, old_ptr, B: tl.constexpr):
+    # every program tries to swap its id (converted to the element type) into slots that still
+    # hold their initial value: exactly one wins each slot
+    r = tl.arange(0, B)
+    pid = tl.program_id(0)
+    ids = (tl.full((B,), 1, tl.int32) + pid).to(z_ptr.dtype.element_ty)
+    old = tl.atomic_cas(z_ptr + r, tl.load(init_ptr + r), ids)
+    tl.store(old_ptr + pid * B + r, old)
+
+
+@triton.jit
+def cas_bits_kernel(z_ptr, cmp_ptr, val_ptr, old_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    old = tl.atomic_cas(z_ptr + r, tl.load(cmp_ptr + r), tl.load(val_ptr + r), sem="relaxed")
+    tl.store(old_ptr + r, old)
+
+
+def _raw(a, tag):
+    """Bit patterns of the decoded values (floats arrive as float64: -0.0 and NaN keep their
+    own patterns, so equal patterns here are equal patterns in the element type)."""
+    a = np.asarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+
+
+def _check_cas_race(tag):
+    def check(out, inp):
+        init = inp["init_ptr"].astype(np.float64)
+        olds, final = out["old_ptr"].astype(np.float64).reshape(G, B), out["z_ptr"].astype(np.float64)
+        for i in range(B):
+            winners = [p for p in range(G) if olds[p, i] == init[i]]
+            if len(winners) != 1 or final[i] != winners[0] + 1:
+                return f"slot {i}: {len(winners)} programs saw the initial value {init[i]}; final {final[i]}"
+            if any(olds[p, i] != final[i] for p in range(G) if p != winners[0]):
+                return f"slot {i}: a losing program did not see the winner's value"
+    return check
+
+
+_CAS_POOL = {"fp16": [0.0, -0.0, np.nan, 1.5, -2.25], "bf16": [0.0, -0.0, np.nan, 1.5, -2.25],
+             "fp32": [0.0, -0.0, np.nan, 1.5, -2.25], "int16": [0, 1, -1, 300, -32768],
+             "uint16": [0, 1, 65535, 300, 32768]}
+CB = 256  # slots of the bitwise case: each pairing of the pools' values shows up
+
+
+def _check_cas_bits(tag):
+    def check(out, inp):
+        z0, cmp, val = (_raw(inp[k], tag) for k in ("z_ptr", "cmp_ptr", "val_ptr"))
+        want_z = np.where(z0 == cmp, val, z0)
+        for name, got, want in (("old", _raw(out["old_ptr"], tag), z0), ("z", _raw(out["z_ptr"], tag), want_z)):
+            bad = np.flatnonzero(got != want)
+            if bad.size:
+                i = int(bad[0])
+                v = inp["z_ptr"], inp["cmp_ptr"]
+                return (f"{name}[{i}]: got {out[name + '_ptr'][i]!r}, expected the value with bits {int(want[i]):#x} "
+                        f"(z {v[0][i]!r}, cmp {v[1][i]!r}: the swap compares bit patterns)")
+    return check
+
+
+def _pool_gen(tag):
+    pool = np.array(_CAS_POOL[tag], dtype=np.float64 if dtypes.is_float(tag) else np.int64)
+    return Gen(tag, (CB,), lambda rng, shape: pool[rng.integers(0, len(pool), shape)])
+
+
+for _tag in ("fp16", "bf16", "int16", "uint16"):
+    CASES.append(Case(id=f"atomics/cas-race-{_tag}", kernel=cas_race_kernel, grid=(G,), constexprs={"B": B},
+                      inputs={"init_ptr": CopyOf("z_ptr", _tag, (B,))},
+                      outputs={"z_ptr": Out(_tag, (B,), init=Rand(_tag, (B,), 100, 1000)),
+                               "old_ptr": Out(_tag, (G * B,))},
+                      check=_check_cas_race(_tag)))
+for _tag in ("fp16", "bf16", "fp32", "int16", "uint16"):
+    CASES.append(Case(id=f"atomics/cas-bitwise-{_tag}", kernel=cas_bits_kernel, grid=(1,), constexprs={"B": CB},
+                      inputs={"cmp_ptr": _pool_gen(_tag), "val_ptr": Rand(_tag, (CB,), 1, 100)},
+                      outputs={"z_ptr": Out(_tag, (CB,), init=_pool_gen(_tag)), "old_ptr": Out(_tag, (CB,))},
+                      check=_check_cas_bits(_tag)))

@@ -163,9 +163,13 @@ def _atomic_operands(ptr, val, mask, builder, op_name):
     if sc.is_const():
         raise TypeError("cannot use an atomic through a pointer to const")
     elt = sc.element_ty
-    if elt in (tl.int1, tl.int8, tl.int16, tl.uint8, tl.uint16) or elt.is_fp8():
+    if op_name == "cas":
+        # compare-and-swap works on bit patterns: any element of 16, 32 or 64 bits
+        if elt.primitive_bitwidth not in (16, 32, 64):
+            raise TypeError(f"atomic_cas supports 16-, 32- and 64-bit elements, got {elt}")
+    elif elt in (tl.int1, tl.int8, tl.int16, tl.uint8, tl.uint16) or elt.is_fp8():
         raise TypeError(f"atomic_{op_name} does not support {elt} elements")
-    if elt == tl.bfloat16 and op_name != "add":
+    elif elt == tl.bfloat16 and op_name != "add":
         raise TypeError(f"atomic_{op_name} does not support bf16 elements")
     val = to_tensor(val, builder)
     if ptr.type.is_block():
@@ -254,8 +258,6 @@ def atomic_xchg(ptr, val, mask, sem, scope, builder):
 def atomic_cas(ptr, cmp, val, sem, scope, builder):
     ptr, val, _ = _atomic_operands(ptr, val, None, builder, "cas")
     elt = ptr.type.scalar.element_ty
-    if elt.primitive_bitwidth not in (16, 32, 64) or (elt.is_floating() and elt.primitive_bitwidth == 16):
-        raise TypeError(f"atomic_cas supports 32- and 64-bit elements, got {elt}")
     cmp = cast(to_tensor(cmp, builder), elt, builder)
     if ptr.type.is_block():
         cmp = broadcast_to_shape(cmp, ptr.type.shape, builder)

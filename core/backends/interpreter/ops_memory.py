@@ -133,7 +133,12 @@ def _atomic_cas(tr, op):
     info = type_info(op.val.type)
     p, c, v, out = tr.r(op.ptr), tr.r(op.cmp), tr.r(op.val), tr.out(op.result)
 
+    def bits(x):
+        # compare-and-swap compares bit patterns (as the hardware does): NaN == NaN, -0.0 != 0.0
+        x = np.asarray(info.save(x) if info.save is not None else x).astype(info.store, copy=False)
+        return x.view(f"u{info.itemsize}") if info.kind == "float" else x
+
     def cas(fr):
-        fr[out] = atomic(fr[0].space, fr[p], None, info, lambda old, cmp, val: np.where(old == cmp, val, old),
-                         fr[c], fr[v])
+        fr[out] = atomic(fr[0].space, fr[p], None, info,
+                         lambda old, cmp, val: np.where(bits(old) == bits(cmp), val, old), fr[c], fr[v])
     return cas
