@@ -371,3 +371,22 @@ def test_run_as_triton_script_and_children(tmp_path):
     assert r.stdout.strip() == SHIM_PATH
     r = _python("-m", "tritium.run_as_triton")
     assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_updated_source_changes_the_ptx_for_cuda90():
+    """Compile-only (no GPU needed): each text of a varied kernel gets its own PTX."""
+    from tritium.hooks import manager
+    try:
+        manager.parse_target("cuda:90")
+        manager.get_backend("nvidia")
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"needs the nvidia plugin to compile for cuda:90 ({e})")
+    k = triton.JITFunction(_template.fn)
+    sig = {"X": "*fp32", "Y": "*fp32"}
+    k._unsafe_update_src(k.src.replace("GENERATE_TEST_HERE", "x * 3.0"))
+    mul = tritium.compile(ASTSource(k, sig, {"N": 128}), target="cuda:90", stage="ptx").asm["ptx"]
+    k._unsafe_update_src(k.src.replace("x * 3.0", "tl.exp(x)"))
+    exp = tritium.compile(ASTSource(k, sig, {"N": 128}), target="cuda:90", stage="ptx").asm["ptx"]
+    assert "mul.f32" in mul and "ex2.approx" not in mul
+    assert "ex2.approx" in exp and "mul.f32" in exp  # exp(x) = ex2(x * log2(e))
+    assert mul != exp
