@@ -226,9 +226,14 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
     if ra == 3 and a.type.shape[0] != b.type.shape[0]:
         raise ValueError(f"dot: batch dimensions differ: {a.type.shape[0]} vs {b.type.shape[0]}")
     m, k, n = a.type.shape[-2], a.type.shape[-1], b.type.shape[-1]
-    if m < 16 or n < 16 or k < 16:
-        raise ValueError(f"dot needs M, N and K of at least 16, got M={m}, N={n}, K={k}")
     at, bt = a.type.scalar, b.type.scalar
+    # the target's smallest dot, for 8-bit operands and for wider ones (smaller tiles than the
+    # matrix instructions take run on FMA; the target's bound is what it can pad up to)
+    small = tuple(getattr(builder.options, "min_dot_size", None) or ((1, 1, 1), (1, 1, 1)))
+    mm, mn, mk = small[0] if at.primitive_bitwidth == 8 else small[1]
+    if m < mm or n < mn or k < mk:
+        raise ValueError(f"Input shapes should have M >= {mm}, N >= {mn} and K >= {mk} for {at} operands "
+                         f"on this target, got M={m}, N={n}, K={k}")
     if at.is_fp8() or bt.is_fp8():
         if not (at.is_fp8() and bt.is_fp8()):
             raise TypeError(f"dot: an fp8 operand needs an fp8 partner, got {at} and {bt}")

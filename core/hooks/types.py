@@ -64,6 +64,8 @@ class Options:
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee")
     default_dot_input_precision: str = "tf32"
     max_num_imprecise_acc_default: int = 0
+    #: the smallest ``(M, N, K)`` of a ``tt.dot``: for 8-bit operands, then for wider ones
+    min_dot_size: tuple = ((1, 1, 1), (1, 1, 1))
     rewrite_tensor_pointer: bool = True
     #: the backend's ``ttgir`` stage lowers ``tt.dot_scaled`` itself; when False the shared TTGIR
     #: pipeline decomposes it into an upcast and an ordinary ``tt.dot`` (``decompose-scaled-dot``)

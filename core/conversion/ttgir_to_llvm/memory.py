@@ -220,10 +220,45 @@ def _atomic(fl: FunctionLowering, op, emit) -> None:
             continue
         pred = fl.and_all([mask[r] if mask is not None else None, owner]) or fl.bool_const(True)
         out.append(emit(r, pred))
-    # duplicate holders of an element (broadcast layouts) did not run the atomic: their copy of
-    # the result is undefined; stores of it are deduplicated the same way, so only reductions over
-    # such results would see it
+    free = fl.layout(op.ptr.type).free
+    if (free["lane"] or free["warp"]) and list(op.result.uses):
+        # other threads hold copies of some elements (a broadcast layout) and did not run their
+        # atomics: they read the owner's result back through shared memory
+        out = _share_with_duplicates(fl, op, out, owner, free_reg)
     fl.set(op.result, out)
+
+
+def _share_with_duplicates(fl: FunctionLowering, op, out: list, owner, free_reg: int) -> list:
+    """The owner of each element writes its atomic's result to the op's scratch buffer at the
+    element's row-major index; after a barrier every holder reads its elements back."""
+    b = fl.builder
+    t = op.ptr.type
+    ty = fl.ty(op.result.type)
+    mty = _mem_type(ty)
+    size = max(bits_of(mty) // 8, 1)
+    shape = t.get_shape()
+    base = fl.alloc_offset(op)
+    coords = fl.coords(t)
+
+    def slot(r):
+        idx = None
+        for d, c in enumerate(coords[r]):
+            stride = 1
+            for e in shape[d + 1:]:
+                stride *= e
+            term = b.mul(c, ir.Constant(I32, stride)) if stride != 1 else c
+            idx = term if idx is None else b.add(idx, term)
+        return fl.shared_ptr(b.add(b.mul(idx, ir.Constant(I32, size)), ir.Constant(I32, base)))
+
+    for r, v in enumerate(out):
+        if r & free_reg:
+            continue
+        with b.if_then(owner):
+            b.store(_to_mem(b, v, ty), slot(r))
+    fl.target.barrier(b)
+    shared = [_from_mem(b, b.load(slot(r), typ=mty), ty) for r in range(len(out))]
+    fl.target.barrier(b)
+    return shared
 
 
 def _pick(x, i):

@@ -86,7 +86,21 @@ def scratch_size(op: Operation) -> int:
     if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and not isinstance(op.results[0].type, TensorType) \
             and op.results[0].uses:
         return max(bit_width(op.results[0].type) // 8, 1)  # a scalar result is broadcast to all threads
+    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and op.results[0].uses:
+        return _atomic_share_scratch(op.results[0].type)
     return 0
+
+
+def _atomic_share_scratch(t) -> int:
+    """A used tensor atomic whose layout gives some elements to several threads: the owners'
+    results go through shared memory to the other holders (one slot per element)."""
+    if not isinstance(t, TensorType) or not isinstance(t.encoding, DistributedEncoding):
+        return 0
+    shape = tuple(t.get_shape())
+    free = linear_layout(t.encoding, shape).free_masks()
+    if not (free.get("lane") or free.get("warp")):
+        return 0
+    return prod(shape) * max(bit_width(t.element_type) // 8, 1)
 
 
 @dataclass

@@ -61,6 +61,9 @@ class CUDAOptions(Options):
     default_dot_input_precision: str = "tf32"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee")
     max_num_imprecise_acc_default: int = 0
+    #: K covers at least one mma.sync step (32 bytes of 8-bit operands, 16 elements otherwise);
+    #: M and N below an instruction's tile run on FMA
+    min_dot_size: tuple = ((1, 1, 32), (1, 1, 16))
     extern_libs: tuple = ()
 
     def hash_key(self) -> str:
