@@ -71,7 +71,8 @@ def _ref(m, n, k, kmajor, integer, mmajor=False):
     return ref
 
 
-_TOL = {"tf32": dtypes.TF32_TOLERANCE, "tf32x3": (1e-4, 1e-4)}
+#: bf16x3 keeps about 16 of each operand's 24 mantissa bits (hi + mid), bf16x6 all of them
+_TOL = {"tf32": dtypes.TF32_TOLERANCE, "tf32x3": (1e-4, 1e-4), "bf16x3": (1e-3, 1e-3), "bf16x6": (1e-4, 1e-4)}
 
 
 def _case(tag, m, n, k, bm, bn, bk, warps=4, stages=3, precision="ieee", kmajor=False, mmajor=False, acc=None):
@@ -159,4 +160,11 @@ CASES = [
     _case("bf16", 256, 256, 512, 128, 256, 64, warps=8),
     _case("fp8e4nv", 256, 256, 512, 128, 256, 128, warps=8, kmajor=True),
     _case("fp32", 256, 256, 256, 128, 128, 32, stages=4, precision="tf32"),
+    # fp32 as sums of bf16 products (bf16 dots on the matrix units): wgmma tiles (M = 64/128, 4 and
+    # 8 warps, either operand order) and mma.sync ones (M = 32), ragged edges, K loops
+    _case("fp32", 96, 64, 80, 64, 32, 16, precision="bf16x3"),
+    _case("fp32", 200, 130, 100, 64, 64, 32, precision="bf16x6", kmajor=True),
+    _case("fp32", 130, 96, 70, 32, 32, 32, stages=2, precision="bf16x3", mmajor=True),
+    _case("fp32", 100, 70, 90, 32, 32, 16, precision="bf16x6"),
+    _case("fp32", 256, 128, 128, 128, 128, 64, warps=8, stages=2, precision="bf16x6"),
 ]

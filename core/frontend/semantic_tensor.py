@@ -213,6 +213,10 @@ def broadcast_to(x, shape, builder: Builder) -> tensor:
 _TENSOR_CORE_FP8 = ("fp8e4nv", "fp8e5")
 
 
+#: every fp32 ``input_precision`` the frontend knows (a backend allows a subset in its options)
+_DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+
 def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: Builder) -> tensor:
     a, b = to_tensor(a, builder), to_tensor(b, builder)
     if not (a.type.is_block() and b.type.is_block()):
@@ -262,9 +266,11 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
     opts = builder.options
     if prec is None:
         prec = getattr(opts, "default_dot_input_precision", "ieee") if at.is_fp32() else "ieee"
-    prec = {"tf32x3": "tf32x3", "tf32": "tf32", "ieee": "ieee", "bf16x3": "bf16x3"}.get(prec)
-    if prec is None:
-        raise ValueError(f"input_precision must be one of tf32, tf32x3, ieee, got {_unwrap(input_precision)!r}")
+    # the backend's options say which precisions it implements (Triton's names, any case)
+    allowed = tuple(getattr(opts, "allowed_dot_input_precisions", None) or _DOT_INPUT_PRECISIONS)
+    prec = prec.lower() if isinstance(prec, str) else prec
+    if prec not in allowed:
+        raise ValueError(f"input_precision must be one of {', '.join(allowed)}, got {_unwrap(input_precision)!r}")
     if not at.is_fp32():
         prec = "ieee"
     shape = list(a.type.shape[:-1]) + [b.type.shape[-1]]

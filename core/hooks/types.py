@@ -61,7 +61,7 @@ class Options:
     sanitize_overflow: bool = False
     extern_libs: tuple = ()
     supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv")
-    allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee")
+    allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     default_dot_input_precision: str = "tf32"
     max_num_imprecise_acc_default: int = 0
     #: the smallest ``(M, N, K)`` of a ``tt.dot``: for 8-bit operands, then for wider ones

@@ -9,7 +9,8 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from .errors import KernelAssertionError, location_of
-from .numerics import round_tf32, type_info
+from ...ttgir.passes.decompose_bf16_dot import TERMS as BF16_TERMS
+from .numerics import round_bf16, round_tf32, type_info
 from .ops_arith import bitcast_fn
 from .registry import emit, translates
 
@@ -129,6 +130,8 @@ def _dot(tr, op):
     tf32 = prec == "tf32" and ta.name == "f32"
     fix = out.fix
     hold = out.hold
+    if prec in BF16_TERMS and ta.name == "f32" and out.name == "f32":
+        return emit(tr, op, _bf16_split_dot(prec))
 
     def dot(a, b, c):
         # products of <= 24-bit mantissas are exact in float64; the sum is rounded once per term in
@@ -138,6 +141,40 @@ def _dot(tr, op):
         d = np.matmul(a.astype(np.float64), b.astype(np.float64)) + c
         return fix(d.astype(np.float32)) if fix is not None else d.astype(hold)
     return emit(tr, op, dot)
+
+
+def _bf16_split_dot(prec: str):
+    """fp32 ``bf16x3``/``bf16x6`` as the GPU backends compute it (``decompose-bf16-dot``): each
+    operand split into bf16 pieces, the chosen products summed smallest first into fp32 (each
+    piece-dot's products exact, its sum rounded once to fp32), NaNs of that partial sum zeroed,
+    then ``hi*hi`` and the accumulator added."""
+    pieces, small = BF16_TERMS[prec]
+
+    def split(x):
+        x = np.asarray(x, np.float32)
+        out = []
+        with np.errstate(invalid="ignore", over="ignore"):
+            for i in range(pieces):
+                p = round_bf16(x)
+                out.append(p)
+                if i != pieces - 1:
+                    x = (x - p).astype(np.float32)
+        return out
+
+    def piece_dot(x, y, acc):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (np.matmul(x.astype(np.float64), y.astype(np.float64)) + acc).astype(np.float32)
+
+    def dot(a, b, c):
+        sa, sb = split(a), split(b)
+        acc = np.zeros(np.shape(c), np.float32)
+        for i, j in small:
+            acc = piece_dot(sa[i], sb[j], acc)
+        acc = np.where(np.isnan(acc), np.float32(0), acc)
+        acc = piece_dot(sa[0], sb[0], acc)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (acc + np.asarray(c, np.float32)).astype(np.float32)
+    return dot
 
 
 # -- print and assert ----------------------------------------------------------------------------

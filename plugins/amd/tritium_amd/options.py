@@ -57,7 +57,7 @@ class HIPOptions(Options):
     kpack: int = 1
     enable_fp_fusion: bool = True
     default_dot_input_precision: str = "ieee"
-    allowed_dot_input_precisions: tuple[str, ...] = ("ieee", "tf32", "tf32x3")
+    allowed_dot_input_precisions: tuple[str, ...] = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
     supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     #: fp8 formats that reach ``tt.dot`` as they are (the frontend upcasts the others): gfx942's
     #: MFMA takes the FNUZ ones natively; OCP e4m3/e5m2 upcast later, in accelerate-matmul

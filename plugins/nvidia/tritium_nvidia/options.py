@@ -59,7 +59,7 @@ class CUDAOptions(Options):
     supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "tf32"
-    allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee")
+    allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int = 0
     #: K covers at least one mma.sync step (32 bytes of 8-bit operands, 16 elements otherwise);
     #: M and N below an instruction's tile run on FMA
