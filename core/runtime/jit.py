@@ -410,6 +410,12 @@ class JITFunction(KernelInterface):
         from ..compiler import compile_specialized
         return compile_specialized(self, bound, key_parts, backend, target, opts)
 
+    def preload(self, specialization_data: str):
+        """Compile (or fetch from the on-disk cache) the specialization that ``specialization_data``
+        describes, the JSON text ``knobs.runtime.jit_cache_hook`` received, and cache it as its
+        launch would; returns the compiled kernel (``jit_hooks.preload``)."""
+        return _jit_hooks.preload(self, specialization_data)
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.__name__} is a @jit function: launch it as {self.__name__}[grid](...) "
                            "or call it from another @jit function")

@@ -18,6 +18,14 @@ Before a launch (or ``warmup``) compiles a kernel for a specialization it has no
 
 A true result skips the compile: nothing is compiled or launched and the launch returns None.
 ``jit_post_compile_hook`` gets the same arguments after the compile; its result is ignored.
+
+``JITFunction.preload(specialization_data)`` (:func:`preload`) compiles the kernel again from that
+JSON text (or finds it in the on-disk cache) and puts it in the kernel's cache, so a later launch
+with arguments of that specialization does not compile.  Besides Triton's fields the text carries
+``tritium``: the backend, the explicit target (or null), the launch options given and each
+argument's specialization (``["a", type, "D" or ""]``, ``["1"]``, ``["n"]``, ``["c", value]``,
+``["t", named-tuple class or null, [parts]]``; a constexpr value is ``{"dtype": name}``, a
+``@jit`` function ``{"jit": "module:qualname"}``, else itself).
 """
 from __future__ import annotations
 
@@ -90,7 +98,8 @@ def call(hook, fn, bound, key_parts, backend, target, opts: dict, device, is_war
     data = json.dumps({"name": f"{fn.__module__}.{name}", "signature": _jsonable(signature),
                        "constant_keys": [list(k) for k in constants], "constant_vals": _jsonable(list(constants.values())),
                        "attrs_keys": [list(k) for k in attrs], "attrs_vals": _jsonable(list(attrs.values())),
-                       "options": _jsonable(opts_dict), "key": key})
+                       "options": _jsonable(opts_dict), "key": key,
+                       "tritium": _launch_record(bound, key_parts, backend, target, opts)})
     info = {"key": key, "signature": signature, "device": device, "constants": constants,
             "num_warps": options.num_warps, "num_ctas": num_ctas, "num_stages": options.num_stages,
             "enable_fp_fusion": fusion, "launch_cooperative_grid": coop,
@@ -98,3 +107,149 @@ def call(hook, fn, bound, key_parts, backend, target, opts: dict, device, is_war
             "specialization_data": data, "is_warmup": is_warmup}
     return hook(key=key, repr=text, fn=JitFunctionInfo(fn.__module__, name, fn), compile=info,
                 is_manual_warmup=is_warmup, already_compiled=False)
+
+
+# -- preload ---------------------------------------------------------------------------------------
+def _class_path(cls) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _import_path(path: str):
+    import importlib
+    module, _, qualname = path.partition(":")
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _constant_record(v):
+    from ..language.core import constexpr
+    from ..language.dtypes import dtype
+    from .interface import KernelInterface
+    v = v.value if isinstance(v, constexpr) else v
+    if isinstance(v, dtype):
+        return {"dtype": str(v)}
+    if isinstance(v, KernelInterface):
+        return {"jit": _class_path(v) if isinstance(v, type) else f"{v.__module__}:{v.__qualname__}"}
+    if isinstance(v, tuple):
+        return {"tuple": [_constant_record(x) for x in v]}
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return {"unrestorable": f"{type(v).__name__} {v!r}"}
+
+
+def _part_record(v, k, nested=False):
+    if k[0] == "t":
+        cls = k[1]
+        return ["t", None if cls is tuple else _class_path(cls),
+                [_part_record(x, kx, True) for x, kx in zip(v, k[2])]]
+    if k[0] == "c":
+        return ["c", _constant_record(v)]
+    if k[0] in ("1", "n"):
+        return [k[0]]
+    if nested and len(k) == 4:
+        # a tensor inside a tuple keeps its place in the launch's key (a top-level one does not):
+        # a CUDA index, or a torch.device
+        return ["a", k[1], k[2], k[3] if isinstance(k[3], int) else {"torch_device": str(k[3])}]
+    return ["a", k[1], k[2]]
+
+
+def _launch_record(bound, key_parts, backend, target, opts) -> dict:
+    return {"backend": backend.name, "target": None if target is None else str(target),
+            "launch_options": _jsonable(dict(opts)),
+            "args": [_part_record(v, k) for v, k in zip(bound, key_parts)]}
+
+
+def _constant_value(r, where: str):
+    from ..language.dtypes import str_to_ty
+    if isinstance(r, dict):
+        if "dtype" in r:
+            return str_to_ty(r["dtype"])
+        if "jit" in r:
+            return _import_path(r["jit"])
+        if "tuple" in r:
+            return tuple(_constant_value(x, where) for x in r["tuple"])
+        if "constexpr" in r:
+            return _constant_value(r["constexpr"], where)
+        raise ValueError(f"preload: the constexpr {where} ({r.get('unrestorable')}) cannot be rebuilt from "
+                         f"specialization data")
+    return r
+
+
+def _part_value(r, where: str):
+    """(placeholder value, key part) of one argument's record; run-time arguments have no value."""
+    from .specialize import constexpr_key
+    kind = r[0]
+    if kind == "t":
+        cls = tuple if r[1] is None else _import_path(r[1])
+        pairs = [_part_value(x, f"{where}[{i}]") for i, x in enumerate(r[2])]
+        values = tuple(v for v, _ in pairs)
+        return (cls(*values) if cls is not tuple else values), ("t", cls, tuple(k for _, k in pairs))
+    if kind == "c":
+        v = _constant_value(r[1], where)
+        return v, ("c", constexpr_key(v))
+    if kind == "1":
+        return 1, ("1",)
+    if kind == "n":
+        return None, ("n",)
+    if kind == "a":
+        if len(r) == 4:
+            place = r[3]
+            if isinstance(place, dict):
+                import torch
+                place = torch.device(place["torch_device"])
+            return None, ("a", r[1], r[2], place)
+        return None, ("a", r[1], r[2])
+    raise ValueError(f"preload: unknown argument record {r!r} for {where}")
+
+
+def preload(fn, specialization_data: str):
+    """Compile ``fn`` for the specialization ``specialization_data`` describes (the JSON text a
+    JIT hook received) and cache it as a launch of that specialization would; the compiled
+    kernel, or None when ``jit_cache_hook`` asks not to compile."""
+    from .. import knobs as _knobs
+    from ..hooks import manager
+    from .specialize import flatten_tuple_args
+    data = json.loads(specialization_data)
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    if data.get("name") != name:
+        raise RuntimeError(f"Specialization data is for {data.get('name')} but trying to preload for {name}")
+    record = data.get("tritium")
+    if record is None:
+        raise ValueError(f"preload: the specialization data of {name} has no 'tritium' record (it was not "
+                         f"written by this package's JIT hooks)")
+    args = record["args"]
+    if len(args) != len(fn.params):
+        raise ValueError(f"preload: the specialization data has {len(args)} arguments, {name} takes {len(fn.params)}")
+    pairs = [_part_value(r, p.name) for r, p in zip(args, fn.params)]
+    bound = [v for v, _ in pairs]
+    key_parts = tuple(k for _, k in pairs)
+    opts = {k: tuple(v) if isinstance(v, list) else v for k, v in record["launch_options"].items()}
+    backend = manager.get_backend(record["backend"])
+    target = record["target"]
+    if target is not None:
+        target = manager.parse_target(target)
+    hooks = _knobs.runtime
+    device = None
+    launch_target = target
+    if backend.device_present():
+        driver = backend.driver()
+        device = driver.get_current_device()
+        if launch_target is None:
+            launch_target = driver.device_target(device)
+    if hooks.jit_cache_hook is not None and call(hooks.jit_cache_hook, fn, bound, key_parts, backend, launch_target,
+                                                 opts, device, True, data.get("key")):
+        return None
+    kernel = fn._compile(bound, key_parts, backend, launch_target, opts)
+    if hooks.jit_post_compile_hook is not None:
+        call(hooks.jit_post_compile_hook, fn, bound, key_parts, backend, launch_target, opts, device, True,
+             data.get("key"))
+    _, flat_keys, _ = flatten_tuple_args(bound, key_parts, fn.arg_names)
+    entry = (kernel, tuple(i for i, k in enumerate(flat_keys) if k[0] == "a"), False)
+    opts_key = tuple(sorted(opts.items())) if opts else ()
+    # the key a launch computes (its target: the current device's) and, when the data came from a
+    # warmup without a target, the one a warmup computes
+    for t in {launch_target, target}:
+        fn.kernel_cache.setdefault((backend.name, t, key_parts, opts_key, _knobs.compile_token()), entry)
+    return kernel
