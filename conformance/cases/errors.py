@@ -160,6 +160,31 @@ def float_shift_kernel(x_ptr):
     tl.store(x_ptr + offs, f << 2)
 
 
+@triton.jit
+def _needs_fp32(x):
+    tl.static_assert(x.dtype == tl.float32, "needs_fp32 takes fp32 values")
+    return x * 2.0
+
+
+@triton.jit
+def nested_static_assert_kernel(x_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, _needs_fp32(tl.load(x_ptr + offs)))
+
+
+@triton.jit
+def _branchy_returns(n):
+    if n == 0:
+        return tl.arange(0, 4)
+    else:
+        return tl.arange(0, 8)
+
+
+@triton.jit
+def nested_inconsistent_returns_kernel(x_ptr, n):
+    _branchy_returns(n)
+
+
 def _err(name, kernel, err, inputs=None, constexprs=None, dtype="int32"):
     return Case(id=f"errors/{name}", kernel=kernel, inputs={"x_ptr": Rand(dtype, (256,)), **(inputs or {})},
                 outputs={}, constexprs=constexprs or {}, expect_error=err)
@@ -199,6 +224,13 @@ CASES = [
          Err("duplicate axes, normalized axes = [0, 0]", line="tl.expand_dims(offs, (0, -3))")),
     _err("scalar-out-of-range", scalar_out_of_range_kernel,
          Err("Scalar 300 is out of range for type int8", line="x8 + 300")),
+    # an error in a called function: its place, then each call's, as `at L:C:` (lines from the def)
+    _err("nested-static-assert", nested_static_assert_kernel,
+         Err("in _needs_fp32 at 2:4:", "needs_fp32 takes fp32 values", "in nested_static_assert_kernel at 3:27:",
+             "called from", line="_needs_fp32(tl.load(x_ptr + offs))", kind="CompileTimeAssertionFailure")),
+    _err("nested-inconsistent-returns", nested_inconsistent_returns_kernel,
+         Err("Inconsistent return types", "in _branchy_returns at 5:8:", "in nested_inconsistent_returns_kernel at 2:4:",
+             line="return tl.arange(0, 8)"), inputs={"n": 0}),
     _err("negative-scalar-with-unsigned", negative_scalar_unsigned_kernel,
          Err("Cannot perform a binary operation between an unsigned tensor and a negative scalar", line="u + -3")),
 ]

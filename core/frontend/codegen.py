@@ -42,6 +42,13 @@ def _check_result_used(fn, node, gen) -> None:
                          notes=[f"The result of {what} is not being used." + (f" {note}" if isinstance(note, str) else "")])
 
 
+def _position(node) -> tuple[int, int] | None:
+    """A node's place counted from its function's ``def`` line (1) and dedented column (0): the
+    ``at L:C:`` of an error message."""
+    line = getattr(node, "lineno", None)
+    return (line, getattr(node, "col_offset", 0)) if line is not None else None
+
+
 def _is_static(x) -> bool:
     """Whether ``x`` is known at compile time: no tensor in it, at any depth of tuples."""
     x = _unwrap(x)
@@ -127,7 +134,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         line, col = self.jit_fn.file_position(node)
         cls = error_class(exc_or_msg)
         return cls(msg, filename=self.jit_fn.file, lineno=line, col=col,
-                   source_line=self.jit_fn.source_line(line), fn_name=self.jit_fn.__name__, notes=notes)
+                   source_line=self.jit_fn.source_line(line), fn_name=self.jit_fn.__name__, notes=notes,
+                   position=_position(node))
 
     def visit(self, node):
         if node is None:
@@ -222,6 +230,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             value = constexpr(value)
         self.ret_value = value
         self.returned = True
+        self.ret_node = node  # where a return whose type disagrees with another's is reported
 
     def visit_Assign(self, node):
         value = self.visit(node.value)
@@ -436,6 +445,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         v = self.visit(node.operand)
         if _is_static(v):
             x = _unwrap(v)
+            if isinstance(node.op, ast.Not) and isinstance(v, tuple):
+                raise self._error(node, "`not` of a tuple is not supported in a kernel (its truth value is not a "
+                                        "tensor or constexpr); test its length or its elements instead")
             return constexpr({ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
                               ast.Invert: operator.invert}[type(node.op)](x))
         fn = {ast.USub: sem.minus, ast.UAdd: sem.plus, ast.Not: sem.not_, ast.Invert: sem.invert}[type(node.op)]
@@ -596,9 +608,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             try:
                 _, ret = gen.generate()
             except CompilationError as e:
-                line, _ = self.jit_fn.file_position(node)
-                e.add_note(f"  called from {self.jit_fn.file}:{line} in {self.jit_fn.__name__}")
-                raise
+                # raised again at this call, the callee's error its cause (its frames dropped)
+                line, col = self.jit_fn.file_position(node)
+                raise e.called_from(self.jit_fn.file, line, col, self.jit_fn.source_line(line),
+                                    self.jit_fn.__name__, _position(node)) from e.with_traceback(None)
             self.compiled[mangled] = ret
         elif self.compiled[mangled] == "in progress":
             raise self._error(node, f"recursive calls are not supported ({fn.__name__})")

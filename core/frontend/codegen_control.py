@@ -157,10 +157,10 @@ class ControlFlowMixin:
         before = self.lscope
         branches = []
         for stmts in (node.body, node.orelse):
-            self.returned, self.ret_value = False, None
+            self.returned, self.ret_value, self.ret_node = False, None, None
             block, _ = self._run_branch(stmts, before)
-            branches.append((block, self.ret_value if self.returned else None))
-        (tb, tv), (eb, ev) = branches
+            branches.append((block, self.ret_value if self.returned else None, self.ret_node))
+        (tb, tv, _), (eb, ev, else_return) = branches
         from .codegen import _flatten_values, _rebuild_values
         if (tv is None) != (ev is None):
             if not self.is_kernel:
@@ -178,7 +178,8 @@ class ControlFlowMixin:
             tflat, eflat = _flatten_values(tv), _flatten_values(ev)
             if len(tflat) != len(eflat):
                 raise self._error(node, "the branches of `if` return different numbers of values")
-        tys = [self._unify(a, b, "return value", node) for a, b in zip(tflat, eflat)]
+        # a type that disagrees is reported at the else branch's return, as Triton does
+        tys = [self._unify(a, b, "return value", else_return or node) for a, b in zip(tflat, eflat)]
         tb.add_op(scf.YieldOp(*self._materialize(tb, tflat, tys)))
         eb.add_op(scf.YieldOp(*self._materialize(eb, eflat, tys)))
         op = self.builder.insert(scf.IfOp(cond.handle, [ir_type(t) for t in tys], Region(tb), Region(eb)))

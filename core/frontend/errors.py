@@ -8,11 +8,19 @@ from ..errors import TritonError
 
 class CompilationError(TritonError):
     """A kernel could not be compiled.  The message quotes the offending source line with a caret
-    under the column, then says what was expected and what was found."""
+    under the column, then says what was expected and what was found.
+
+    The first line reads ``file:line:col: in fn at L:C: message``: ``file:line:col`` is the place in
+    the user's file (column 1-based), ``at L:C:`` the same place counted as Triton counts it, from
+    the function's ``def`` line (line 1) and its dedented text (column 0-based).  An error inside a
+    called @jit function is raised again at each call site: that error's ``__cause__`` is the
+    callee's, and its message adds, per call, ``called from file:line:col in caller at L:C:`` and
+    the quoted call line."""
 
     def __init__(self, message: str, *, filename: str = "<unknown>", lineno: int | None = None,
                  col: int | None = None, source_line: str | None = None, fn_name: str | None = None,
-                 notes: list[str] | None = None):
+                 notes: list[str] | None = None, position: tuple[int, int] | None = None,
+                 calls: list[tuple] | None = None):
         self.error_message = message
         self.filename = filename
         self.lineno = lineno
@@ -20,33 +28,58 @@ class CompilationError(TritonError):
         self.source_line = source_line
         self.fn_name = fn_name
         self.notes = notes or []
+        self.position = tuple(position) if position is not None else None  # (line from def, 1-based; col, 0-based)
+        self.calls = list(calls or [])  # call sites, innermost first: (filename, lineno, col, source_line, fn_name, position)
         super().__init__(self._format())
 
+    @staticmethod
+    def _quote(source_line: str | None, col: int | None) -> list[str]:
+        if source_line is None:
+            return []
+        line = source_line.rstrip("\n")
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        return ["    " + stripped, "    " + " " * max((col or 0) - indent, 0) + "^"]
+
+    @staticmethod
+    def _where(filename, lineno, col, fn_name, position) -> str:
+        where = f"{filename}:{lineno}:{(col or 0) + 1}" if lineno else filename
+        at = f"at {position[0]}:{position[1]}" if position else ""
+        if fn_name:
+            return f"{where}: in {fn_name}" + (f" {at}" if at else "")
+        return f"{where}: {at}" if at else where
+
     def _format(self) -> str:
-        where = f"{self.filename}:{self.lineno}:{(self.col or 0) + 1}" if self.lineno else self.filename
-        head = f"{where}: in {self.fn_name}: {self.error_message}" if self.fn_name else f"{where}: {self.error_message}"
-        parts = [head]
-        if self.source_line is not None:
-            line = self.source_line.rstrip("\n")
-            stripped = line.lstrip()
-            indent = len(line) - len(stripped)
-            parts.append("    " + stripped)
-            parts.append("    " + " " * max((self.col or 0) - indent, 0) + "^")
+        parts = [f"{self._where(self.filename, self.lineno, self.col, self.fn_name, self.position)}: "
+                 f"{self.error_message}"]
+        parts += self._quote(self.source_line, self.col)
+        for filename, lineno, col, source_line, fn_name, position in self.calls:
+            where = self._where(filename, lineno, col, fn_name, position).replace(": in ", " in ", 1)
+            parts.append(f"  called from {where}:")
+            parts += self._quote(source_line, col)
         parts.extend(self.notes)
         return "\n".join(parts)
 
-    def add_note(self, note: str) -> None:  # keep the call chain visible for errors in callees
+    def add_note(self, note: str) -> None:
         self.notes.append(note)
         self.args = (self._format(),)
 
+    def called_from(self, filename: str, lineno: int | None, col: int | None, source_line: str | None,
+                    fn_name: str | None, position: tuple[int, int] | None) -> "CompilationError":
+        """This error as seen at a call of the function it happened in: same kind, place and words,
+        with the call site added (raise it ``from`` this one)."""
+        return _rebuild(self.error_message, self.filename, self.lineno, self.col, self.source_line, self.fn_name,
+                        self.notes, type(self), self.position,
+                        self.calls + [(filename, lineno, col, source_line, fn_name, position)])
+
     def __reduce__(self):  # a pickled error (e.g. from a compile worker) keeps its class
         return (_rebuild, (self.error_message, self.filename, self.lineno, self.col, self.source_line,
-                           self.fn_name, self.notes, type(self)))
+                           self.fn_name, self.notes, type(self), self.position, self.calls))
 
 
-def _rebuild(message, filename, lineno, col, source_line, fn_name, notes, cls=None):
+def _rebuild(message, filename, lineno, col, source_line, fn_name, notes, cls=None, position=None, calls=None):
     return (cls or CompilationError)(message, filename=filename, lineno=lineno, col=col, source_line=source_line,
-                                     fn_name=fn_name, notes=notes)
+                                     fn_name=fn_name, notes=list(notes), position=position, calls=calls)
 
 
 class UnsupportedLanguageConstruct(CompilationError):
