@@ -8,6 +8,7 @@ promotion applies, with ``/`` and ``%`` on 16-bit floats computed in fp32.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from xdsl.dialects.builtin import IntegerAttr, i32
 
@@ -65,6 +66,7 @@ def to_tensor(x, builder: Builder, dtype: tl.dtype | None = None) -> tensor:
 def full(shape, value, dtype: tl.dtype, builder: Builder) -> tensor:
     value = _unwrap(value)
     shape = [_unwrap(s) for s in shape]
+    check_dtype(dtype, builder)
     if isinstance(value, tensor):
         v = cast(value, dtype, builder)
         return splat(v, shape, builder) if shape else v
@@ -219,8 +221,8 @@ def check_dtype(ty: tl.dtype, builder: Builder) -> None:
     if sc.is_fp8():
         allowed = getattr(builder.options, "supported_fp8_dtypes", None)
         if allowed is not None and sc.name not in allowed:
-            raise TypeError(f"{sc.name} is not supported on target {builder.target}; "
-                            f"supported fp8 types there: {', '.join(allowed) or 'none'}")
+            raise ValueError(f"type {sc.name} not supported in this architecture ({builder.target}). "
+                             f"The supported fp8 dtypes are {tuple(allowed)}")
 
 
 def _same_shape(ty: tl.dtype, scalar: tl.dtype) -> tl.dtype:
@@ -233,6 +235,7 @@ def bitcast(x: tensor, dst: tl.dtype, builder: Builder) -> tensor:
         return x
     if src.is_ptr() or dst.is_ptr():
         return cast(x, dst, builder)
+    check_dtype(dst, builder)
     if src.primitive_bitwidth != dst.primitive_bitwidth:
         raise ValueError(f"cannot bitcast {src} ({src.primitive_bitwidth} bits) to {dst} "
                          f"({dst.primitive_bitwidth} bits): widths differ")
@@ -483,9 +486,17 @@ def equal(a, b, builder): return _compare(a, b, builder, "eq")
 def not_equal(a, b, builder): return _compare(a, b, builder, "ne")
 
 
+def warn_at_user_line(builder: Builder, message: str, category=UserWarning) -> None:
+    """Warn at the kernel source line being compiled (the builder's current location)."""
+    loc = builder.loc
+    warnings.warn_explicit(message, category, loc.filename.data, loc.line.data or 1)
+
+
 def where(cond, x, y, builder: Builder) -> tensor:
     cond = to_tensor(cond, builder)
     if cond.type.scalar != tl.int1:
+        warn_at_user_line(builder, "tl.where with a non-boolean condition is deprecated and will error out in a "
+                          f"future release. Got {cond.type.scalar}")
         cond = cast(cond, tl.int1, builder)
     x, y = binary_operands(x, y, builder, True, True)
     if cond.type.is_block():

@@ -51,7 +51,7 @@ def arange(start, end, builder: Builder) -> tensor:
         raise ValueError(f"arange's end must be greater than its start, got arange({start}, {end})")
     n = end - start
     if n & (n - 1):
-        raise ValueError(f"arange's range must be a power of two, got {n} (arange({start}, {end}))")
+        raise ValueError("arange's range must be a power of 2")
     if not (-2**31 <= start and end <= 2**31):
         raise ValueError(f"arange's bounds must fit in int32, got arange({start}, {end})")
     ty = tl.block_type(tl.int32, [n])
@@ -60,9 +60,9 @@ def arange(start, end, builder: Builder) -> tensor:
 
 def _check_shape(shape) -> list[int]:
     shape = _ints(shape, "a shape")
-    for s in shape:
+    for i, s in enumerate(shape):
         if s <= 0 or s & (s - 1):
-            raise ValueError(f"shape dimensions must be powers of two, got {shape}")
+            raise ValueError(f"Shape element {i} must be a power of 2")
     return shape
 
 
@@ -221,6 +221,11 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
     a, b = to_tensor(a, builder), to_tensor(b, builder)
     if not (a.type.is_block() and b.type.is_block()):
         raise TypeError("dot expects two tensors")
+    deprecated = getattr(builder.options, "deprecated_fp8_dot_operand_dtypes", None) or ()
+    if "fp8e4b15" in deprecated and "fp8e4b15" in (a.type.scalar.name, b.type.scalar.name):
+        from .semantic import warn_at_user_line
+        warn_at_user_line(builder, "the use of fp8e4b15 is deprecated on Hopper and later architectures and can "
+                                   "cause significant slow down; prefer fp8e4nv or fp8e5")
     ra, rb = len(a.type.shape), len(b.type.shape)
     if ra != rb or ra not in (2, 3):
         raise ValueError(f"dot expects two 2-D (or 3-D batched) tensors, got shapes {list(a.type.shape)} and {list(b.type.shape)}")

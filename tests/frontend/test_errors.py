@@ -26,7 +26,7 @@ def _compile(fn, sig=SIG, **kw):
 
 
 @pytest.mark.parametrize("fn, text, needle", [
-    (K.bad_arange, "tl.arange(0, 100)", "arange's range must be a power of two, got 100"),
+    (K.bad_arange, "tl.arange(0, 100)", "arange's range must be a power of 2"),
     (K.bad_shapes, "a + b", "cannot broadcast shapes [16] and [32]: incompatible dimensions at index 0: 16 and 32"),
     (K.bad_name, "undefined_thing", "name 'undefined_thing' is not defined"),
     (K.uses_try, "try:", "unsupported Python construct in a kernel: Try"),
@@ -83,7 +83,7 @@ def test_wrong_argument_type_at_launch():
 def test_dtype_unsupported_by_target():
     pytest.importorskip("tritium_nvidia")
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
-    with pytest.raises(CompilationError, match="fp8e4nv is not supported on target cuda:80") as info:
+    with pytest.raises(CompilationError, match=r"type fp8e4nv not supported in this architecture \(cuda:80\)") as info:
         tritium.compile(K.fp8_kernel, signature=sig, target="cuda:80", stage="ttir")
     assert "to(tl.float8e4nv)" in str(info.value)
     tritium.compile(K.fp8_kernel, signature=sig, target="cuda:90", stage="ttir")  # supported there

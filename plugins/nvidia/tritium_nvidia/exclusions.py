@@ -33,7 +33,11 @@ _TARGET: list[tuple[str, str, tuple[str, ...]]] = [
 
 
 # IR cases written in another vendor's layouts: rejected when the module is read, on every target
+_FNUZ = ("AMD's FNUZ fp8 format is not a supported fp8 type on NVIDIA targets (options.supported_fp8_dtypes, "
+         "as in Triton); the kernel is rejected at compile time")
 _FOREIGN: list[tuple[str, str]] = [
+    ("casts/*fp8e4b8*", _FNUZ), ("casts/*fp8e5b16*", _FNUZ),
+    ("fp8_storage/*fp8e4b8*", _FNUZ), ("fp8_storage/*fp8e5b16*", _FNUZ),
     ("ir_files/amd-*", "AMD's matrix-core layouts (amd_mfma) are laid out for 64-lane wavefronts; NVIDIA warps "
      "have 32 lanes, so the module is rejected when it is read"),
     ("inline_asm_amdgcn/*", "the cases' inline assembly is AMDGCN (AMD's instruction set), which ptxas does not "

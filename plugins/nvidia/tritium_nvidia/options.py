@@ -56,7 +56,7 @@ class CUDAOptions(Options):
     launch_pdl: bool = False
     ptx_version: int | None = None
     arch: str = "90"
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e4b15", "fp8e4nv", "fp8e5")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "tf32"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
@@ -88,9 +88,12 @@ class CUDAOptions(Options):
 def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     cc = capability(target)
     defaults = dict(threads_per_warp=target.warp_size, arch=str(target.arch))
-    # fp8e4b15 and the FNUZ formats convert in software and reach dot upcast to fp16: any arch
-    fp8 = ("fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16") + (("fp8e4nv",) if cc >= 89 else ())
-    defaults["supported_fp8_dtypes"] = fp8
+    # Triton's rule: e5m2 and fp8e4b15 (converted in software, upcast to fp16 for dot) on every
+    # arch, e4m3 from sm_89; AMD's FNUZ formats (fp8e4b8, fp8e5b16) are rejected on NVIDIA targets.
+    # From sm_90 a dot of fp8e4b15 operands warns that the format is deprecated there.
+    fp8 = ("fp8e4b15", "fp8e5") + (("fp8e4nv",) if cc >= 89 else ())
+    defaults["supported_fp8_dtypes"] = tuple(sorted(fp8))
+    defaults["deprecated_fp8_dot_operand_dtypes"] = ("fp8e4b15",) if cc >= 90 else ()
     # wgmma's fp8 accumulation is left unbounded by default on Hopper, as Triton does
     defaults["max_num_imprecise_acc_default"] = 2 ** 30 if cc == 90 else 0
     # the process-wide defaults: knobs.language.default_fp_fusion (TRITIUM_DEFAULT_FP_FUSION /
