@@ -115,3 +115,20 @@ def test_fp8e4b15_dot_warns_from_sm90_only():
 @pytest.mark.parametrize("dtype", [tl.float8e4b8, tl.float8e5b16, tl.float8e4b15, tl.float8e4nv, tl.float8e5])
 def test_interpreter_takes_every_fp8(dtype):
     _compile(_fp8_dot, "interpreter", {"dtype": "constexpr"}, {"dtype": dtype})
+
+
+# --- Autotuner / Heuristics attributes -------------------------------------------------------------
+
+def test_autotuner_base_fn_and_hook_flags():
+    @triton.autotune(configs=[triton.Config(kwargs={"BLOCK": 32})], key=["n"])
+    @triton.heuristics({"EVEN": lambda a: a["n"] % 2 == 0})
+    @triton.jit
+    def _tuned(dst, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+        tl.store(dst + tl.arange(0, BLOCK), tl.full((BLOCK, ), EVEN, tl.int32))
+
+    assert _tuned.base_fn.__name__ == "_tuned" and callable(_tuned.base_fn)
+    assert _tuned.fn.base_fn is _tuned.base_fn
+    assert _tuned.user_defined_pre_hook is False and _tuned.user_defined_post_hook is False
+    dst = np.full(32, -7, np.int32)
+    _tuned[(1, )](dst, 6)
+    np.testing.assert_array_equal(dst, np.ones(32, np.int32))

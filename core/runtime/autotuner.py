@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import inspect
 import json
 import os
 import time
@@ -115,15 +116,23 @@ class Autotuner(KernelInterface):
         # As in Triton, a user hook replaces the built-in reset/restore behaviour.
         self.pre_hook = pre_hook or self._reset_and_save
         self.post_hook = post_hook or self._restore_saved
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
         prune = prune_configs_by or {}
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
         self.early_config_prune = prune.get("early_config_prune")
         self.warmup_ms, self.rep_ms = warmup, rep
+        self.num_warmups, self.num_reps = warmup, rep
         # CUDA-graph benchmarking is not implemented; the flag is accepted for source compatibility.
         self.use_cuda_graph = use_cuda_graph
         self.do_bench = do_bench or self._default_bench
         self.cache_results = cache_results
+
+    @property
+    def base_fn(self) -> Callable:
+        """The Python function under every decorator (heuristics, jit) this autotuner wraps."""
+        return _base_fn(self.fn)
 
     def _name(self) -> str:
         return getattr(self.fn, "__name__", None) or getattr(getattr(self.fn, "fn", None), "__name__", "kernel")
@@ -283,6 +292,13 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: di
     return decorator
 
 
+def _base_fn(fn: Any) -> Callable:
+    seen = 0
+    while not inspect.isfunction(fn) and hasattr(fn, "fn") and seen < 64:
+        fn, seen = fn.fn, seen + 1
+    return fn
+
+
 class Heuristics(KernelInterface):
     """Computes meta-parameters from the other arguments before launching ``fn``."""
 
@@ -290,6 +306,11 @@ class Heuristics(KernelInterface):
         self.fn = fn
         self.arg_names = list(arg_names)
         self.values = dict(values)
+
+    @property
+    def base_fn(self) -> Callable:
+        """The Python function under every decorator this wraps."""
+        return _base_fn(self.fn)
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         for name, rule in self.values.items():
