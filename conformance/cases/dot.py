@@ -110,3 +110,11 @@ CASES = [
          doc="a pipelined loop's load that feeds no dot (copied ahead on NVIDIA), masked: its masked-off "
              "lanes read 0"),
 ]
+
+# tiles smaller than a tensor-core instruction (M or N below 16, down to 1): any size on the
+# interpreter, K of at least 16 (32 for 8-bit operands) on NVIDIA, where they run on FMA
+CASES += [
+    _case("fp16", 1, 32, 16), _case("fp16", 8, 8, 32), _case("fp16", 32, 2, 16, acc=True),
+    _case("fp16", 4, 16, 16, out="fp16"), _case("bf16", 2, 64, 16), _case("fp32", 16, 1, 16),
+    _case("fp32", 8, 4, 32, "tf32"), _case("int8", 4, 8, 32, out="int32"), _case("fp64", 2, 2, 16, out="fp64"),
+]

@@ -1,8 +1,8 @@
 """Batched (3-D) tl.dot: ``[B, M, K] @ [B, K, N]`` tiles of one program, as Triton's own batched
 dot test launches them (M, N of 64 in 32x32 blocks, or 32 in one block; K whole; B 1..8; 1..16
 warps, so warps both outnumber and undershoot the batch), for fp16 -> fp16 (the tensor cores
-accumulate in fp16), fp16/bf16 -> fp32, int8 -> int32 and fp32 with tf32 / tf32x3; and the same
-dot accumulated over a K loop."""
+accumulate in fp16), fp16/bf16 -> fp32, int8 -> int32 and fp32 with tf32 / tf32x3; the same
+dot accumulated over a K loop; and blocks smaller than a tensor-core tile (1x32, 32x2, 8x8)."""
 import numpy as np
 
 import tritium as triton
@@ -101,4 +101,10 @@ CASES = (
        _case("fp16", "fp16", 2, 64, 64, 128, 32, 32, 4, loop=True),
        _case("fp16", "fp32", 4, 64, 64, 96, 32, 32, 8, loop=True),
        _case("int8", "int32", 8, 32, 32, 128, 32, 32, 4, loop=True)]
+    # blocks below a tensor-core tile (Triton's 1x32, 32x2 and 8x8 blocks of a 32x32x32 dot): FMA on NVIDIA
+    + [_case(t, o, bsz, 32, 32, 32, bm, bn, w, p) for t, o, p in (("fp16", "fp32", "ieee"), ("fp32", "fp32", "ieee"))
+       for bm, bn in ((1, 32), (32, 2), (8, 8)) for bsz, w in ((2, 4), (8, 1))]
+    + [_case(t, o, 4, 32, 32, 32, bm, bn, 2, p) for t, o, p in (("fp16", "fp16", "ieee"), ("int8", "int32", "ieee"),
+                                                                   ("fp32", "fp32", "tf32"))
+       for bm, bn in ((1, 32), (8, 8))]
 )
