@@ -137,3 +137,35 @@ CASES += [
          inputs={"x_ptr": Rand("int8", (2 * 4 * 8 * 16,))}, outputs={"z_ptr": Out("int8", (16, 4, 2, 8), poison="sentinel")},
          reference=lambda x_ptr: x_ptr.reshape(2, 4, 8, 16).transpose(3, 1, 0, 2), options={"num_warps": 8}),
 ]
+
+
+@triton.jit
+def trans_batched_kernel(z_ptr, x_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr,
+                         RANK: tl.constexpr):
+    # trans() without dims swaps the last two axes (a transpose of every matrix of the batch)
+    if RANK == 3:
+        x = tl.load(x_ptr + tl.arange(0, A)[:, None, None] * B * C + tl.arange(0, B)[None, :, None] * C
+                    + tl.arange(0, C)[None, None, :])
+        z = x.trans()
+        tl.store(z_ptr + tl.arange(0, A)[:, None, None] * C * B + tl.arange(0, C)[None, :, None] * B
+                 + tl.arange(0, B)[None, None, :], z)
+    else:
+        x = tl.load(x_ptr + tl.arange(0, A)[:, None, None, None] * B * C * D
+                    + tl.arange(0, B)[None, :, None, None] * C * D + tl.arange(0, C)[None, None, :, None] * D
+                    + tl.arange(0, D)[None, None, None, :])
+        z = tl.trans(x)
+        tl.store(z_ptr + tl.arange(0, A)[:, None, None, None] * B * D * C
+                 + tl.arange(0, B)[None, :, None, None] * D * C + tl.arange(0, D)[None, None, :, None] * C
+                 + tl.arange(0, C)[None, None, None, :], z)
+
+
+CASES += [
+    Case(id="shapes/trans-no-dims-3d-fp32", kernel=trans_batched_kernel,
+         constexprs={"A": 2, "B": 8, "C": 16, "D": 1, "RANK": 3},
+         inputs={"x_ptr": Rand("fp32", (2 * 8 * 16,))}, outputs={"z_ptr": Out("fp32", (2, 16, 8))},
+         reference=lambda x_ptr: x_ptr.reshape(2, 8, 16).transpose(0, 2, 1)),
+    Case(id="shapes/trans-no-dims-4d-int16", kernel=trans_batched_kernel,
+         constexprs={"A": 2, "B": 4, "C": 8, "D": 16, "RANK": 4},
+         inputs={"x_ptr": Rand("int16", (2 * 4 * 8 * 16,))}, outputs={"z_ptr": Out("int16", (2, 4, 16, 8), poison="sentinel")},
+         reference=lambda x_ptr: x_ptr.reshape(2, 4, 8, 16).transpose(0, 1, 3, 2)),
+]

@@ -143,10 +143,12 @@ def trans(x, dims, builder: Builder) -> tensor:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = list(dims[0])
     if not dims:
+        # no dims: swap the last two (a transpose of each matrix of a batch)
         rank = len(x.type.shape) if x.type.is_block() else 0
-        if rank != 2:
-            raise ValueError(f"trans() without dims needs a 2-D tensor, got rank {rank}")
-        dims = [1, 0]
+        if rank < 2:
+            raise ValueError(f"tl.trans invoked with a 0- or 1-dimensional tensor (rank {rank}): "
+                             f"trans() without dims needs at least 2 dimensions")
+        dims = list(range(rank - 2)) + [rank - 1, rank - 2]
     return permute(x, dims, builder)
 
 
