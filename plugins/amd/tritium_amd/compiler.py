@@ -92,7 +92,8 @@ def make_llir(target, options):
                                  f"{limit} on {target.arch}. Reducing block sizes or `num_stages` may help.",
                                  fn_name=metadata.get("name"))
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu,
-                             sched_strategy(module, arch_of(target)))
+                             sched_strategy(module, arch_of(target)),
+                             getattr(options, "allow_flush_denorm", False))
         text, meta = lower_to_llvm(module, info, options)
         text = add_device_runtime(text)
         text, libs = link(text, info.externs, arch_of(target))

@@ -129,6 +129,14 @@ def exp(b, x):
     return _call(b, "exp2", b.fmul(x, _c(math.log2(math.e))))
 
 
-FP32 = {"math.exp": exp, "math.tan": tan, "math.tanh": tanh, "math.log1p": log1p, "math.expm1": expm1, "math.powf": powf,
+def exp2(b, x):
+    """``v_exp_f32`` alone (``llvm.amdgcn.exp2.f32``): the instruction flushes denormal inputs and
+    results, which Triton 3.6 accepts for ``tl.exp2`` on AMD whatever ``allow_flush_denorm`` says.
+    ``llvm.exp2.f32`` would add a range check and two scalings around it (6 instructions an element)
+    unless the kernel flushes fp32 denormals."""
+    return intrinsic(b, "llvm.amdgcn.exp2.f32", F32, [x])
+
+
+FP32 = {"math.exp": exp, "math.exp2": exp2, "math.tan": tan, "math.tanh": tanh, "math.log1p": log1p, "math.expm1": expm1, "math.powf": powf,
         "math.atan": atan, "math.atan2": atan2, "math.erf": erf,
         "math.log10": lambda b, x: _call(b, "log10", x)}

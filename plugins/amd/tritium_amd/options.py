@@ -56,6 +56,9 @@ class HIPOptions(Options):
     matrix_instr_nonkdim: int = 0
     kpack: int = 1
     enable_fp_fusion: bool = True
+    #: fp32 denormals flushed in the whole kernel (``"denormal-fp-math-f32"="preserve-sign"``): then
+    #: ``tl.exp`` and ``tl.log2`` are ``v_exp_f32`` / ``v_log_f32`` alone too (``tl.exp2`` always is)
+    allow_flush_denorm: bool = False
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
     supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")

@@ -72,7 +72,7 @@ class AMDTargetInfo(TargetInfo):
     backend_name = "amd"
 
     def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0,
-                 sched_strategy: str | None = None):
+                 sched_strategy: str | None = None, flush_denorm: bool = False):
         if arch not in ARCHS:
             raise ValueError(f"unknown AMD architecture {arch!r}: expected one of {', '.join(ARCHS)}")
         self.arch = ARCHS[arch]
@@ -81,6 +81,8 @@ class AMDTargetInfo(TargetInfo):
         #: LLVM's machine-scheduler strategy for the kernel (``amdgpu-sched-strategy``), None for
         #: its default (``compiler.sched_strategy`` chooses)
         self.sched_strategy = sched_strategy
+        #: fp32 denormals flushed (the ``allow_flush_denorm`` option)
+        self.flush_denorm = bool(flush_denorm)
         self.data_layout = data_layout()
         # inline assembly operands: VGPRs, AGPRs (CDNA only), immediates; a per-lane value in an
         # SGPR (s, r) or a foreign letter would stop LLVM's whole process
@@ -351,6 +353,10 @@ class AMDTargetInfo(TargetInfo):
         # launches always cover whole workgroups (grid = programs x workgroup size), so LLVM need
         # not guard for partial ones
         set.add(fn.attributes, '"uniform-work-group-size"="true"')
+        # fp32 denormal mode: IEEE (kept) unless the kernel allows flushing them; LLVM then drops
+        # the denormal scaling around v_exp_f32 / v_log_f32 (tl.exp, tl.log2)
+        mode = "preserve-sign" if self.flush_denorm else "ieee"
+        set.add(fn.attributes, f'"denormal-fp-math-f32"="{mode},{mode}"')
         if self.arch.name in _KERNARG_PRELOAD:
             # kernel arguments preloaded into SGPRs (as many as the hardware takes; the rest are
             # still loaded from the kernarg segment): no scalar load, no wait for it
