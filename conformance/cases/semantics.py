@@ -213,3 +213,23 @@ CASES.append(Case(
     reference=lambda x_ptr: x_ptr, rtol=0.0, atol=0.0,
     doc="p + a + b with int32 a, b is p + sext(a) + sext(b), not p + sext(a + b) (Triton's combine "
         "merges the two offsets only when they are 64-bit or constants whose sum fits)"))
+
+
+# --- unsigned pointer offsets are zero-extended ---------------------------------------------------
+
+@triton.jit
+def addptr_unsigned_kernel(x_ptr, z_ptr, base, N: tl.constexpr, UT: tl.constexpr):
+    # offsets base + i held in an unsigned type whose top bit is set: the address moves forward by
+    # their unsigned value (a signed reading would step backwards)
+    offs = (base + tl.arange(0, N)).to(UT)
+    v = tl.load(x_ptr + offs)
+    tl.store(z_ptr + tl.arange(0, N), v)
+
+
+for _ut, _base in (("uint8", 192), ("uint16", 40000)):
+    CASES.append(Case(
+        id=f"semantics/addptr-{_ut}-offsets-zero-extended", kernel=addptr_unsigned_kernel,
+        constexprs={"N": 64, "UT": getattr(tl, _ut)},
+        inputs={"x_ptr": Rand("fp32", (_base + 64,)), "base": _base}, outputs={"z_ptr": Out("fp32", (64,))},
+        reference=lambda x_ptr, base: x_ptr[base:base + 64], rtol=0.0, atol=0.0,
+        doc="an unsigned offset narrower than 64 bits is zero-extended to i64 before tt.addptr"))

@@ -327,6 +327,9 @@ def add(a, b, builder: Builder) -> tensor:
     if a.type.scalar.is_ptr():
         if not b.type.scalar.is_int():
             raise TypeError(f"a pointer offset must be an integer, got {b.type.scalar}")
+        if b.type.scalar.is_int_unsigned() and b.type.scalar.int_bitwidth < 64:
+            # tt.addptr reads its offset as signed: zero-extend an unsigned one to i64 first
+            b = cast(b, tl.int64, builder)
         return _emit(builder, tt.AddPtrOp(a.handle, b.handle), a.type)
     sc = a.type.scalar
     return _emit(builder, (arith.AddFOp if sc.is_floating() else arith.AddIOp)(a.handle, b.handle), a.type)
