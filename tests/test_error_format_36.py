@@ -174,3 +174,116 @@ def test_not_of_a_constexpr_still_folds():
         x = np.full(16, -7, np.int32)
         _not_of_constexpr[(1,)](x, FLAG=flag, backend="interpreter")
         np.testing.assert_array_equal(x, want)
+
+
+# --- tl.range(..., disable_licm=True) / tl.condition(c, disable_licm=True) -------------------------
+
+@tritium.jit
+def _licm_nest(x_ptr, z_ptr, n, m, OUTER_OFF: tl.constexpr, INNER_OFF: tl.constexpr):
+    r = tl.arange(0, 16)
+    acc = tl.zeros((16,), dtype=tl.float32)
+    for i in tl.range(0, n, disable_licm=OUTER_OFF):
+        for k in tl.range(0, m, disable_licm=INNER_OFF):
+            ramp = tl.exp(r.to(tl.float32) * 0.25)  # invariant to both loops
+            acc += ramp * tl.load(x_ptr + (i * m + k) * 16 + r) * (i + 1).to(tl.float32)
+    tl.store(z_ptr + r, acc)
+
+
+@tritium.jit
+def _licm_while(x_ptr, z_ptr, n, OFF: tl.constexpr):
+    r = tl.arange(0, 16)
+    acc = tl.zeros((16,), dtype=tl.float32)
+    i = 0
+    while tl.condition(i < n, disable_licm=OFF):
+        acc += tl.load(x_ptr + i * 16 + r) * tl.sqrt(r.to(tl.float32) + 2.0)
+        i += 1
+    tl.store(z_ptr + r, acc)
+
+
+_NEST_SIG = {"x_ptr": "*fp32", "z_ptr": "*fp32", "n": "i32", "m": "i32", "OUTER_OFF": "constexpr",
+             "INNER_OFF": "constexpr"}
+_WHILE_SIG = {"x_ptr": "*fp32", "z_ptr": "*fp32", "n": "i32", "OFF": "constexpr"}
+
+
+def _ttir(fn, sig, target="interpreter", **constexprs):
+    from tritium.ttir.ir import parse_module
+    k = tritium.compile(fn, signature=sig, constexprs=constexprs, target=target, stage="ttir")
+    return k.asm["ttir"], parse_module(k.asm["ttir"])  # the annotation reads back from the text
+
+
+def _loops_around(module, op_name):
+    """The loop ops enclosing the first ``op_name``, innermost first."""
+    op = next(o for o in module.walk() if o.name == op_name)
+    out, p = [], op.parent_op()
+    while p is not None:
+        if p.name in ("scf.for", "scf.while"):
+            out.append(p)
+        p = p.parent_op()
+    return out
+
+
+@pytest.mark.parametrize("outer_off, inner_off, loops_kept", [
+    (False, False, 0),  # hoisted out of both loops
+    (True, False, 1),   # out of the inner loop only, into the outer one's body
+    (False, True, 2),   # stays in the inner loop (nothing leaves a loop marked disable_licm)
+    (True, True, 2),
+])
+def test_disable_licm_keeps_invariant_code_in_its_loop(outer_off, inner_off, loops_kept):
+    from tritium.ttir.mlir_ops import licm_disabled
+    text, module = _ttir(_licm_nest, _NEST_SIG, OUTER_OFF=outer_off, INNER_OFF=inner_off)
+    loops = _loops_around(module, "math.exp")
+    assert len(loops) == loops_kept
+    fors = [o for o in module.walk() if o.name == "scf.for"]  # outer first
+    assert [licm_disabled(o) for o in fors] == [outer_off, inner_off]
+    marked = text.count("{llvm.loop_annotation = #llvm.loop_annotation<licm = <disable = true>>}")
+    assert marked == outer_off + inner_off
+
+
+def test_condition_disable_licm_on_while():
+    from tritium.ttir.mlir_ops import licm_disabled
+    for off in (True, False):
+        _, module = _ttir(_licm_while, _WHILE_SIG, OFF=off)
+        (loop,) = [o for o in module.walk() if o.name == "scf.while"]
+        assert licm_disabled(loop) == off
+
+
+@pytest.mark.parametrize("outer_off, inner_off", [(True, False), (False, True), (True, True), (False, False)])
+def test_disable_licm_results(outer_off, inner_off):
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng()
+    n, m = 3, 4
+    x = rng.uniform(-1, 1, n * m * 16).astype(np.float32)
+    z = np.full(16, np.nan, np.float32)  # poisoned
+    _licm_nest[(1,)](x, z, n, m, OUTER_OFF=outer_off, INNER_OFF=inner_off, backend="interpreter")
+    xs = x.reshape(n, m, 16).astype(np.float64)
+    ramp = np.exp(np.arange(16) * 0.25)
+    want = sum((i + 1) * ramp * xs[i, k] for i in range(n) for k in range(m))
+    np.testing.assert_allclose(z, want, rtol=1e-5, atol=1e-5)
+    for n_trips in (5, 0):
+        x = rng.uniform(-1, 1, max(n_trips, 1) * 16).astype(np.float32)
+        z = np.full(16, np.nan, np.float32)
+        _licm_while[(1,)](x, z, n_trips, OFF=True, backend="interpreter")
+        want = x.reshape(-1, 16)[:n_trips].astype(np.float64).sum(0) * np.sqrt(np.arange(16) + 2.0)
+        np.testing.assert_allclose(z, want, rtol=1e-5, atol=1e-5)
+
+
+def test_disable_licm_metadata_on_the_back_edge_in_llir():
+    """As Triton emits it: ``!llvm.loop`` on the loop's back-edge branch naming a distinct,
+    self-referencing node that lists ``llvm.licm.disable`` (compiled for cuda:90; no device needed)."""
+    import re
+    pytest.importorskip("tritium_nvidia")
+    k = tritium.compile(_licm_nest, signature=_NEST_SIG, constexprs={"OUTER_OFF": False, "INNER_OFF": True},
+                        target="cuda:90")
+    llir = k.asm["llir"]
+    edges = re.findall(r'br label %"(for\.header[\w.]*)", !llvm\.loop !(\d+)', llir)
+    assert len(edges) == 1  # the inner loop's back edge only
+    loop_id = edges[0][1]
+    (props,) = re.findall(rf"^!{loop_id} = distinct !\{{ !{loop_id}, !(\d+) \}}$", llir, re.M)
+    assert re.search(rf'^!{props} = !\{{ !"llvm.licm.disable" \}}$', llir, re.M)
+    assert "cubin" in k.asm  # LLVM read the metadata and built the kernel
+    k = tritium.compile(_licm_while, signature=_WHILE_SIG, constexprs={"OFF": True}, target="cuda:90", stage="llir")
+    assert re.search(r'br label %"while\.before[\w.]*", !llvm\.loop !\d+', k.asm["llir"])
+    for fn, sig, cx in ((_licm_nest, _NEST_SIG, {"OUTER_OFF": False, "INNER_OFF": False}),
+                        (_licm_while, _WHILE_SIG, {"OFF": False})):
+        k = tritium.compile(fn, signature=sig, constexprs=cx, target="cuda:90", stage="llir")
+        assert "llvm.licm.disable" not in k.asm["llir"] and "!llvm.loop" not in k.asm["llir"]

@@ -109,6 +109,37 @@ def imprecise_matmul_kernel(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.con
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
 
 
+@triton.jit
+def no_licm_kernel(x_ptr, z_ptr, n, m, OUTER_OFF: tl.constexpr, INNER_OFF: tl.constexpr, B: tl.constexpr):
+    # loop-invariant work (exp of a constant ramp, a scale from the outer index) stays in the loops
+    # marked disable_licm; the result must not depend on where it is computed
+    r = tl.arange(0, B)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    for i in tl.range(0, n, disable_licm=OUTER_OFF):
+        ramp = tl.exp(r.to(tl.float32) * 0.01)
+        for k in tl.range(0, m, disable_licm=INNER_OFF):
+            scale = (i + 1).to(tl.float32) * ramp
+            acc += scale * tl.load(x_ptr + (i * m + k) * B + r)
+    tl.store(z_ptr + r, acc)
+
+
+def _no_licm_ref(x_ptr, n, m):
+    x = x_ptr.reshape(-1, m, B).astype(np.float64)
+    ramp = np.exp(np.arange(B) * 0.01)
+    return sum(((i + 1) * ramp * x[i].sum(0) for i in range(n)), np.zeros(B))
+
+
+@triton.jit
+def while_no_licm_kernel(x_ptr, z_ptr, n, OFF: tl.constexpr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    i = 0
+    while tl.condition(i < n, disable_licm=OFF):
+        acc += tl.load(x_ptr + i * B + r) * tl.sqrt(r.to(tl.float32) + 1.0)
+        i += 1
+    tl.store(z_ptr + r, acc)
+
+
 def _mm_ref(m, n, k, kmajor):
     def ref(a_ptr, b_ptr, **_):
         a = a_ptr.reshape(m, k)
@@ -163,6 +194,18 @@ CASES = [
            inputs={"x_ptr": Rand("fp32", (9 * B,), -1, 1), "n": 9}, outputs={"z_ptr": Out("fp32", (B,))},
            reference=lambda x_ptr, n: x_ptr.reshape(-1, B)[:n].sum(0), rtol=1e-5, atol=1e-5)
       for ns, fl, nomb in ((1, False, False), (2, True, False), (4, False, True), (3, True, True))],
+    # disable_licm on either loop of a nest, on both, on neither; zero trips; a while loop
+    *[Case(id=f"loops_options/disable-licm-outer{int(o)}-inner{int(i)}-n{n}", kernel=no_licm_kernel,
+           constexprs={"OUTER_OFF": o, "INNER_OFF": i, "B": B},
+           inputs={"x_ptr": Rand("fp32", (max(n, 1) * 3 * B,), -1, 1), "n": n, "m": 3},
+           outputs={"z_ptr": Out("fp32", (B,))}, reference=_no_licm_ref, rtol=1e-5, atol=1e-5)
+      for o, i, n in ((True, False, 4), (False, True, 4), (True, True, 5), (False, False, 4), (True, True, 0))],
+    *[Case(id=f"loops_options/while-condition-disable-licm{int(off)}-n{n}", kernel=while_no_licm_kernel,
+           constexprs={"OFF": off, "B": B}, inputs={"x_ptr": Rand("fp32", (max(n, 1) * B,), -1, 1), "n": n},
+           outputs={"z_ptr": Out("fp32", (B,))},
+           reference=lambda x_ptr, n: x_ptr.reshape(-1, B)[:n].astype(np.float64).sum(0) * np.sqrt(np.arange(B) + 1.0),
+           rtol=1e-5, atol=1e-5)
+      for off, n in ((True, 6), (False, 6), (True, 0))],
     _imprecise_case("fp16", 64, 64, 256, 64, 64, 64, 0, False, warps=4, stages=5),
     _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 128, 32, True, warps=4),
     _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 128, 128, True, warps=4),

@@ -534,8 +534,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return _wrap(tl_tuple([tl_tuple(x) if isinstance(x, tuple) else x for x in out]))
         if fn is isinstance:
             return constexpr(_isinstance(*args))
-        from ..language.core import range as tl_range, static_range
-        if fn is tl_range or fn is static_range:
+        from ..language.core import condition, range as tl_range, static_range
+        if fn is tl_range or fn is static_range or fn is condition:
             return fn(*args, **kwargs)
         if fn in (min, max) and any(not _is_static(a) for a in args):
             from ..language import functions as F

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32
 from xdsl.ir import Block, Region
 
 from ..language import dtypes as tl
-from ..language.core import constexpr, range as tl_range, static_range, tensor
+from ..language.core import condition, constexpr, range as tl_range, static_range, tensor
 from . import semantic as sem
 from .builder import ir_type
 
@@ -290,6 +290,7 @@ class ControlFlowMixin:
         for hint in ("disallow_acc_multi_buffer", "flatten", "warp_specialize"):
             if _unwrap(getattr(it, hint, False)):
                 op.attributes[f"tt.{hint}"] = UnitAttr()
+        _annotate_licm(op, getattr(it, "disable_licm", False))
         self.lscope = dict(before)
         self._bind_slots(carried, op.results, types)
 
@@ -386,6 +387,9 @@ class ControlFlowMixin:
         bind(cond_block, carried, types)
         with b.at(cond_block):
             cond = self.visit(node.test)
+            disable_licm = False
+            if isinstance(cond, condition):  # while tl.condition(c, disable_licm=...)
+                cond, disable_licm = cond.condition, cond.disable_licm
             if _static(cond):
                 raise self._error(node.test, "a while loop's condition must depend on run-time values "
                                   "(a constexpr condition can never end the loop without break)")
@@ -397,6 +401,7 @@ class ControlFlowMixin:
                                                          tys)))
         op = b.insert(scf.WhileOp([v.handle for v in inits], [ir_type(t) for t in tys], Region(cond_block),
                                   Region(body_block)))
+        _annotate_licm(op, disable_licm)
         self.lscope = dict(before)
         self._bind_slots(carried, op.results, types)
 
@@ -405,6 +410,17 @@ class ControlFlowMixin:
 
     def visit_Continue(self, node):
         raise self._error(node, "unsupported Python construct in a kernel: continue")
+
+
+def _annotate_licm(op, disable_licm) -> None:
+    """``disable_licm=True`` on a loop: ``llvm.loop_annotation = #llvm.loop_annotation<licm =
+    <disable = true>>``, as Triton spells it; nothing is hoisted out of the loop."""
+    flag = _unwrap(disable_licm)
+    if isinstance(flag, tensor):
+        raise TypeError("disable_licm must be a constexpr bool, got a run-time value")
+    if flag:
+        from ..ttir.mlir_ops import LOOP_ANNOTATION, LoopAnnotationAttr
+        op.attributes[LOOP_ANNOTATION] = LoopAnnotationAttr(True)
 
 
 def _norm(v):

@@ -1,6 +1,7 @@
 """``tritium.language``: the kernel language, with ``triton.language``'s names."""
 from . import math  # noqa: F401
-from .core import (PropagateNan, builtin, const, constexpr, is_builtin, range, static_range, tensor)  # noqa: F401
+from .core import (PropagateNan, builtin, condition, const, constexpr, is_builtin, range, static_range,  # noqa: F401
+                   tensor)
 from .dtypes import (bfloat16, block_type, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5,  # noqa: F401
                      float8e5b16, float16, float32, float64, function_type, int1, int8, int16, int32, int64,
                      pi32_t, pointer_type, uint8, uint16, uint32, uint64, void)

@@ -376,10 +376,13 @@ class range:
     many stages (GPU backends); ``loop_unroll_factor`` unrolls it in TTIR.  ``flatten`` (fuse a
     nest into one loop), ``disallow_acc_multi_buffer`` and ``warp_specialize`` are recorded on the
     loop as Triton does (``tt.flatten``, ...) and otherwise change nothing: no backend here
-    flattens loop nests, multi-buffers accumulators or specialises warps."""
+    flattens loop nests, multi-buffers accumulators or specialises warps.  ``disable_licm=True``
+    keeps loop-invariant code inside this loop (no hoisting by the ``licm`` pass, nor by LLVM:
+    ``llvm.loop_annotation`` on the loop, ``llvm.licm.disable`` on its back edge), which keeps
+    long-lived values out of the loop's registers."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
-                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False):
         self.step = constexpr(1) if step is None else step
         if arg2 is None:
             self.start, self.end = constexpr(0), arg1
@@ -390,9 +393,19 @@ class range:
         self.disallow_acc_multi_buffer = disallow_acc_multi_buffer
         self.flatten = flatten
         self.warp_specialize = warp_specialize
+        self.disable_licm = disable_licm
 
     def __iter__(self):
         raise RuntimeError("tl.range can only be used in @jit'd functions")
+
+
+class condition:
+    """``while tl.condition(c, disable_licm=True):`` a while loop's condition ``c`` with loop
+    hints: ``disable_licm`` keeps loop-invariant code inside the loop, as for ``tl.range``."""
+
+    def __init__(self, arg1, disable_licm=False):
+        self.condition = arg1
+        self.disable_licm = disable_licm
 
 
 class PropagateNan:

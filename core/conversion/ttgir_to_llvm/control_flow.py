@@ -13,6 +13,32 @@ from .lowering import FunctionLowering, LoweringError, flat_types, flatten, lowe
 _TERMINATORS = ("scf.yield", "scf.condition")
 
 
+class _LoopID(ir.values.MDValue):
+    """A loop's ``!llvm.loop`` node: ``distinct !{!self, !{!"llvm.licm.disable"}, ...}`` (LLVM
+    reads a loop's properties from the node on its back-edge branch; the first operand is the
+    node itself, which makes each loop's node its own)."""
+
+    def __init__(self, module: ir.Module, properties: list):
+        super().__init__(module, [], name=str(len(module.metadata)))
+        self.operands = (self, *properties)
+
+    def descr(self, buf):
+        buf.append("distinct ")
+        super().descr(buf)
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+def _mark_back_edge(fl: FunctionLowering, op, branch) -> None:
+    """``!llvm.loop`` on a loop's back edge for its ``llvm.loop_annotation`` (``disable_licm``)."""
+    from ...ttir.mlir_ops import licm_disabled
+    if licm_disabled(op):
+        module = fl.fn.module
+        licm = module.add_metadata([ir.MetaDataString(module, "llvm.licm.disable")])
+        branch.set_metadata("llvm.loop", _LoopID(module, [licm]))
+
+
 def lower_region_body(fl: FunctionLowering, block) -> list:
     """Lower ``block`` up to its terminator; return the terminator's operand values."""
     term = None
@@ -57,7 +83,7 @@ def _for(fl: FunctionLowering, op) -> None:
     iv.add_incoming(nxt, latch)
     for p, x in zip(phis, yielded):
         p.add_incoming(x, latch)
-    b.branch(header)
+    _mark_back_edge(fl, op, b.branch(header))
     b.position_at_end(exit_)
     for v, x in zip(op.results, unflatten(fl, [r.type for r in op.results], list(phis))):
         fl.set(v, x)
@@ -114,7 +140,7 @@ def _while(fl: FunctionLowering, op) -> None:
     yielded = flatten(lower_region_body(fl, after_blk))
     for p, x in zip(phis, yielded):
         p.add_incoming(x, b.block)
-    b.branch(before)
+    _mark_back_edge(fl, op, b.branch(before))
     b.position_at_end(exit_)
     for v, x in zip(op.results, passed):
         fl.set(v, x)
