@@ -9,11 +9,13 @@ runs a kernel; speed on hardware is not measured. Exits 1 when Tritium fails to 
 (the row then shows Triton's figures beside "failed").
 
 Per kernel and target it prints, Tritium / Triton:
-- instructions in the whole kernel and in the main loop (the loop with the most MFMA/WMMA, else
-  the longest);
-  kernels: vector add, softmax, layer norm, the tutorial matmul (fp16 without and with divisibility
-  hints, int8 with an int32 accumulator), attention forward (fp16 d64 and d128, bf16 d128);
-- MFMA/WMMA count; global loads by width;
+- instructions in the whole kernel (its whole function, past the first ``s_endpgm``) and in the
+  main loop (the loop with the most MFMA/WMMA, else the longest);
+  kernels: vector add, softmax, layer norm, the tutorial matmul (fp16 and bf16, without and with
+  divisibility hints on sizes and strides, 2 and 3 stages; int8 with an int32 accumulator),
+  attention forward (fp16 d64 and d128, 2 and 3 stages, bf16 d128, fp16 d128 without hints);
+- MFMA/WMMA count, and the MFMAs covering a load: the fewest MFMA/WMMA issued between a global
+  load of the main loop and the ``s_waitcnt vmcnt`` that waits for it; global loads by width;
 - LDS reads and writes by width; ``s_waitcnt``; ``s_barrier``;
 - VGPRs, AGPRs, SGPRs, LDS bytes and scratch bytes, from the assembler's own summary.
 """
@@ -87,14 +89,23 @@ def specs() -> list[Spec]:
         Spec("softmax", tut, "softmax_kernel", sm_sig, {"BLOCK_SIZE": 1024}, hints=("output_ptr", "input_ptr")),
         Spec("layernorm", tut, "layer_norm_fwd", ln_sig, {"BLOCK_SIZE": 1024}, hints=("X", "Y", "W", "B")),
     ]
-    for name, dtype, outt, hinted in (("matmul", "fp16", "fp16", False), ("matmul-hints", "fp16", "fp16", True),
-                                      ("matmul-int8", "i8", "i32", True)):
+    # (name, operand dtype, output dtype, divisibility hints on sizes and strides, num_stages)
+    for name, dtype, outt, hinted, stages in (
+            ("matmul", "fp16", "fp16", False, 2), ("matmul-bf16", "bf16", "bf16", False, 2),
+            ("matmul-hints", "fp16", "fp16", True, 2), ("matmul-hints-bf16", "bf16", "bf16", True, 2),
+            ("matmul-hints-s3", "fp16", "fp16", True, 3), ("matmul-hints-bf16-s3", "bf16", "bf16", True, 3),
+            ("matmul-int8", "i8", "i32", True, 2)):
         sig, consts, hints = _mm(dtype, outt, hinted)
         consts["ACC_INT"] = dtype == "i8"
-        out.append(Spec(name, mm, "matmul_kernel", sig, consts, hints=hints))
-    for dtype, d in (("fp16", 64), ("fp16", 128), ("bf16", 128)):
+        out.append(Spec(name, mm, "matmul_kernel", sig, consts, num_stages=stages, hints=hints))
+    # (operand dtype, head dim, num_stages, divisibility hints on strides and sizes)
+    for dtype, d, stages, hinted in (("fp16", 64, 2, True), ("fp16", 128, 2, True), ("bf16", 128, 2, True),
+                                     ("fp16", 64, 3, True), ("fp16", 128, 3, True), ("fp16", 128, 2, False)):
         sig, consts, hints = _attn(dtype, d)
-        out.append(Spec(f"attention-{dtype}-d{d}", mm, "attn_fwd", sig, consts, hints=hints))
+        if not hinted:
+            hints = ("Q", "K", "V", "Out")
+        name = f"attention-{dtype}-d{d}" + ("-s3" if stages == 3 else "") + ("" if hinted else "-nohints")
+        out.append(Spec(name, mm, "attn_fwd", sig, consts, num_stages=stages, hints=hints))
     return out
 
 
@@ -116,6 +127,8 @@ class Stats:
     instructions: int = 0
     loop_instructions: int = 0
     matrix: int = 0
+    #: the fewest MFMA/WMMA between a main-loop global load and its wait (:func:`mfma_cover`)
+    cover: int | None = None
     global_loads: Counter = field(default_factory=Counter)
     lds_reads: Counter = field(default_factory=Counter)
     lds_writes: Counter = field(default_factory=Counter)
@@ -128,10 +141,15 @@ class Stats:
 
 
 def _kernel_body(asm: str) -> list[str]:
-    """The lines of the kernel's function body (from its first label to ``s_endpgm``)."""
+    """The lines of the kernel's function, all of it: from its first label to the function's end
+    (``.Lfunc_end``), past the first ``s_endpgm`` (code placed after it, cold blocks and the
+    returns of other paths, is counted too); without that marker, to the last ``s_endpgm``."""
     lines = asm.splitlines()
     start = next((i for i, ln in enumerate(lines) if _LABEL.match(ln) and not ln.startswith(".L")), 0)
-    end = next((i for i in range(start, len(lines)) if "s_endpgm" in lines[i]), len(lines) - 1)
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(".Lfunc_end")), None)
+    if end is None:
+        ends = [i for i in range(start, len(lines)) if "s_endpgm" in lines[i]]
+        end = ends[-1] if ends else len(lines) - 1
     return lines[start:end + 1]
 
 
@@ -178,9 +196,68 @@ def main_loop(asm: str) -> list[str]:
     return best
 
 
-def count(asm: str, lds_bytes: int | None = None) -> Stats:
+_WAIT_VM = re.compile(r"vmcnt\((\d+)\)")
+
+
+def _is_vmem(m: str, stores_in_vmcnt: bool) -> bool:
+    """A vector-memory instruction the ``vmcnt`` counter tracks: loads, and on gfx9 (no ``vscnt``)
+    stores too."""
+    if m.startswith(("global_load", "buffer_load", "flat_load", "global_atomic", "buffer_atomic")):
+        return True
+    return stores_in_vmcnt and m.startswith(("global_store", "buffer_store", "flat_store"))
+
+
+def mfma_cover(loop: list[str], stores_in_vmcnt: bool = True) -> int | None:
+    """The fewest MFMA/WMMA instructions issued between a global load of the main loop and the
+    ``s_waitcnt vmcnt`` that waits for it (the loop run twice, so a load waited on in the next
+    iteration counts the MFMAs up to that wait): how much matrix work hides each load's latency.
+    ``loop`` holds the loop's lines (instructions with their operands). ``None`` when the loop has
+    no global load."""
+    seq = []
+    for line in loop:
+        m = _mnemonic(line)
+        if m:
+            seq.append((m, line))
+    n = len(seq)
+    if not any(m.startswith(("global_load", "buffer_load")) for m, _ in seq):
+        return None
+    outstanding: list[list] = []  # [index in the first pass or None, mfmas seen since issue]
+    covers: list[int] = []
+    for step in range(2 * n):
+        m, line = seq[step % n]
+        if m.startswith(("v_mfma", "v_wmma", "v_smfmac")):
+            for o in outstanding:
+                o[1] += 1
+        elif m.startswith("s_waitcnt") and "vscnt" not in m:
+            w = _WAIT_VM.search(line)
+            if w is not None:
+                keep = int(w.group(1))
+                done, outstanding = outstanding[:max(0, len(outstanding) - keep)], \
+                    outstanding[max(0, len(outstanding) - keep):]
+                covers += [c for i, c in done if i is not None]
+        elif _is_vmem(m, stores_in_vmcnt):
+            first = step < n and m.startswith(("global_load", "buffer_load"))
+            outstanding.append([step if first else None, 0])
+    covers += [c for i, c in outstanding if i is not None]  # never waited on within two passes
+    return min(covers) if covers else None
+
+
+def main_loop_lines(asm: str) -> list[str]:
+    """The lines of the main loop (see :func:`main_loop`)."""
+    body = _kernel_body(asm)
+    best, key_best = [], None
+    for lo, hi in _loops(body):
+        ms = [m for m in (_mnemonic(ln) for ln in body[lo:hi + 1]) if m]
+        key = (sum(m.startswith(("v_mfma", "v_wmma")) for m in ms), len(ms))
+        if key_best is None or key > key_best:
+            best, key_best = body[lo:hi + 1], key
+    return best
+
+
+def count(asm: str, lds_bytes: int | None = None, target: str = "hip:gfx942") -> Stats:
     """The counts of one kernel's assembly; ``lds_bytes`` overrides the code object's fixed LDS
-    size (for a compiler that sizes LDS at launch)."""
+    size (for a compiler that sizes LDS at launch); ``target`` says whether stores count in
+    ``vmcnt`` (gfx9) or in ``vscnt`` (gfx11)."""
     body = _kernel_body(asm)
     st = Stats()
     labels: dict[str, int] = {}
@@ -219,6 +296,7 @@ def count(asm: str, lds_bytes: int | None = None) -> Stats:
 
     if loops:
         st.loop_instructions = max(in_loop(lo, hi) for lo, hi in loops)[1]
+        st.cover = mfma_cover(main_loop_lines(asm), stores_in_vmcnt=target.startswith("hip:gfx9"))
     for key, pattern in _SUMMARY.items():
         m = re.search(pattern, asm)
         st.regs[key] = int(m.group(1)) if m else None
@@ -301,6 +379,7 @@ def bounds(t: Stats, r: Stats) -> list[tuple[str, int, int, float]]:
     checks = [("LDS instructions", t.lds_total(), r.lds_total(), r.lds_total()),
               ("s_waitcnt", t.waitcnt, r.waitcnt, 1.3 * r.waitcnt),
               ("instructions", t.instructions, r.instructions, 1.15 * r.instructions),
+              ("main-loop instructions", t.loop_instructions, r.loop_instructions, 1.05 * r.loop_instructions),
               # the register file that sets occupancy: on CDNA AGPRs and VGPRs are one file
               ("VGPR file", t.regs.get("vgpr_file") or 0, r.regs.get("vgpr_file") or 0,
                (r.regs.get("vgpr_file") or 0) + 8)]
@@ -313,7 +392,11 @@ def bound_failures(name: str, t: Stats, r: Stats) -> list[str]:
     """The bounds ``t`` misses; none when Triton itself spills (the issue's exception)."""
     if r.regs.get("scratch"):
         return []
-    return [f"{name}: {what} {a} > {limit:g} (Triton {b})" for what, a, b, limit in bounds(t, r) if a > limit]
+    out = [f"{name}: {what} {a} > {limit:g} (Triton {b})" for what, a, b, limit in bounds(t, r) if a > limit]
+    if r.cover and (t.cover or 0) < r.cover:
+        # a lower bound: at least as many MFMAs hide each main-loop load as in Triton's loop
+        out.append(f"{name}: MFMAs covering a load {t.cover or 0} < {r.cover} (Triton)")
+    return out
 
 
 #: the table's columns after the kernel's name: heading and figure of one side
@@ -321,6 +404,7 @@ COLUMNS = [
     ("instructions", lambda s: s.instructions),
     ("main loop", lambda s: s.loop_instructions),
     ("mfma/wmma", lambda s: s.matrix),
+    ("MFMAs covering a load", lambda s: "-" if s.cover is None else s.cover),
     ("global loads", lambda s: _widths(s.global_loads)),
     ("LDS reads", lambda s: _widths(s.lds_reads)),
     ("LDS writes", lambda s: _widths(s.lds_writes)),
@@ -362,7 +446,7 @@ def main(argv=None) -> int:
         rows = []
         for spec in chosen:
             try:
-                t = count(*compile_tritium(spec, target))
+                t = count(*compile_tritium(spec, target), target=target)
             except Exception as exc:  # report and go on: one kernel must not hide the others
                 print(f"{target} {spec.name}: Tritium failed: {type(exc).__name__}: {str(exc)[:300]}")
                 failures += 1
@@ -370,7 +454,7 @@ def main(argv=None) -> int:
             r = None
             if have_triton:
                 try:
-                    r = count(*compile_triton(spec, target))
+                    r = count(*compile_triton(spec, target), target=target)
                 except Exception as exc:
                     print(f"{target} {spec.name}: Triton failed: {type(exc).__name__}: {str(exc)[:300]}")
             if t is not None:
@@ -383,8 +467,9 @@ def main(argv=None) -> int:
         print(f"\n{target} ({side}; num_warps {chosen[0].num_warps if chosen else '-'}, counts from the AMDGCN)\n")
         print(markdown(rows))
     if have_triton:
-        print("\nBounds (LDS instructions <= Triton's, s_waitcnt <= 1.3x, instructions <= 1.15x, VGPR file <= "
-              "Triton's + 8, no scratch where Triton has none; kernels where Triton spills are exempt):")
+        print("\nBounds (LDS instructions <= Triton's, s_waitcnt <= 1.3x, instructions <= 1.15x, main loop <= "
+              "1.05x, MFMAs covering a load >= Triton's, VGPR file <= Triton's + 8, no scratch where Triton has "
+              "none; kernels where Triton spills are exempt):")
         print("\n".join(f"  missed: {m}" for m in missed) if missed else "  all met")
     return 1 if failures else 0
 

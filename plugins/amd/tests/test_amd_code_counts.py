@@ -86,3 +86,42 @@ def test_counts_of_tritium_matmul(avt, tmp_path, monkeypatch):
 def test_main_loop_of_a_listing(avt):
     ms = avt.main_loop(LISTING)
     assert ms[0] == "ds_write_b64" and ms[-1] == "s_cbranch_scc1" and "v_mfma_f32_32x32x8_f16" in ms
+
+
+COVER = """\
+k:
+\tglobal_load_dwordx4 v[0:3], v4, s[0:1]
+\ts_waitcnt vmcnt(0)
+.LBB0_1:
+\tglobal_load_dwordx4 v[0:3], v4, s[0:1]
+\tglobal_load_dwordx4 v[20:23], v4, s[2:3]
+\tv_mfma_f32_32x32x8_f16 a[0:15], v[8:9], v[12:13], a[0:15]
+\ts_waitcnt vmcnt(1)
+\tv_mfma_f32_32x32x8_f16 a[0:15], v[8:9], v[12:13], a[0:15]
+\tv_mfma_f32_32x32x8_f16 a[0:15], v[8:9], v[12:13], a[0:15]
+\ts_waitcnt vmcnt(0)
+\tds_write_b128 v5, v[0:3]
+\ts_cbranch_scc1 .LBB0_1
+\ts_endpgm
+.LBB0_3:
+\tv_mov_b32 v0, 0
+\ts_endpgm
+.Lfunc_end0:
+\t.size k, .Lfunc_end0-k
+"""
+
+
+def test_mfma_cover_and_whole_function(avt):
+    """The first load of the loop is waited on after one MFMA, the second after three: one MFMA
+    covers a load. The code after the first ``s_endpgm`` counts too."""
+    st = avt.count(COVER)
+    assert st.cover == 1 and st.loop_instructions == 9
+    assert st.instructions == 14  # 12 up to the first s_endpgm
+    assert avt.mfma_cover(avt.main_loop_lines(COVER)) == 1
+    # a load waited on only in the next iteration counts the MFMAs up to that wait
+    rotated = COVER.replace("\ts_waitcnt vmcnt(1)\n", "").replace("\ts_waitcnt vmcnt(0)\n\tds_write", "\tds_write")
+    rotated = rotated.replace(".LBB0_1:\n", ".LBB0_1:\n\ts_waitcnt vmcnt(0)\n")
+    assert avt.count(rotated).cover == 3
+    t, r = avt.count(rotated), avt.count(COVER)
+    assert "k: MFMAs covering a load 1 < 3 (Triton)" in avt.bound_failures("k", r, t)
+    assert "k: main-loop instructions 9 > 8.4 (Triton 8)" in avt.bound_failures("k", r, t)
