@@ -47,6 +47,32 @@ def validate_block_shape(shape) -> int:
     return numel
 
 
+class _fixed:
+    """A descriptor's compile-time part (its block shape, its padding) as one leaf of the tuple:
+    not a number, so loops never consider carrying it, and equal to the same part of another
+    descriptor (so ``if`` branches that make the same descriptor merge)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        other = _u(other)
+        return type(other) is _fixed and other.value == self.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _fixed_value(v):
+    v = _u(v)
+    return v.value if type(v) is _fixed else v
+
+
 def _leaf(v):
     """A shape or stride entry as the descriptor keeps it: a tensor, or a plain Python int."""
     v = _u(v)
@@ -67,7 +93,7 @@ class tensor_descriptor(tl_tuple):
         # it was given (tensors and constexprs): kept as they are, no checks here
         def seq(v):
             return v if isinstance(v, tl_tuple) else tl_tuple(list(v))
-        items = [base, seq(shape), seq(strides), seq(block_shape), padding_option, tensor_map]
+        items = [base, seq(shape), seq(strides), block_shape, padding_option, tensor_map]
         obj = builtins.tuple.__new__(cls, items)
         obj._fields_names = cls._fields
         return obj
@@ -101,11 +127,11 @@ class tensor_descriptor(tl_tuple):
 
     @property
     def block_shape(self):
-        return tl_tuple([int(_u(b)) for b in builtins.tuple.__getitem__(self, 3)])
+        return tl_tuple(list(_fixed_value(builtins.tuple.__getitem__(self, 3))))
 
     @property
     def padding_option(self) -> str:
-        return _u(builtins.tuple.__getitem__(self, 4))
+        return _fixed_value(builtins.tuple.__getitem__(self, 4))
 
     @property
     def tensor_map(self):
@@ -122,7 +148,7 @@ class tensor_descriptor(tl_tuple):
 
     @property
     def ndim(self) -> int:
-        return len(builtins.tuple.__getitem__(self, 3))
+        return len(self.block_shape)
 
     @property
     def type(self):
@@ -446,8 +472,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     def kept(v):  # a leaf as tuples of kernel values hold it: a tensor or a constexpr
         v = _u(v)
         return v if isinstance(v, tensor) else constexpr(v)
-    return tensor_descriptor(base, [kept(s) for s in shape], [kept(s) for s in strides], [kept(b) for b in block],
-                             constexpr(padding), kept(tensor_map))
+    return tensor_descriptor(base, [kept(s) for s in shape], [kept(s) for s in strides],
+                             _fixed(builtins.tuple(int(b) for b in block)), _fixed(padding), kept(tensor_map))
 
 
 @builtin

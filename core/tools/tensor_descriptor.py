@@ -33,6 +33,22 @@ def _strides_in_elements(t) -> list[int]:
     raise TypeError(f"cannot read the strides of a {type(t).__name__}")
 
 
+class TensorDescriptorError(ValueError, AssertionError):
+    """A host ``TensorDescriptor`` that cannot describe its tensor.  It is a ``ValueError`` and,
+    as code written for Triton expects of these checks, an ``AssertionError``."""
+
+
+def _is_floating(t) -> bool:
+    dt = getattr(t, "dtype", None)
+    flag = getattr(dt, "is_floating_point", None)  # torch
+    if isinstance(flag, bool):
+        return flag
+    kind = getattr(dt, "kind", None)  # numpy / CuPy
+    if kind is not None:
+        return kind == "f" or getattr(dt, "name", "").startswith(("bfloat16", "float8"))
+    return True  # unknown: leave it to the kernel's compile-time check
+
+
 @dataclass
 class TensorDescriptor:
     base: Any
@@ -46,20 +62,36 @@ class TensorDescriptor:
         # this: plain loops, no generators
         self.shape = shape = list(map(int, self.shape))
         self.strides = strides = list(map(int, self.strides))
-        self.block_shape = block = list(map(int, self.block_shape))
+        block = list(self.block_shape)
         rank = len(shape)
-        if not 1 <= rank <= 5 or len(strides) != rank or len(block) != rank:
-            raise ValueError(f"TensorDescriptor: shape, strides and block_shape need one rank (1 to 5), got "
-                             f"{shape}, {strides}, {block}")
-        for b in block:
+        where = f"TensorDescriptor(shape={shape}, strides={strides}, block_shape={block})"
+        if len(strides) != rank or len(block) != rank:
+            raise TensorDescriptorError(f"rank mismatch: {where}: shape, strides and block_shape need one rank")
+        if rank == 0:
+            raise TensorDescriptorError(f"rank must not be zero: {where}")
+        if rank > 5:
+            raise TensorDescriptorError(f"rank cannot be more than 5: {where} has rank {rank}")
+        for i, b in enumerate(block):
+            if not isinstance(b, int) or isinstance(b, bool):
+                if hasattr(b, "value") and isinstance(b.value, int):  # a tl.constexpr
+                    b = block[i] = b.value
+                else:
+                    raise TensorDescriptorError(f"{where}: Shape element {i} of block_shape must be an int, got "
+                                                f"{type(b).__name__}")
             if b <= 0 or b & (b - 1):
-                raise ValueError(f"TensorDescriptor: block_shape entries must be powers of two, got {block}")
+                raise TensorDescriptorError(f"{where}: Shape element {i} must be a power of 2 (block_shape entries "
+                                            f"must be powers of two), got {b}")
+        self.block_shape = block
+        for s in shape:
+            if s <= 0:
+                raise TensorDescriptorError(f"shape must be positive: {where}")
         if strides[-1] != 1:
-            raise ValueError(f"TensorDescriptor: the last dimension must be contiguous (stride 1), got {strides}")
-        if min(shape) <= 0:
-            raise ValueError(f"TensorDescriptor: shape must be positive, got {shape}")
+            raise TensorDescriptorError(f"Last dimension must be contiguous (stride 1): {where}")
         if self.padding not in ("zero", "nan"):
-            raise ValueError(f"TensorDescriptor: padding must be 'zero' or 'nan', got {self.padding!r}")
+            raise TensorDescriptorError(f"Illegal value for padding: {self.padding!r} (expected 'zero' or 'nan')")
+        if self.padding == "nan" and not _is_floating(self.base):
+            raise TensorDescriptorError("Padding option `nan` is only supported for floating point tensors, got "
+                                        f"{getattr(self.base, 'dtype', type(self.base).__name__)}")
 
     @staticmethod
     def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero") -> "TensorDescriptor":
