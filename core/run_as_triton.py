@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = SHIM_PATH + (os.pathsep + old if old else "")
+    # on this process's path too (after the program's folder), ahead of any installed Triton:
+    # PyTorch Inductor starts its compile workers with PYTHONPATH set to its parent's sys.path
+    sys.path.insert(1, SHIM_PATH)
     install_as_triton()
     if argv[0] == "-m":
         sys.argv = [argv[1]] + argv[2:]

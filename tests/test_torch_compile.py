@@ -78,6 +78,29 @@ def test_run_takes_every_argument_or_the_runtime_ones(cache):
         kernel.run(grid, 1, 1, None, kernel.function, kernel.packed_metadata, None, None, None, x, y, out, n)
 
 
+def test_a_compiled_kernel_crosses_processes_as_inductor_sends_it(cache):
+    """Inductor's compile workers pickle a kernel's ``__dict__`` (the JITFunction's ``fn`` and the
+    handles cleared) and the parent rebuilds it with ``CompiledKernel.__new__`` before loading it."""
+    import pickle
+    from tritium.compiler import CompiledKernel
+    rng = np.random.default_rng()
+    kernel = _compile_as_inductor_does(64)
+    saved = _scale_add.fn, _scale_add.__globals__
+    _scale_add.fn = _scale_add.__globals__ = None  # as Inductor's prepare_for_pickle does
+    try:
+        data = pickle.dumps({**kernel.__dict__, "function": None, "module": None})
+    finally:
+        _scale_add.fn, _scale_add.__globals__ = saved
+    clone = CompiledKernel.__new__(CompiledKernel)
+    clone.__dict__.update(pickle.loads(data))
+    assert clone.backend.name == "interpreter" and clone.hash == kernel.hash
+    clone._init_handles()
+    n = 777
+    x, y, out = _data(n, rng)
+    clone.run((n + 63) // 64, 1, 1, 0, clone.function, clone.packed_metadata, None, None, None, x, y, out, n, 0.5, 64)
+    np.testing.assert_allclose(out, x.astype(np.float64) * 0.5 + y, rtol=1e-6, atol=1e-6)
+
+
 def test_hash_names_the_compiled_kernel(cache):
     a, b, a_again = _compile_as_inductor_does(64), _compile_as_inductor_does(128), _compile_as_inductor_does(64)
     assert len(a.hash) == 64 and a.hash == a_again.hash and a.hash != b.hash

@@ -52,6 +52,12 @@ class Backend:
     def __repr__(self) -> str:
         return f"<Backend {self.name} from plugin {self.plugin!r} ({self.distribution})>"
 
+    def __reduce__(self):
+        # pickled by name (a compiled kernel sent between processes, as Inductor's compile workers
+        # send theirs): the receiving process uses its own installed backend of that name
+        from .manager import get_backend
+        return (get_backend, (self.name,))
+
     # -- calling the plugin --------------------------------------------------------------------
     def call(self, hook: str, passthrough: tuple[type[BaseException], ...] = (), **kwargs: Any) -> Any:
         """Call ``hook`` on this backend's plugin only."""

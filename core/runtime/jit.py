@@ -68,6 +68,19 @@ class JITFunction(KernelInterface):
         self._by_grid: dict = {}
         functools.update_wrapper(self, fn)
 
+    def __getstate__(self):
+        # ``__wrapped__`` (from update_wrapper) is ``fn`` again and is not pickled: Inductor's
+        # compile workers clear ``fn`` (a function of a generated module) before they send a
+        # kernel's JITFunction to the parent process
+        state = dict(self.__dict__)
+        state.pop("__wrapped__", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if state.get("fn") is not None:
+            self.__wrapped__ = state["fn"]
+
     # -- source --------------------------------------------------------------------------------
     @property
     def src(self) -> str:
