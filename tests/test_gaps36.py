@@ -14,6 +14,12 @@ HAS_NVIDIA = importlib.util.find_spec("tritium_nvidia") is not None
 needs_nvidia = pytest.mark.skipif(not HAS_NVIDIA, reason="needs the tritium-nvidia plugin (compile-only)")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache(monkeypatch, tmp_path):
+    # warnings are given while compiling: a kernel read back from the cache would give none
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+
+
 def _compile(fn, target="interpreter", signature=None, constexprs=None):
     return triton.compile(triton.compiler.ASTSource(fn=fn, signature=signature or {}, constexprs=constexprs or {}),
                           target=target)
@@ -132,3 +138,88 @@ def test_autotuner_base_fn_and_hook_flags():
     dst = np.full(32, -7, np.int32)
     _tuned[(1, )](dst, 6)
     np.testing.assert_array_equal(dst, np.ones(32, np.int32))
+
+
+# --- dtype annotations on scalar parameters ----------------------------------------------------------
+
+def _annotated(**types):
+    def deco(f):
+        f.__annotations__ = dict(types)
+        return f
+    return deco
+
+
+@pytest.mark.parametrize("signed, width", [(s, w) for s in (False, True) for w in (8, 16, 32, 64)] + [(False, 1)])
+def test_int_annotation_fixes_the_parameter_type(signed, width):
+    @triton.jit
+    @_annotated(v=f"tl.{'' if signed else 'u'}int{width}")
+    def _k(X, v):
+        tl.store(X + v, v)
+
+    x = np.full(8, np.nan, np.float32)
+    h = _k[(1, )](x, 3)
+    ttir = h.asm["ttir"]
+    assert f"%v: i{width}" in ttir
+    if not signed and width < 64:
+        assert "arith.extui %v" in ttir
+    assert f"arith.{'si' if signed else 'ui'}tofp" in ttir
+    pos = 1 if width == 1 else 3  # 3 as one bit is 1
+    expect = np.full(8, np.nan, np.float32)
+    expect[pos] = pos
+    np.testing.assert_array_equal(x, expect)
+
+
+@pytest.mark.parametrize("dtype, ir", [(tl.float16, "f16"), (tl.bfloat16, "bf16"), (tl.float32, "f32"),
+                                       (tl.float64, "f64")])
+@pytest.mark.parametrize("val", [0.0, 42.0, 1.0 / 3.0, float("inf"), float("nan")])
+def test_float_annotation_fixes_the_parameter_dtype(dtype, ir, val):
+    @triton.jit
+    @_annotated(val=dtype)
+    def _k(ptr, val):
+        tl.static_assert(val.dtype == dtype)
+        tl.store(ptr, val)
+
+    out = np.full(1, -1.0, np.float32)
+    h = _k[(1, )](out, val)
+    # the reference: the value rounded to the annotated type, then to fp32
+    ref = {"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(ir)
+    expect = np.float32(ref(val)) if ref is not None else np.float32(_round_bf16(val))
+    np.testing.assert_array_equal(out, [expect])
+    assert f"%val: {ir}" in h.asm["ttir"]
+    if ir in ("f16", "bf16"):
+        assert f"arith.extf %val : {ir} to f32" in h.asm["ttir"]
+    if ir == "f64":
+        assert "arith.truncf %val : f64 to f32" in h.asm["ttir"]
+
+
+def _round_bf16(v: float) -> float:
+    b = np.array([v], np.float32).view(np.uint32)[0]
+    if np.isnan(v):
+        return v
+    b = (int(b) + 0x7FFF + ((int(b) >> 16) & 1)) & 0xFFFF0000
+    return float(np.array([b], np.uint32).view(np.float32)[0])
+
+
+def test_python_type_annotations_and_others():
+    from tritium.runtime.specialize import annotation_type
+    assert annotation_type(int) == "i32" and annotation_type("int") == "i32"
+    assert annotation_type(float) == "fp32" and annotation_type(bool) == "i1"
+    assert annotation_type("tl.uint8") == "u8" and annotation_type(tl.bfloat16) == "bf16"
+    for other in ("tl.constexpr", tl.constexpr, "torch.Tensor", tl.pointer_type(tl.float32), None, "whatever"):
+        assert annotation_type(other) == ""
+
+
+def test_parameter_names_in_ttir_tuple_leaves_numbered():
+    @triton.jit
+    def _k(X, v, t, n: tl.constexpr):
+        a, b = t
+        tl.store(X + tl.arange(0, n), v + a + b)
+
+    x = np.full(4, np.nan, np.float32)
+    h = _k[(1, )](x, 3, (1.5, 2), n=4)
+    np.testing.assert_array_equal(x, np.full(4, 6.5, np.float32))
+    sig = h.asm["ttir"].split("tt.func public @_k(")[1].split("attributes")[0]
+    assert "%X: !tt.ptr<f32>" in sig and "%v: i32" in sig and "%t: f32" in sig and "%t_1: i32" in sig
+    # the printed module reads back
+    from tritium.ir_source import IRSource
+    assert IRSource(h.asm["ttir"]) is not None

@@ -187,7 +187,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 return _remake(v, [value_of(x) for x in v])
             return tensor(next(it), v)
         for name, v in zip(params, self.arg_values):
-            self.lscope[name] = value_of(v)
+            val = value_of(v)
+            self.lscope[name] = val
+            _name_arguments(val, name)
         with self.builder.at(entry):
             self.visit_compound(node.body)
             ret = self.ret_value if self.returned else None
@@ -692,6 +694,19 @@ def _signature_of(v):
     if isinstance(v, tuple):
         return _remake(v, [_signature_of(x) for x in v])
     return v
+
+
+def _name_arguments(val, name: str) -> None:
+    """Name a parameter's block arguments after it (``%v`` in the TTIR text, as Triton prints
+    them); the leaves of a tuple parameter all take its name (the printer numbers repeats)."""
+    if isinstance(val, tensor):
+        try:
+            val.handle.name_hint = name
+        except Exception:  # noqa: BLE001 - a name the IR syntax cannot spell: keep the number
+            pass
+    elif isinstance(val, (tuple, tl_tuple)):
+        for x in val:
+            _name_arguments(x, name)
 
 
 def _flatten_signature(values) -> list:

@@ -90,7 +90,7 @@ def build_fast_launch(fn):
     def key(p):
         if p.is_constexpr:
             return f"('c', _t_ck({p.name}))"
-        if p.do_not_specialize or p.do_not_specialize_on_alignment:
+        if p.do_not_specialize or p.do_not_specialize_on_alignment or getattr(p, "annotation_type", ""):
             return f"_t_specs[{p.num}]({p.name}, _t_params[{p.num}])"
         generic = f"(_t_fast_spec(type({p.name})) or _t_spec)({p.name}, _t_params[{p.num}])"
         # torch tensors, inline: the same tuple as specialize._tensor_key

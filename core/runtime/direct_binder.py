@@ -49,6 +49,8 @@ def pattern_of(fn, bound, key_parts) -> tuple | None:
             if not _plain_constexpr(v):
                 return None
             kinds.append("constexpr")
+        elif getattr(p, "annotation_type", ""):
+            return None  # passed as its annotated dtype: the general path packs it
         elif v is None:
             kinds.append("none")
         elif type(v) is bool:

@@ -15,7 +15,8 @@ from .. import knobs as _knobs
 from . import descriptors as _descriptors
 from . import jit_hooks as _jit_hooks
 from .interface import KernelInterface, grid3
-from .specialize import LAUNCH_OPTIONS, TensorWrapper, constexpr_key, flatten_tuple_args, specialize_arg
+from .specialize import (LAUNCH_OPTIONS, TensorWrapper, annotated_specializer, annotation_type, constexpr_key,
+                         flatten_tuple_args, specialize_arg)
 from .specialize import reinterpret  # noqa: F401  (triton.runtime.jit.reinterpret)
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
@@ -388,9 +389,11 @@ class JITFunction(KernelInterface):
     @functools.cached_property
     def specializers(self):
         """Per parameter, ``f(value, param) -> key part`` (see ``specialize.py``)."""
-        return [(lambda v, p: ("c", constexpr_key(v))) if p.is_constexpr
+        base = [(lambda v, p: ("c", constexpr_key(v))) if p.is_constexpr
                 else _specialize_unaligned if p.do_not_specialize or p.do_not_specialize_on_alignment
                 else specialize_arg for p in self.params]
+        return [annotated_specializer(f, p.annotation_type) if p.annotation_type else f
+                for f, p in zip(base, self.params)]
 
     def _argument_error(self, message: str, cls=None):
         from ..frontend.errors import KernelArgumentError
@@ -523,6 +526,8 @@ class _Param:
         self.is_constexpr = _is_annotation(ann, "constexpr")
         self.is_const = _is_annotation(ann, "const")  # a pointer to constant data
         self.annotation = ann
+        # a scalar dtype annotation (``v: tl.int8``) fixes the type the argument is passed as
+        self.annotation_type = "" if self.is_constexpr else annotation_type(ann)
         self.do_not_specialize = False
         self.do_not_specialize_on_alignment = False
 

@@ -283,3 +283,45 @@ def specialize_arg(v, param) -> tuple:
         return ("a", "fp64" if v.dtype == _np.float64 else "fp32", "")
     raise TypeError(f"argument '{param.name}': cannot pass a value of type {type(v).__name__} to a kernel "
                     "(expected a tensor/array, an int, a float, a bool or None)")
+
+
+def annotation_type(ann) -> str:
+    """The scalar signature type a parameter's dtype annotation fixes (``v: tl.int8``,
+    ``"tl.float16"``, ``n: int`` -> ``i32``, ``b: bool`` -> ``i1``), or ``""`` when the
+    annotation names no scalar dtype (none, ``tl.constexpr``, ``torch.Tensor``, pointers...)."""
+    import inspect
+    from ..language import dtypes as tl
+    from .jit import type_canonicalisation_dict
+    if ann is None or ann is inspect.Parameter.empty:
+        return ""
+    if isinstance(ann, str):
+        name = ann.strip()
+        for prefix in ("tl.", "triton.language.", "tritium.language."):
+            name = name.removeprefix(prefix)
+    elif isinstance(ann, tl.dtype) and not ann.is_ptr() and not ann.is_block():
+        name = ann.name
+    elif isinstance(ann, type) and ann in (int, float, bool):
+        name = ann.__name__
+    else:
+        return ""
+    ty = type_canonicalisation_dict.get(name.replace("_t", ""), "")
+    if ty in ("", "void") or ty.startswith("*"):
+        return ""
+    return "i1" if ty == "u1" else ty
+
+
+def annotated_specializer(base, ty: str):
+    """Wrap ``base`` (a ``specialize_arg``-like function) so that a scalar argument is passed as
+    the annotated type ``ty``.  Integers keep their divisibility fact (but a 1 is not made a
+    constant); floats and bools are not specialized."""
+    keep_attr = not (ty == "i1" or ty.startswith(("fp", "bf")))
+
+    def spec(v, param):
+        key = base(v, param)
+        if key[0] == "1":
+            return ("a", ty, "")
+        if key[0] != "a" or key[1].startswith("*") or len(key) > 3:
+            return key  # None, tuples, pointers: as they are
+        return ("a", ty, key[2] if keep_attr else "")
+
+    return spec
