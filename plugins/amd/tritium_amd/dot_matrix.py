@@ -91,20 +91,53 @@ def lower_matrix_dot(fl, op, ins: Instr) -> None:
     # the transposed accumulator (isTransposed) is the instruction's result for D^T = B^T A^T:
     # the same registers, with the operands fed to the other source
     transposed = swaps_sources(op.c.type.encoding)
-    for step in plan(lc.ll, la.ll, lb.ll, ins):
-        acc = _vector(b, [c_regs[r] for r in step.acc], acc_ty)
-        for ar, br in step.k_steps:
+    steps = plan(lc.ll, la.ll, lb.ll, ins)
+    accs = [_vector(b, [c_regs[r] for r in step.acc], acc_ty) for step in steps]
+    prio = ins.kind == "mfma" and _in_loop(op)
+    issued = 0
+    # K outermost, tiles inside: consecutive instructions write different accumulators (no wait on
+    # the previous one's result), and the first instructions need only the first K slice of the
+    # operands, so the waits for the operands' LDS reads can be fine-grained
+    for k in range(max(len(step.k_steps) for step in steps)):
+        for t, step in enumerate(steps):
+            ar, br = step.k_steps[k]
             x = _operand(b, [a_regs[r] for r in ar], ins)
             y = _operand(b, [b_regs[r] for r in br], ins)
             if transposed:
                 x, y = y, x
             if ins.kind == "mfma":
-                acc = intrinsic(b, ins.intrinsic, vty, [x, y, acc, zero, zero, zero])
+                accs[t] = intrinsic(b, ins.intrinsic, vty, [x, y, accs[t], zero, zero, zero])
             elif ins.acc == "i32":
                 signed = ir.Constant(I1, 1)   # tl.dot on int8 is signed
-                acc = intrinsic(b, ins.intrinsic, vty, [signed, x, signed, y, acc, ir.Constant(I1, 0)])
+                accs[t] = intrinsic(b, ins.intrinsic, vty, [signed, x, signed, y, accs[t], ir.Constant(I1, 0)])
             else:
-                acc = intrinsic(b, ins.intrinsic, vty, [x, y, acc])
+                accs[t] = intrinsic(b, ins.intrinsic, vty, [x, y, accs[t]])
+            issued += 1
+            if prio and issued == 1:
+                _set_priority(b, 1)
+    if prio:
+        _set_priority(b, 0)
+    for step, acc in zip(steps, accs):
         for i, r in enumerate(step.acc):
             out[r] = b.extract_element(acc, ir.Constant(I32, i))
     fl.set(op.results[0], out)
+
+
+def _in_loop(op) -> bool:
+    """Whether the dot is in a loop's body (``scf.for`` / ``scf.while``)."""
+    p = op.parent_op()
+    while p is not None:
+        if p.name in ("scf.for", "scf.while"):
+            return True
+        p = p.parent_op()
+    return False
+
+
+def _set_priority(b: ir.IRBuilder, level: int) -> None:
+    """``s_setprio level``.  In a loop the MFMA block of a dot runs at priority 1 from its first
+    instruction to its last, as Triton's AMD backend schedules a pipelined matmul: the wavefront
+    issuing MFMAs is preferred while the others issue memory operations.  LLVM's AMDGPU scheduler
+    also treats ``s_setprio`` as a region boundary, so the block stays whole: the LDS stores of
+    the next stage (and the wait for their global loads) cannot be hoisted in among the MFMAs, and
+    the loads issued before the block have all of it to arrive."""
+    intrinsic(b, "llvm.amdgcn.s.setprio", ir.VoidType(), [ir.Constant(I16, level)])
