@@ -161,7 +161,10 @@ _SCRIPT = textwrap.dedent("""
     import torch, triton
     import torch._inductor.config as config
     from torch.utils._triton import has_triton
+    dev = sys.argv[1]
     config.cpu_backend = "triton"
+    if dev == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
     launched = []
     triton.knobs.runtime.launch_enter_hook.add(lambda meta: launched.append(meta.get()["name"]))
 
@@ -181,11 +184,11 @@ _SCRIPT = textwrap.dedent("""
         return float(((a.detach().double() - b.detach()).abs() / (1e-4 + 1e-4 * b.detach().abs())).max())
 
     out = {"triton_is_tritium": triton.jit is tritium.jit, "has_triton": has_triton(), "version": triton.__version__}
-    block = Block()
-    x = torch.randn(19, 48, requires_grad=True)
+    block = Block().to(dev)
+    x = torch.randn(19, 48, device=dev, requires_grad=True)
     got = torch.compile(block)(x)
     gx, gw = torch.autograd.grad((got * got).sum(), (x, block.norm.weight))
-    ref_block = Block().double()
+    ref_block = Block().to(dev).double()
     ref_block.load_state_dict(block.state_dict())
     xd = x.detach().double().requires_grad_()
     ref = ref_block(xd)
@@ -196,13 +199,17 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_inductor_runs_its_cpu_triton_kernels_on_tritium(tmp_path):
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_inductor_runs_its_triton_kernels_on_tritium(tmp_path, device):
+    """On the CPU the kernels run on the interpreter; on a CUDA device through the nvidia plugin."""
     torch = pytest.importorskip("torch", reason="needs PyTorch (Inductor generates the kernels)")
     pytest.importorskip("torch._inductor.runtime.triton_heuristics", reason=f"torch {torch.__version__} has no Inductor")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), TRITIUM_CACHE_DIR=str(tmp_path / "k"),
                TORCHINDUCTOR_COMPILE_THREADS="1", TRITIUM_BACKEND="")
     env.pop("TRITON_INTERPRET", None)
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT, device], capture_output=True, text=True, env=env, timeout=600)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
     out = json.loads(lines[-1][len("RESULT "):])
