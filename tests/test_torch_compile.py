@@ -78,6 +78,16 @@ def test_run_takes_every_argument_or_the_runtime_ones(cache):
         kernel.run(grid, 1, 1, None, kernel.function, kernel.packed_metadata, None, None, None, x, y, out, n)
 
 
+def test_getitem_takes_every_argument_or_the_runtime_ones(cache):
+    rng = np.random.default_rng()
+    kernel = _compile_as_inductor_does(32)
+    n = 100
+    for args in (lambda x, y, out: (x, y, out, n, 3.0, 32), lambda x, y, out: (x, y, out, n, 3.0)):
+        x, y, out = _data(n, rng)
+        kernel[(4, 1, 1)](*args(x, y, out))
+        np.testing.assert_allclose(out, x.astype(np.float64) * 3 + y, rtol=1e-6, atol=1e-6)
+
+
 def test_a_compiled_kernel_crosses_processes_as_inductor_sends_it(cache):
     """Inductor's compile workers pickle a kernel's ``__dict__`` (the JITFunction's ``fn`` and the
     handles cleared) and the parent rebuilds it with ``CompiledKernel.__new__`` before loading it."""

@@ -205,8 +205,10 @@ class CompiledKernel(LaunchInterface):
                 if str(self.runtime_signature.get(i, "")).startswith("*")]
 
     def __getitem__(self, grid):
+        # ``kernel[grid](*args)``: every parameter, constexprs included (as Triton 3.6 takes them),
+        # or only the runtime ones
         def run(*args):
-            return self.launch(grid, None, [a.base if type(a) is TensorWrapper else a for a in args])
+            return self.launch(grid, None, [a.base if type(a) is TensorWrapper else a for a in self._runtime_args(args)])
         return run
 
 
