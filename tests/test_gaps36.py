@@ -223,3 +223,44 @@ def test_parameter_names_in_ttir_tuple_leaves_numbered():
     # the printed module reads back
     from tritium.ir_source import IRSource
     assert IRSource(h.asm["ttir"]) is not None
+
+
+# --- `if` on a one-element tensor ----------------------------------------------------------------------
+
+@triton.jit
+def _unsplat_kernel(x, explicit: tl.constexpr):
+    condition = tl.load(x + tl.arange(0, 1)) > 42
+    if explicit:
+        condition = condition.item()
+    if condition:
+        tl.store(x, 42)
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+@pytest.mark.parametrize("y", [41, 43])
+def test_if_on_one_element_tensor(y, explicit):
+    x = np.full(1, y, np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        _unsplat_kernel[(1, )](x, explicit)
+    assert x[0] == (42 if y > 42 else y)
+
+
+def test_if_on_one_element_tensor_warns_unless_item():
+    sig = {"x": "*i32", "explicit": "constexpr"}
+    with pytest.warns(UserWarning, match=r"please use \"if \(condition\).item\(\)\" instead"):
+        _compile(_unsplat_kernel, "interpreter", sig, {"explicit": False})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        _compile(_unsplat_kernel, "interpreter", sig, {"explicit": True})
+
+
+@triton.jit
+def _if_two_elements(x):
+    if tl.load(x + tl.arange(0, 2)) > 0:
+        tl.store(x, 1)
+
+
+def test_if_on_two_element_tensor_is_ambiguous():
+    with pytest.raises(CompilationError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        _if_two_elements[(1, )](np.zeros(2, np.int32))

@@ -63,8 +63,14 @@ class ControlFlowMixin:
             self._plain_if(node, cond)
 
     def _scalar_condition(self, cond, node, what: str) -> tensor:
+        if cond.type.is_block() and what == "if" and cond.type.numel == 1:
+            # a one-element tensor is taken as its element (with a warning), as in Triton 3.6
+            sem.warn_at_user_line(self.builder, "If conditional called with multidimensional Tensor instead of "
+                                  f"scalar; please use \"if ({ast.unparse(node.test)}).item()\" instead")
+            cond = cond.item(_builder=self.builder)
         if cond.type.is_block():
-            raise self._error(node, f"the condition of `{what}` must be a scalar, got a tensor of shape "
+            ambiguous = "Boolean value of Tensor with more than one value is ambiguous: " if what == "if" else ""
+            raise self._error(node, f"{ambiguous}the condition of `{what}` must be a scalar, got a tensor of shape "
                               f"{list(cond.type.shape)}; reduce it first (e.g. with tl.max)")
         return sem.cast(cond, tl.int1, self.builder) if cond.type.scalar != tl.int1 else cond
 
