@@ -30,4 +30,4 @@ from . import extra  # noqa: E402,F401
 from .core import extern, extern_elementwise  # noqa: E402,F401
 from .core import constexpr_type, tuple, tuple_type  # noqa: E402,F401
 from .tensor_descriptor import (load_tensor_descriptor, make_tensor_descriptor,  # noqa: E402,F401
-                                store_tensor_descriptor, tensor_descriptor)
+                                store_tensor_descriptor, tensor_descriptor, tensor_descriptor_base)
