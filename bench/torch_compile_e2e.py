@@ -388,6 +388,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=240, help="seconds one worker request may take")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                     help="cpu: Inductor's cpu_backend='triton' (Tritium runs it on its interpreter; small models only)")
+    ap.add_argument("--budget", type=float, default=300,
+                    help="seconds after which no further model is compiled (those compiled are still timed)")
     ap.add_argument("--keep", metavar="DIR", help="put the caches and logs here (default: a fresh temporary folder)")
     args = ap.parse_args()
     if args.worker:
@@ -404,6 +406,11 @@ def main() -> None:
     setup: dict = {s: {} for s in SIDES}
     try:
         for name in names:  # both sides compile at once; timing comes after, one side at a time
+            if time.perf_counter() - t_start > args.budget:
+                for s in SIDES:
+                    setup[s][name] = {"ok": False, "error": f"not compiled: past the {args.budget:.0f}s budget"}
+                print(f"[setup] {name}: skipped, past the {args.budget:.0f}s budget", flush=True)
+                continue
             for s in SIDES:
                 workers[s].send(cmd="setup", model=name)
             for s in SIDES:
