@@ -264,3 +264,37 @@ def _if_two_elements(x):
 def test_if_on_two_element_tensor_is_ambiguous():
     with pytest.raises(CompilationError, match="Boolean value of Tensor with more than one value is ambiguous"):
         _if_two_elements[(1, )](np.zeros(2, np.int32))
+
+
+# --- num_ctas > 1 before sm_90, with the arch= launch option ------------------------------------------
+
+@triton.jit
+def _empty(src):
+    pass
+
+
+@needs_nvidia
+@pytest.mark.parametrize("target, opts, bad", [("cuda:90", {"arch": "sm80"}, 80), ("cuda:80", {}, 80),
+                                               ("cuda:80", {"arch": "sm90"}, 80), ("cuda:90", {}, None),
+                                               ("cuda:90", {"arch": "sm90"}, None)])
+def test_num_ctas_needs_sm90(target, opts, bad):
+    src = triton.compiler.ASTSource(fn=_empty, signature={"src": "*fp32"}, constexprs={})
+    if bad is None:
+        triton.compile(src, target=target, options={"num_ctas": 2, **opts})
+        return
+    with pytest.raises(ValueError, match=rf"num_ctas > 1 requires NVIDIA SM90\+ \(Hopper\)\. Current target is sm_{bad}"):
+        triton.compile(src, target=target, options={"num_ctas": 2, **opts})
+
+
+@needs_nvidia
+def test_warmup_takes_arch_option():
+    with pytest.raises(ValueError, match=r"num_ctas > 1 requires NVIDIA SM90\+ \(Hopper\)"):
+        _empty.warmup(np.zeros(1, np.float32), grid=(1, ), num_ctas=2, arch="sm80", backend="nvidia")
+    _empty.warmup(np.zeros(1, np.float32), grid=(1, ), arch="sm80")  # the interpreter has no arch: ignored
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tritium_amd") is None, reason="needs the tritium-amd plugin")
+def test_num_ctas_on_amd():
+    src = triton.compiler.ASTSource(fn=_empty, signature={"src": "*fp32"}, constexprs={})
+    with pytest.raises(ValueError, match=r"num_ctas > 1 not supported on gfx942"):
+        triton.compile(src, target="hip:gfx942", options={"num_ctas": 2})

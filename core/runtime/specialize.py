@@ -17,7 +17,7 @@ from __future__ import annotations
 
 LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream",
                   "launch_cooperative_grid", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
-                  "default_dot_input_precision", "sanitize_overflow", "launch_pdl", "enable_reflect_ftz"}
+                  "default_dot_input_precision", "sanitize_overflow", "launch_pdl", "enable_reflect_ftz", "arch"}
 
 _TORCH = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64",
           "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32", "torch.int64": "i64", "torch.uint8": "u8",

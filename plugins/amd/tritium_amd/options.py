@@ -75,6 +75,9 @@ class HIPOptions(Options):
         return ARCHS[self.arch].lds_bytes
 
     def __post_init__(self):
+        if isinstance(self.num_ctas, int) and self.num_ctas > 1:
+            raise ValueError(f"num_ctas > 1 not supported on {self.arch} (AMD GPUs have no thread-block "
+                             f"clusters: num_ctas must be 1, got {self.num_ctas})")
         if self.num_ctas != 1:
             raise ValueError(f"num_ctas must be 1 on AMD GPUs, got {self.num_ctas!r}")
         if self.matrix_instr_nonkdim not in (0, 16, 32):

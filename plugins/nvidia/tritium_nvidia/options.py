@@ -103,9 +103,13 @@ def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     defaults["enable_fp_fusion"] = knobs.language.default_fp_fusion
     if knobs.language.fp32_default:
         defaults["default_dot_input_precision"] = knobs.language.fp32_default
+    arch_opt = opts.get("arch")
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):
         opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))
-    if opts.get("num_ctas", 1) != 1 and cc < 90:
-        raise ValueError(f"num_ctas={opts['num_ctas']} needs sm_90 or newer, target is {target}")
+    # an ``arch=`` launch option ("sm80", "80") is checked as the architecture asked for
+    asked = min(cc, _capability(str(arch_opt).removeprefix("sm").removeprefix("_"))) if arch_opt else cc
+    if (opts.get("num_ctas") or 1) > 1 and asked < 90:
+        raise ValueError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper). Current target is sm_{asked}. This "
+                         f"configuration will fail. Please set num_ctas=1 or target an SM90+ GPU.")
     return CUDAOptions.from_dict(opts, **defaults)
