@@ -98,7 +98,7 @@ def test_specialization_attributes_and_locations():
                         constexprs={"BLOCK_SIZE": 1024}, attrs={"x_ptr": {"tt.divisibility": 16}},
                         target="interpreter")
     ttir = k.asm["ttir"]
-    assert "tt.func public @add_kernel(%0: !tt.ptr<f32> {tt.divisibility = 16 : i32}" in ttir
+    assert "tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}" in ttir
     assert "tt.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>" in ttir
     assert 'vector_add.py":' in ttir  # every op carries file:line:col
 

@@ -56,7 +56,7 @@ def _hinted_argument(x_ptr, n, BLOCK: tl.constexpr):
 def test_multiple_of_on_an_argument_hints_the_function_argument():
     # a scalar argument has no defining op: the hint goes on the tt.func argument, as in Triton
     ttir = _ttir(_hinted_argument, {"x_ptr": "*i32", "n": "i32"}, BLOCK=16)
-    assert "%1: i32 {tt.divisibility = 16 : i32}" in ttir
+    assert "%n: i32 {tt.divisibility = 16 : i32}" in ttir
     assert "tt.contiguity" in ttir
 
 
