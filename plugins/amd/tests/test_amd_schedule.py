@@ -36,5 +36,6 @@ def test_mfma_block_between_the_loads_and_their_wait(num_stages):
 
 
 def test_no_priority_outside_loops_or_on_wmma():
-    """A dot outside a loop (nothing to overlap) and RDNA3's WMMA keep the default priority."""
+    """A loop that is not pipelined (nothing to overlap) and RDNA3's WMMA keep the default priority."""
     assert "s_setprio" not in _compile("hip:gfx1100").asm["amdgcn"]
+    assert "s_setprio" not in _compile("hip:gfx942", num_stages=1).asm["amdgcn"]

@@ -93,7 +93,7 @@ def lower_matrix_dot(fl, op, ins: Instr) -> None:
     transposed = swaps_sources(op.c.type.encoding)
     steps = plan(lc.ll, la.ll, lb.ll, ins)
     accs = [_vector(b, [c_regs[r] for r in step.acc], acc_ty) for step in steps]
-    prio = ins.kind == "mfma" and _in_loop(op)
+    prio = ins.kind == "mfma" and _pipelined(op)
     issued = 0
     # K outermost, tiles inside: consecutive instructions write different accumulators (no wait on
     # the previous one's result), and the first instructions need only the first K slice of the
@@ -123,8 +123,11 @@ def lower_matrix_dot(fl, op, ins: Instr) -> None:
     fl.set(op.results[0], out)
 
 
-def _in_loop(op) -> bool:
-    """Whether the dot is in a loop's body (``scf.for`` / ``scf.while``)."""
+def _pipelined(op) -> bool:
+    """Whether the dot is in a software-pipelined loop: in a loop's body, an operand read from the
+    stream pipeliner's LDS buffer (``ttg.local_load``)."""
+    if not any(getattr(getattr(v, "owner", None), "name", None) == "ttg.local_load" for v in (op.a, op.b)):
+        return False
     p = op.parent_op()
     while p is not None:
         if p.name in ("scf.for", "scf.while"):
