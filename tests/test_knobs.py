@@ -21,6 +21,8 @@ def clean(monkeypatch):
     """Every knob reads the environment, and the variables that the test touches are unset."""
     groups = [knobs.cache, knobs.compilation, knobs.runtime, knobs.language, knobs.nvidia, knobs.autotuning]
     saved = [dict(g.__dict__) for g in groups]
+    keys = {k for g in groups for d in g.knob_descriptors.values() for k in d.keys}
+    saved_env = {k: os.environ.get(k) for k in keys}
     for g in groups:
         for d in g.knob_descriptors.values():
             for k in d.keys:
@@ -32,6 +34,12 @@ def clean(monkeypatch):
     for g, s in zip(groups, saved):
         g.__dict__.clear()
         g.__dict__.update(s)
+    # a knob set in the test was exported to the environment (propagate_env): put it back
+    for k, v in saved_env.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     knobs._notify(knobs.runtime, "*")
 
 
