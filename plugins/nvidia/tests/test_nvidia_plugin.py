@@ -106,3 +106,10 @@ def test_default_fp_fusion_from_the_environment(monkeypatch, var):
     assert plugin.tritium_parse_options(t, {"enable_fp_fusion": True}).enable_fp_fusion is True
     monkeypatch.setenv(var, "1")
     assert plugin.tritium_parse_options(t, {}).enable_fp_fusion is True
+
+
+def test_a_negative_integer_argument_is_no_device_memory():
+    # backend selection asks the plugin about every argument; a negative scalar (a kernel's int
+    # parameter) crashed the address lookup before it reached the driver
+    from tritium_nvidia import memory
+    assert memory.device_of(-1) is None and memory.device_of(-(1 << 70)) is None and memory.device_of(1 << 64) is None

@@ -91,6 +91,8 @@ def locate(obj) -> int:
     if _is_torch_tensor(obj):
         return _torch_device(obj)
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
+        if not 0 <= int(obj) < 1 << 64:
+            raise TypeError(f"{int(obj)} is not an address")
         return pointer_device(int(obj))
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
