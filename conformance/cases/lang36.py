@@ -1,5 +1,6 @@
-"""Language rules new in Triton 3.6: `if` on a one-element tensor (taken as its element), and a
-scalar parameter's dtype annotation fixing the type the argument is passed as."""
+"""Language rules new in Triton 3.6: `if` on a one-element tensor (taken as its element), a
+scalar parameter's dtype annotation fixing the type the argument is passed as, and
+`tl.map_elementwise` (a scalar @jit function with its own control flow applied per element)."""
 import numpy as np
 
 import tritium as triton
@@ -47,6 +48,65 @@ def _annotated_ref(h, b, u):
     return out
 
 
+@triton.jit
+def _sign_of_difference(x, y):
+    if x < y:
+        return -1
+    elif x == y:
+        return 0
+    else:
+        return 1
+
+
+@triton.jit
+def map_compare_kernel(x_ptr, y_ptr, z_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)[:, None]
+    cols = tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + rows * C + cols)
+    y = tl.load(y_ptr + cols)  # one row, broadcast over the rows by map_elementwise
+    tl.store(z_ptr + rows * C + cols, tl.map_elementwise(_sign_of_difference, x, y))
+
+
+@triton.jit
+def _halvings(x, limit):
+    n = 0
+    while x > limit:  # a trip count of each element's own
+        x = x * 0.5
+        n += 1
+    return n, x
+
+
+@triton.jit
+def map_loop_kernel(x_ptr, n_ptr, r_ptr, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    n, r = tl.map_elementwise(_halvings, tl.load(x_ptr + offs), 1.0)
+    tl.store(n_ptr + offs, n)
+    tl.store(r_ptr + offs, r)
+
+
+def _halvings_ref(x_ptr):
+    n = np.zeros(x_ptr.shape, np.int32)
+    r = x_ptr.astype(np.float32).copy()
+    while (r > 1).any():
+        big = r > 1
+        n += big
+        r = np.where(big, r * np.float32(0.5), r).astype(np.float32)
+    return n, r
+
+
+@triton.jit
+def _divmod_pair(a0, a1, b0, b1):
+    return a0 // b0, a1 // b1, a0 % b0, a1 % b1
+
+
+@triton.jit
+def map_pack_kernel(a_ptr, b_ptr, q_ptr, r_ptr, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    q, r = tl.map_elementwise(_divmod_pair, tl.load(a_ptr + offs), tl.load(b_ptr + offs), pack=2)
+    tl.store(q_ptr + offs, q)
+    tl.store(r_ptr + offs, r)
+
+
 CASES = [
     Case(id="lang36/if-one-element-tensor", kernel=unsplat_if_kernel, grid=(8,), constexprs={"B": 64},
          inputs={"x_ptr": Rand("fp32", (8 * 64,), -1, 1), "threshold": 0.0},
@@ -54,4 +114,16 @@ CASES = [
     Case(id="lang36/annotated-scalar-dtypes", kernel=annotated_scalars_kernel, grid=(1,), constexprs={"B": 16},
          inputs={"h": 1.0 / 3.0, "b": 2.0 / 7.0, "u": 3},
          outputs={"z_ptr": Out("fp32", (16,))}, reference=lambda h, b, u: _annotated_ref(h, b, u)),
+    Case(id="lang36/map-elementwise-if", kernel=map_compare_kernel, grid=(1,), constexprs={"R": 16, "C": 64},
+         inputs={"x_ptr": Rand("int32", (16 * 64,), -3, 3), "y_ptr": Rand("int32", (64,), -3, 3)},
+         outputs={"z_ptr": Out("int32", (16 * 64,), poison="sentinel")},
+         reference=lambda x_ptr, y_ptr: np.sign(x_ptr.reshape(16, 64).astype(np.int64) - y_ptr).astype(np.int32).reshape(-1)),
+    Case(id="lang36/map-elementwise-while", kernel=map_loop_kernel, grid=(4,), constexprs={"B": 256},
+         inputs={"x_ptr": Rand("fp32", (1024,), -4, 3000)},
+         outputs={"n_ptr": Out("int32", (1024,), poison="sentinel"), "r_ptr": Out("fp32", (1024,))},
+         reference=_halvings_ref, rtol=0, atol=0),
+    Case(id="lang36/map-elementwise-pack2", kernel=map_pack_kernel, grid=(2,), constexprs={"B": 512},
+         inputs={"a_ptr": Rand("uint32", (1024,)), "b_ptr": Rand("uint32", (1024,), 1, 70000)},
+         outputs={"q_ptr": Out("uint32", (1024,), poison="sentinel"), "r_ptr": Out("uint32", (1024,), poison="sentinel")},
+         reference=lambda a_ptr, b_ptr: (a_ptr // b_ptr, a_ptr % b_ptr)),
 ]

@@ -12,6 +12,7 @@ from ..ttir.float_formats import FP8_FORMATS
 from ..ttir.mlir_ops import AssumeOp, BarrierOp
 from xdsl.dialects import math as xmath
 from .builder import Builder, ir_type
+from . import semantic as _sem
 from .semantic import (_unwrap, and_, binary_operands, bitcast, broadcast_to_shape, broadcast_values, cast, full,
                        splat, to_tensor)
 
@@ -375,6 +376,64 @@ def scan(srcs, axis, combine, reverse, builder: Builder) -> list[tensor]:
         builder.insert(rops.ScanReturnOp(handles))
     op = builder.insert(rops.ScanOp([s.handle for s in srcs], axis, bool(_unwrap(reverse)), region))
     return [tensor(r, s.type) for r, s in zip(op.results, srcs)]
+
+
+# --- map_elementwise -------------------------------------------------------------------------------
+
+def map_elementwise(args, call_scalar, pack, builder: Builder):
+    """``tl.map_elementwise``: the operands are broadcast to one shape; ``call_scalar(scalars)``
+    emits the scalar function's call into the region (``pack`` scalars per operand, operand after
+    operand) and returns its results: ``pack`` scalars per result, result after result."""
+    pack = _unwrap(pack)
+    if not isinstance(pack, int) or isinstance(pack, bool) or pack < 1 or pack & (pack - 1):
+        raise ValueError(f"map_elementwise: pack must be a power of 2, got {pack!r}")
+    args = [to_tensor(a, builder) for a in args]
+    if not args:
+        raise ValueError("map_elementwise needs at least one tensor argument")
+    shape = None
+    for a in args:
+        if a.type.is_block():
+            shape = list(a.type.shape) if shape is None else _sem.broadcast_shapes(shape, a.type.shape)
+    if shape is None:  # every argument is a scalar: one call of the function
+        if pack != 1:
+            raise ValueError(f"map_elementwise: pack={pack} needs tensor arguments")
+        return call_scalar(args)
+    args = [splat(a, shape, builder) if not a.type.is_block() else broadcast_to_shape(_expand_to_rank(a, len(shape), builder), shape, builder) for a in args]
+    numel = 1
+    for d in shape:
+        numel *= d
+    if numel % pack:
+        raise ValueError(f"map_elementwise: pack={pack} does not divide the {numel} elements of the tensors")
+    scalars = [a.type.scalar for a in args]
+    block = Block(arg_types=[ir_type(t) for t in scalars for _ in range(pack)])
+    with builder.at(block):
+        outs = call_scalar([tensor(block.args[i * pack + j], t) for i, t in enumerate(scalars) for j in range(pack)])
+        single = not isinstance(outs, (tuple, list))
+        outs = [outs] if single else list(outs)
+        outs = [to_tensor(o, builder) for o in outs]
+        for o in outs:
+            if o.type.is_block():
+                raise TypeError(f"map_elementwise: the function must return scalars, got a tensor of type {o.type}")
+        if not outs or len(outs) % pack:
+            raise ValueError(f"map_elementwise: with pack={pack} the function must return a multiple of {pack} "
+                             f"values (pack per result), got {len(outs)}")
+        n_res = len(outs) // pack
+        rscalars = [outs[i * pack].type for i in range(n_res)]
+        for i in range(n_res):
+            for j in range(1, pack):
+                if outs[i * pack + j].type != rscalars[i]:
+                    raise TypeError(f"map_elementwise: the {pack} packed values of result {i} differ in type: "
+                                    f"{rscalars[i]} and {outs[i * pack + j].type}")
+        builder.insert(rops.MapElementwiseReturnOp([o.handle for o in outs]))
+    rtys = [tl.block_type(t, shape) for t in rscalars]
+    op = builder.insert(rops.MapElementwiseOp([a.handle for a in args], [ir_type(t) for t in rtys], pack,
+                                              Region(block)))
+    res = [tensor(r, t) for r, t in zip(op.results, rtys)]
+    return res[0] if single else tuple(res)
+
+
+def _expand_to_rank(x: tensor, rank: int, builder: Builder) -> tensor:
+    return _sem._prepend_unit_dims(x, rank, builder)
 
 
 # --- math ------------------------------------------------------------------------------------------

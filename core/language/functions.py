@@ -428,6 +428,19 @@ def associative_scan(input, axis, combine_fn, reverse=False, _builder=None):
     return tuple(_st().scan(list(input), axis, _combine_with_jit(_u(combine_fn)), reverse, _builder))
 
 
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1, _builder=None):
+    """Call the @jit function ``scalar_fn`` on the elements of the (broadcast) ``args``: ``pack``
+    consecutive elements of each argument per call (arguments ``a0..a{pack-1}, b0..``); it returns
+    ``pack`` values per result the same way.  One result is a tensor, several a tuple."""
+    from ..runtime.jit import JITFunction
+    fn = _u(scalar_fn)
+    if not isinstance(fn, JITFunction):
+        raise TypeError(f"map_elementwise: the scalar function must be a @jit function, got {fn!r}")
+    return _st().map_elementwise(list(args), lambda scalars: _builder.codegen.call_jit(fn, scalars, {},
+                                 _builder.codegen.last_node), pack, _builder)
+
+
 def _simple_scan(x, axis, reverse, builder, op, dtype):
     if dtype is not None:
         x = _s().cast(x, dtype, builder)

@@ -25,6 +25,7 @@ TT_OPS = [
     mem.LoadOp, mem.StoreOp, mem.AtomicRMWOp, mem.AtomicCASOp, mem.MakeTensorPtrOp, mem.AdvanceOp,
     desc_ops.DescriptorLoadOp, desc_ops.DescriptorStoreOp,
     rops.ReduceOp, rops.ReduceReturnOp, rops.ScanOp, rops.ScanReturnOp,
+    rops.MapElementwiseOp, rops.MapElementwiseReturnOp,
 ]
 
 Triton = Dialect("tt", TT_OPS, [PointerType])

@@ -1,4 +1,5 @@
-"""Region ops of the ``tt`` dialect: ``tt.reduce`` and ``tt.scan`` with their combine regions.
+"""Region ops of the ``tt`` dialect: ``tt.reduce`` and ``tt.scan`` with their combine regions, and
+``tt.map_elementwise`` with its scalar region.
 Like Triton, they print in the generic form::
 
     %r = "tt.reduce"(%x) <{axis = 1 : i32}> ({
@@ -15,7 +16,7 @@ from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, i32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def,
                        var_operand_def, var_result_def)
-from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from .types import shape_of
@@ -79,6 +80,53 @@ class ScanReturnOp(IRDLOperation):
     result = var_operand_def()
     traits = traits_def(IsTerminator(), HasParent(ScanOp), Pure())
     assembly_format = "$result attr-dict `:` type($result)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class MapElementwiseOp(IRDLOperation):
+    """``tt.map_elementwise``: the scalar region runs once per group of ``pack`` consecutive
+    elements (in each thread's register order on a GPU); its arguments are the ``pack`` elements
+    of the first operand, then those of the second, ...; it returns the ``pack`` elements of the
+    first result, then those of the second, ...  Operands and results share one shape."""
+    name = "tt.map_elementwise"
+    srcs = var_operand_def()
+    pack = prop_def(IntegerAttr)
+    result = var_result_def()
+    scalarOp = region_def()
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(self, srcs: Sequence[SSAValue], result_types: Sequence[Attribute], pack: int, region: Region):
+        super().__init__(operands=[list(srcs)], result_types=[list(result_types)], regions=[region],
+                         properties={"pack": IntegerAttr(pack, i32)})
+
+    @property
+    def scalar_block(self) -> Block:
+        return self.scalarOp.blocks[0]
+
+    def verify_(self) -> None:
+        pack = self.pack.value.data
+        if not self.srcs:
+            raise VerifyException("tt.map_elementwise needs at least one operand")
+        if pack < 1 or pack & (pack - 1):
+            raise VerifyException(f"tt.map_elementwise pack must be a power of 2, got {pack}")
+        shape = shape_of(self.srcs[0].type)
+        for v in list(self.srcs) + list(self.result):
+            if shape_of(v.type) != shape:
+                raise VerifyException("tt.map_elementwise operands and results must have one shape")
+        n_args = len(self.scalar_block.args)
+        if n_args != len(self.srcs) * pack:
+            raise VerifyException(f"tt.map_elementwise region needs {len(self.srcs) * pack} arguments, has {n_args}")
+
+
+@irdl_op_definition
+class MapElementwiseReturnOp(IRDLOperation):
+    name = "tt.map_elementwise.return"
+    result = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(MapElementwiseOp), Pure())
+    assembly_format = "attr-dict ($result^ `:` type($result))?"
 
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[list(values)])

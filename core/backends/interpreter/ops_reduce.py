@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .numerics import type_info
 from .registry import run_block, translates
 
 
@@ -75,3 +76,35 @@ def _scan(tr, op):
         for o, x in zip(outs, xs):
             fr[o] = np.ascontiguousarray(np.moveaxis(x, -1, axis))
     return scan
+
+
+@translates("tt.map_elementwise")
+def _map_elementwise(tr, op):
+    """The scalar region runs once per group of ``pack`` consecutive elements (row-major order),
+    so control flow inside it (``scf.if`` on an element's value) takes each element's own path."""
+    srcs = [tr.r(v) for v in op.srcs]
+    outs = [tr.out(v) for v in op.results]
+    pack = op.pack.value.data
+    block = op.scalar_block
+    arg_regs = [tr.r(a) for a in block.args]
+    body, term = tr.block(block)
+    yields = [tr.r(v) for v in term.operands]
+    holds = [type_info(v.type.get_element_type()).hold for v in op.results]
+
+    def map_elementwise(fr):
+        xs = [np.asarray(fr[s]) for s in srcs]
+        shape = xs[0].shape
+        flat = [np.broadcast_to(x, shape).reshape(-1) for x in xs]
+        n = flat[0].size
+        res = [np.empty(n, h) for h in holds]
+        for g in range(0, n, pack):
+            for i, x in enumerate(flat):
+                for j in range(pack):
+                    fr[arg_regs[i * pack + j]] = x[g + j]
+            run_block(body, fr)
+            for k, r in enumerate(res):
+                for j in range(pack):
+                    r[g + j] = fr[yields[k * pack + j]]
+        for o, r in zip(outs, res):
+            fr[o] = r.reshape(shape)
+    return map_elementwise

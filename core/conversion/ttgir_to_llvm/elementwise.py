@@ -7,7 +7,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAt
 
 from ...ttir.attrs import CMPF_PREDICATES, CMPI_PREDICATES
 from ..target_info import intrinsic
-from .lowering import FunctionLowering, lowers
+from .lowering import FunctionLowering, LoweringError, lowers
 from .types import BF16, I32, I64, bits_of, const, is_float, scalar_type
 
 
@@ -351,3 +351,31 @@ def _inline_asm(fl: FunctionLowering, op) -> None:
             at += len(regs)
     for r, vals in zip(op.results, outs):
         fl.set(r, vals[:n] if tensor_out else vals[0])
+
+
+@lowers("tt.map_elementwise")
+def _map_elementwise(fl: FunctionLowering, op) -> None:
+    """The scalar region inlined once per group of ``pack`` consecutive registers of the thread;
+    the region's own control flow (``scf.if``) becomes branches around each group."""
+    pack = op.pack.value.data
+    srcs = [fl.get(v) for v in op.srcs]
+    n = len(srcs[0])
+    if n % pack:
+        raise LoweringError(f"tt.map_elementwise: pack = {pack} must divide the {n} elements each thread holds")
+    block = op.scalar_block
+    outs = [[None] * n for _ in op.results]
+    for g in range(0, n, pack):
+        for i, regs in enumerate(srcs):
+            for j in range(pack):
+                fl.set(block.args[i * pack + j], regs[g + j])
+        vals = None
+        for inner in block.ops:
+            if inner.name == "tt.map_elementwise.return":
+                vals = [fl.get(v) for v in inner.operands]
+                break
+            fl.lower_op(inner)
+        for k, out in enumerate(outs):
+            for j in range(pack):
+                out[g + j] = vals[k * pack + j]
+    for r, out in zip(op.results, outs):
+        fl.set(r, out)

@@ -1,0 +1,151 @@
+"""Triton 3.6 language additions, second part: ``tl.map_elementwise``, ``tl.dot`` with several
+batch dimensions, ``knobs.runtime.override_arch`` and constexpr assignments."""
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+import tritium as triton
+import tritium.language as tl
+from tritium import CompilationError
+
+HAS_NVIDIA = importlib.util.find_spec("tritium_nvidia") is not None
+needs_nvidia = pytest.mark.skipif(not HAS_NVIDIA, reason="needs the tritium-nvidia plugin (compile-only)")
+
+
+def _compile(fn, signature, constexprs=None, target="interpreter"):
+    return triton.compile(triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs or {}),
+                          target=target)
+
+
+# --- tl.map_elementwise --------------------------------------------------------------------------
+
+@triton.jit
+def _clamp_branches(x, lo, hi):
+    if x < lo:
+        return lo
+    elif x > hi:
+        return hi
+    return x
+
+
+@triton.jit
+def _map_clamp_kernel(X, Z, lo, hi, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(Z + offs, tl.map_elementwise(_clamp_branches, tl.load(X + offs), lo, hi))
+
+
+def test_map_elementwise_branches_per_element():
+    rs = np.random.RandomState(1)
+    x = rs.uniform(-5, 5, (8, 32)).astype(np.float32)
+    z = torch.full((8, 32), float("nan"))
+    _map_clamp_kernel[(1,)](torch.from_numpy(x), z, -1.5, 2.5, R=8, C=32)
+    np.testing.assert_array_equal(z.numpy(), np.clip(x, np.float32(-1.5), np.float32(2.5)))
+
+
+@triton.jit
+def _collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+@triton.jit
+def _map_loop_kernel(X, Z, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(Z + offs, tl.map_elementwise(_collatz_steps, tl.load(X + offs)))
+
+
+def _collatz_ref(v):
+    s = 0
+    while v != 1:
+        v = v // 2 if v % 2 == 0 else 3 * v + 1
+        s += 1
+    return s
+
+
+def test_map_elementwise_loop_per_element():
+    rs = np.random.RandomState(2)
+    x = rs.randint(1, 200, 64).astype(np.int64)
+    z = torch.full((64,), -7, dtype=torch.int32)
+    _map_loop_kernel[(1,)](torch.from_numpy(x), z, B=64)
+    np.testing.assert_array_equal(z.numpy(), [_collatz_ref(int(v)) for v in x])
+
+
+@triton.jit
+def _swap_pairs(a0, a1, b0, b1):
+    # the pack's elements are consecutive: (a0, a1) are elements 2i and 2i+1
+    return a0 + b0, a1 + b1, a1, a0
+
+
+@triton.jit
+def _map_pack_kernel(A, B, S, W, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    s, w = tl.map_elementwise(_swap_pairs, tl.load(A + offs), tl.load(B + offs), pack=2)
+    tl.store(S + offs, s)
+    tl.store(W + offs, w)
+
+
+def test_map_elementwise_pack_groups_consecutive_elements():
+    rs = np.random.RandomState(3)
+    a = rs.randint(-1000, 1000, 32).astype(np.int32)
+    b = rs.randint(-1000, 1000, 32).astype(np.int32)
+    s = torch.full((32,), -7, dtype=torch.int32)
+    w = torch.full((32,), -7, dtype=torch.int32)
+    _map_pack_kernel[(1,)](torch.from_numpy(a), torch.from_numpy(b), s, w, N=32)
+    np.testing.assert_array_equal(s.numpy(), a + b)
+    np.testing.assert_array_equal(w.numpy(), a.reshape(-1, 2)[:, ::-1].reshape(-1))
+
+
+@triton.jit
+def _two_values(a):
+    return a, a + 1
+
+
+@triton.jit
+def _map_bad_pack_kernel(A, N: tl.constexpr, P: tl.constexpr):
+    x = tl.map_elementwise(_two_values, tl.load(A + tl.arange(0, N)), pack=P)
+
+
+def test_map_elementwise_pack_must_be_power_of_two():
+    with pytest.raises(CompilationError) as e:
+        _compile(_map_bad_pack_kernel, {"A": "*i32"}, {"N": 16, "P": 3})
+    assert "pack must be a power of 2, got 3" in str(e.value)
+    assert "tl.map_elementwise(_two_values" in str(e.value)
+
+
+@triton.jit
+def _pair_sums(a0, a1, a2, a3):
+    return a0 + a1, a2 + a3
+
+
+@triton.jit
+def _map_short_results_kernel(A, N: tl.constexpr):
+    x = tl.map_elementwise(_pair_sums, tl.load(A + tl.arange(0, N)), pack=4)
+
+
+def test_map_elementwise_results_must_fill_the_pack():
+    with pytest.raises(CompilationError) as e:
+        _compile(_map_short_results_kernel, {"A": "*i32"}, {"N": 16})
+    assert "must return a multiple of 4 values" in str(e.value)
+
+
+def test_map_elementwise_ttir_has_region():
+    k = _compile(_map_clamp_kernel, {"X": "*fp32", "Z": "*fp32", "lo": "fp32", "hi": "fp32"}, {"R": 8, "C": 32})
+    ttir = k.asm["ttir"]
+    assert '"tt.map_elementwise"' in ttir and "tt.map_elementwise.return" in ttir and "scf.if" in ttir
+
+
+@needs_nvidia
+def test_map_elementwise_compiles_for_sm90():
+    k = _compile(_map_loop_kernel, {"X": "*i64", "Z": "*i32"}, {"B": 64}, target="cuda:90")
+    assert "tt.map_elementwise" in k.asm["ttgir"] and k.asm["cubin"]
+    k = _compile(_map_pack_kernel, {"A": "*i32", "B": "*i32", "S": "*i32", "W": "*i32"}, {"N": 256},
+                 target="cuda:90")
+    assert k.asm["cubin"]
