@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import ModuleOp
 from ..passes import PassManager
 from ..ttir.passes.cse import CSE
 from ..ttir.passes.dce import DCE
+from ..ttir.passes.fuse_nested_loops import FuseNestedLoops
 from .dialect import ensure_plugin_encodings
 from .passes.allocate_shared_memory import AllocateSharedMemory
 from .passes.coalesce import Coalesce
@@ -27,14 +28,14 @@ def _opt(options, key: str, default):
 
 
 def ttgir_passes(target, options) -> list:
-    """decompose-scaled-dot (unless the backend's options declare ``native_dot_scaled``),
+    """fuse-nested-loops (``tt.flatten`` loop nests become one loop), decompose-scaled-dot (unless the backend's options declare ``native_dot_scaled``),
     decompose-bf16-dot (fp32 dots with ``input_precision`` bf16x3/bf16x6 as bf16 dots),
     convert-to-ttgir, coalesce, remove-layout-conversions, optimize-thread-locality, cse, dce."""
     tpw = _opt(options, "threads_per_warp", None) or getattr(target, "warp_size", None)
     if tpw is None:
         raise ValueError("threads_per_warp must come from the target (warp_size) or the options")
     first = [] if _opt(options, "native_dot_scaled", False) else [DecomposeScaledDot()]
-    return [*first, DecomposeBf16Dot(), ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
+    return [FuseNestedLoops(), *first, DecomposeBf16Dot(), ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
             Coalesce(), RemoveLayoutConversions(), OptimizeThreadLocality(), CSE(), DCE()]
 
 

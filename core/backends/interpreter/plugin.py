@@ -64,16 +64,22 @@ def tritium_parse_options(target, options):
 
 
 def _interp_stage(src, metadata):
-    """TTIR (module or text) -> the TTIR text the driver loads; records the kernel name.  The text
-    is checked to parse back (falling back to MLIR's generic form, which always does), and the
+    """TTIR (module or text) -> the TTIR text the driver loads, its ``tt.flatten`` loop nests
+    fused (fuse-nested-loops, which the GPU backends run first thing in TTGIR); records the
+    kernel name.  The text is checked to parse back (falling back to MLIR's generic form, which always does), and the
     parsed module is kept for the driver's ``load_binary`` in this process."""
-    from ...ttir.ir import print_module
+    from ...ttir.ir import parse_module, print_module
+    from ...ttir.passes.fuse_nested_loops import FLATTEN_ATTR, FuseNestedLoops
     from .driver import parse_binary
 
     if isinstance(src, (str, bytes)):
         text = src if isinstance(src, str) else src.decode()
+        if FLATTEN_ATTR in text:  # loop nests marked for flattening run fused, as on a GPU
+            src = parse_module(text)
+    if isinstance(src, (str, bytes)):
         module = parse_binary(text)
     else:
+        FuseNestedLoops().run(src)
         text = print_module(src)
         try:
             module = parse_binary(text)

@@ -6,6 +6,7 @@ from .canonicalize import Canonicalize
 from .combine import Combine
 from .cse import CSE
 from .dce import DCE
+from .fuse_nested_loops import FuseNestedLoops
 from .inline import Inline
 from .licm import LICM
 from .loop_unroll import LoopUnroll
@@ -15,7 +16,7 @@ from .sccp import SCCP
 from .symbol_dce import SymbolDCE
 
 PASSES = {p.name: p for p in (Inline, SymbolDCE, Canonicalize, Combine, ReorderBroadcast, CSE, DCE, LICM,
-                              SCCP, RewriteTensorPointer, LoopUnroll)}
+                              SCCP, RewriteTensorPointer, LoopUnroll, FuseNestedLoops)}
 
-__all__ = ["Canonicalize", "Combine", "CSE", "DCE", "Inline", "LICM", "LoopUnroll", "ReorderBroadcast", "RewriteTensorPointer",
+__all__ = ["Canonicalize", "Combine", "CSE", "DCE", "FuseNestedLoops", "Inline", "LICM", "LoopUnroll", "ReorderBroadcast", "RewriteTensorPointer",
            "SCCP", "SymbolDCE", "PASSES"]
