@@ -149,3 +149,50 @@ def test_map_elementwise_compiles_for_sm90():
     k = _compile(_map_pack_kernel, {"A": "*i32", "B": "*i32", "S": "*i32", "W": "*i32"}, {"N": 256},
                  target="cuda:90")
     assert k.asm["cubin"]
+
+
+# --- tl.dot with several batch dimensions --------------------------------------------------------
+
+@triton.jit
+def _dot_nd_kernel(X, Y, Z, RANK: tl.constexpr, TRANS_A: tl.constexpr, TRANS_B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [32, 32])
+    y = tl.load(Y + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [32, 32])
+    if TRANS_A:
+        x = tl.trans(x)
+    if TRANS_B:
+        y = tl.trans(y)
+    tl.store(Z + tl.arange(0, 256 << RANK), tl.dot(x, y).reshape([256 << RANK]))
+
+
+@pytest.mark.parametrize("rank,trans_a,trans_b", [(4, False, True), (5, True, False)])
+def test_dot_several_batch_dimensions(rank, trans_a, trans_b):
+    shape = (2,) * (rank - 2) + (32, 32)
+    g = torch.Generator().manual_seed(rank)
+    a = torch.randint(-4, 5, shape, generator=g).float()
+    b = torch.randint(-4, 5, shape, generator=g).float()
+    c = torch.full(shape, float("nan"))
+    _dot_nd_kernel[(1,)](a, b, c, rank, trans_a, trans_b)
+    aa = a.double().transpose(-1, -2) if trans_a else a.double()
+    bb = b.double().transpose(-1, -2) if trans_b else b.double()
+    np.testing.assert_array_equal(c.numpy(), (aa @ bb).float().numpy())
+
+
+@triton.jit
+def _dot_nd_mismatch_kernel(X):
+    x = tl.load(X + tl.arange(0, 2048)).reshape(2, 2, 16, 32)
+    y = tl.load(X + tl.arange(0, 2048)).reshape(4, 1, 32, 16)
+    tl.dot(x, y)
+
+
+def test_dot_batch_dimensions_must_agree():
+    with pytest.raises(CompilationError) as e:
+        _compile(_dot_nd_mismatch_kernel, {"X": "*fp32"})
+    assert "the batch dimensions differ" in str(e.value) and "[2, 2] vs [4, 1]" in str(e.value)
+    assert "tl.dot(x, y)" in str(e.value)
+
+
+@needs_nvidia
+def test_dot_several_batch_dimensions_compiles_for_sm90():
+    k = _compile(_dot_nd_kernel, {"X": "*bf16", "Y": "*bf16", "Z": "*fp32"},
+                 {"RANK": 5, "TRANS_A": True, "TRANS_B": True}, target="cuda:90")
+    assert "tt.dot" in k.asm["ttgir"] and k.asm["cubin"]

@@ -1,6 +1,7 @@
 """Language rules new in Triton 3.6: `if` on a one-element tensor (taken as its element), a
 scalar parameter's dtype annotation fixing the type the argument is passed as, and
-`tl.map_elementwise` (a scalar @jit function with its own control flow applied per element)."""
+`tl.map_elementwise` (a scalar @jit function with its own control flow applied per element), and
+`tl.dot` of tensors with several batch dimensions."""
 import numpy as np
 
 import tritium as triton
@@ -107,6 +108,22 @@ def map_pack_kernel(a_ptr, b_ptr, q_ptr, r_ptr, B: tl.constexpr):
     tl.store(r_ptr + offs, r)
 
 
+@triton.jit
+def dot_4d_kernel(a_ptr, b_ptr, c_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    # a is stored as [2, 3-batch..., K, M] and transposed in the kernel (tl.trans swaps the last two)
+    a = tl.trans(tl.load(a_ptr + tl.arange(0, 4 * K * M)).reshape(2, 2, K, M))
+    b = tl.load(b_ptr + tl.arange(0, 4 * K * N)).reshape(2, 2, K, N)
+    c = tl.load(c_ptr + tl.arange(0, 4 * M * N)).reshape(2, 2, M, N)
+    z = tl.dot(a, b, c)
+    tl.store(z_ptr + tl.arange(0, 4 * M * N), z.reshape(4 * M * N))
+
+
+def _dot_4d_ref(a_ptr, b_ptr, c_ptr, M=32, N=32, K=16):
+    a = a_ptr.astype(np.float64).reshape(2, 2, K, M).swapaxes(-1, -2)
+    b = b_ptr.astype(np.float64).reshape(2, 2, K, N)
+    return (a @ b + c_ptr.reshape(2, 2, M, N)).astype(np.float32).reshape(-1)
+
+
 CASES = [
     Case(id="lang36/if-one-element-tensor", kernel=unsplat_if_kernel, grid=(8,), constexprs={"B": 64},
          inputs={"x_ptr": Rand("fp32", (8 * 64,), -1, 1), "threshold": 0.0},
@@ -126,4 +143,9 @@ CASES = [
          inputs={"a_ptr": Rand("uint32", (1024,)), "b_ptr": Rand("uint32", (1024,), 1, 70000)},
          outputs={"q_ptr": Out("uint32", (1024,), poison="sentinel"), "r_ptr": Out("uint32", (1024,), poison="sentinel")},
          reference=lambda a_ptr, b_ptr: (a_ptr // b_ptr, a_ptr % b_ptr)),
+    Case(id="lang36/dot-4d-batch", kernel=dot_4d_kernel, grid=(1,), constexprs={"M": 32, "N": 32, "K": 16},
+         inputs={"a_ptr": Rand("fp16", (4 * 16 * 32,), -2, 2), "b_ptr": Rand("fp16", (4 * 16 * 32,), -2, 2),
+                 "c_ptr": Rand("fp32", (4 * 32 * 32,), -2, 2)},
+         outputs={"z_ptr": Out("fp32", (4 * 32 * 32,))},
+         reference=lambda a_ptr, b_ptr, c_ptr: _dot_4d_ref(a_ptr, b_ptr, c_ptr), rtol=1e-4, atol=1e-4),
 ]

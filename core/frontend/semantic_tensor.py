@@ -220,6 +220,28 @@ _TENSOR_CORE_FP8 = ("fp8e4nv", "fp8e5")
 _DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 
 
+def _dot_batched(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: Builder) -> tensor:
+    """``dot`` with several batch dimensions: they are merged into one (a reshape that keeps the
+    element order), the 3-D dot runs, and the result gets the batch dimensions back."""
+    sa, sb = list(a.type.shape), list(b.type.shape)
+    if sa[:-2] != sb[:-2]:
+        raise ValueError(f"dot: the batch dimensions differ: {sa} @ {sb} (batch {sa[:-2]} vs {sb[:-2]})")
+    batch = 1
+    for d in sa[:-2]:
+        batch *= d
+    c_shape = sa[:-1] + [sb[-1]]
+    if acc is not None:
+        acc = to_tensor(acc, builder)
+        if not acc.type.is_block() or list(acc.type.shape) != c_shape:
+            found = list(acc.type.shape) if acc.type.is_block() else "a scalar"
+            raise ValueError(f"dot: the accumulator must have shape {c_shape}, got {found}")
+        acc = reshape(acc, [batch] + c_shape[-2:], False, builder)
+    a = reshape(a, [batch] + sa[-2:], False, builder)
+    b = reshape(b, [batch] + sb[-2:], False, builder)
+    c = dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder)
+    return reshape(c, c_shape, False, builder)
+
+
 def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: Builder) -> tensor:
     a, b = to_tensor(a, builder), to_tensor(b, builder)
     if not (a.type.is_block() and b.type.is_block()):
@@ -230,8 +252,11 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
         warn_at_user_line(builder, "the use of fp8e4b15 is deprecated on Hopper and later architectures and can "
                                    "cause significant slow down; prefer fp8e4nv or fp8e5")
     ra, rb = len(a.type.shape), len(b.type.shape)
+    if ra == rb >= 4:
+        return _dot_batched(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder)
     if ra != rb or ra not in (2, 3):
-        raise ValueError(f"dot expects two 2-D (or 3-D batched) tensors, got shapes {list(a.type.shape)} and {list(b.type.shape)}")
+        raise ValueError(f"dot expects two tensors of one rank >= 2 (matrices, or batches of them), got shapes "
+                         f"{list(a.type.shape)} and {list(b.type.shape)}")
     if a.type.shape[-1] != b.type.shape[-2]:
         raise ValueError(f"dot: the inner dimensions differ: {list(a.type.shape)} @ {list(b.type.shape)} "
                          f"(K={a.type.shape[-1]} vs {b.type.shape[-2]})")
