@@ -3,8 +3,11 @@
 ``loop_unroll_factor`` unrolls the loop (a main loop of ``F`` body copies and an epilogue for the
 remainder): trip counts that are and are not multiples of ``F``, zero trips, a start and a step,
 negative steps, 64-bit induction variables, nested unrolled loops, side effects in the body.
-``num_stages`` on one loop pipelines that loop; ``flatten``, ``disallow_acc_multi_buffer`` and
-``warp_specialize`` are scheduling hints the result must not depend on.  The dot cases run the
+``num_stages`` on one loop pipelines that loop; ``flatten`` on a loop holding one loop fuses the nest
+into one loop (a counter carried through it, bounds that depend on the outer index, empty inner
+and outer ranges, a prologue and an epilogue with carried tensors); ``flatten`` on a loop alone,
+``disallow_acc_multi_buffer`` and ``warp_specialize`` are scheduling hints the result must not
+depend on.  The dot cases run the
 K loop of Triton's ``test_dot_max_num_imprecise_acc``: fp8 operands, fp32 accumulation bounded to
 ``max_num_imprecise_acc`` products between fp32 additions, B given K- or N-contiguous."""
 import numpy as np
@@ -84,6 +87,81 @@ def hinted_loop_kernel(x_ptr, z_ptr, n, NS: tl.constexpr, FLAT: tl.constexpr, NO
     for i in tl.range(0, n, num_stages=NS, flatten=FLAT, disallow_acc_multi_buffer=NOMB):
         acc += tl.load(x_ptr + i * B + r)
     tl.store(z_ptr + r, acc)
+
+
+@triton.jit
+def flatten_counter_kernel(ub, out_ptr):
+    # Triton's test_tl_range_fuse: the nest runs as one loop, the counter carried through it
+    k = 1
+    for i in tl.range(0, ub, flatten=True):
+        for j in tl.range(0, ub):
+            tl.store(out_ptr + i * 32 + j, k)
+            k += 1
+
+
+@triton.jit
+def flatten_dependent_kernel(ub, out_i_ptr, out_j_ptr):
+    # Triton's test_tl_range_fuse_dependent: inner bounds computed from the outer index
+    k = 0
+    for i in tl.range(0, ub, flatten=True):
+        lower_bound = i * 2
+        upper_bound = lower_bound + i + 1
+        tl.assume(upper_bound > lower_bound)
+        for j in tl.range(lower_bound, upper_bound):
+            tl.store(out_i_ptr + k, i)
+            tl.store(out_j_ptr + k, j)
+            k += 1
+
+
+@triton.jit
+def flatten_rows_kernel(x_ptr, z_ptr, t_ptr, start, rows, step, lo, cols, DEP: tl.constexpr, NS: tl.constexpr,
+                        B: tl.constexpr):
+    # a prologue (scale, row), an inner loop carrying a tensor, an epilogue that stores and folds
+    # into the outer loop's own carried value; DEP: the inner loop starts at the outer index
+    r = tl.arange(0, B)
+    total = tl.zeros((B,), dtype=tl.float32)
+    for i in tl.range(start, rows, step, flatten=True, num_stages=NS):
+        scale = (i + 1).to(tl.float32)
+        row = tl.zeros((B,), dtype=tl.float32) + scale
+        first = lo + i if DEP else lo
+        for k in tl.range(first, cols):
+            row = row * 0.5 + tl.load(x_ptr + (i * cols + k) * B + r)
+        tl.store(z_ptr + i * B + r, row * scale)
+        total = total * 0.75 + row
+    tl.store(t_ptr + r, total)
+
+
+def _flatten_rows_ref(start, rows, step, lo, cols, dep):
+    def ref(x_ptr, **_):
+        x = x_ptr.reshape(rows, cols, B).astype(np.float64)
+        z = np.full((rows, B), np.nan)
+        total = np.zeros(B)
+        for i in range(start, rows, step):
+            scale = float(i + 1)
+            row = np.zeros(B) + scale
+            for k in range(lo + i if dep else lo, cols):
+                row = row * 0.5 + x[i, k]
+            z[i] = row * scale
+            total = total * 0.75 + row
+        return {"z_ptr": z, "t_ptr": total}
+    return ref
+
+
+_SENTINEL32 = 0x5A5A5A5A  # an int32 output's poison: the elements the kernel must leave unwritten
+
+
+def _flatten_counter_ref(ub):
+    out = np.full((32, 32), _SENTINEL32, np.int32)
+    out[:ub, :ub] = np.arange(1, ub * ub + 1).reshape(ub, ub)
+    return out
+
+
+def _flatten_dependent_ref(ub):
+    pairs = [(i, j) for i in range(ub) for j in range(2 * i, 3 * i + 1)]
+    out_i, out_j = np.full(1024, _SENTINEL32, np.int32), np.full(1024, _SENTINEL32, np.int32)
+    out_i[:len(pairs)] = [p[0] for p in pairs]
+    out_j[:len(pairs)] = [p[1] for p in pairs]
+    return {"out_i_ptr": out_i, "out_j_ptr": out_j}
 
 
 @triton.jit
@@ -206,6 +284,24 @@ CASES = [
            reference=lambda x_ptr, n: x_ptr.reshape(-1, B)[:n].astype(np.float64).sum(0) * np.sqrt(np.arange(B) + 1.0),
            rtol=1e-5, atol=1e-5)
       for off, n in ((True, 6), (False, 6), (True, 0))],
+    # flatten=True on a loop nest: one fused loop (prologue, guarded body, epilogue)
+    *[Case(id=f"loops_options/flatten-counter-ub{ub}", kernel=flatten_counter_kernel, inputs={"ub": ub},
+           outputs={"out_ptr": Out("int32", (32, 32))},
+           reference=lambda ub, ub_=ub: _flatten_counter_ref(ub_))
+      for ub in (10, 1, 0)],
+    Case(id="loops_options/flatten-dependent-bounds", kernel=flatten_dependent_kernel, inputs={"ub": 10},
+         outputs={"out_i_ptr": Out("int32", (1024,)), "out_j_ptr": Out("int32", (1024,))},
+         reference=lambda ub: _flatten_dependent_ref(ub)),
+    *[Case(id=f"loops_options/flatten-rows-{tag}", kernel=flatten_rows_kernel,
+           constexprs={"DEP": dep, "NS": ns, "B": B},
+           inputs={"x_ptr": Rand("fp32", (rows * cols * B,), -1, 1), "start": start, "rows": rows, "step": step,
+                   "lo": lo, "cols": cols},
+           outputs={"z_ptr": Out("fp32", (rows, B)), "t_ptr": Out("fp32", (B,))},
+           reference=_flatten_rows_ref(start, rows, step, lo, cols, dep), rtol=1e-5, atol=1e-5)
+      for tag, start, rows, step, lo, cols, dep, ns in (
+          ("basic", 0, 5, 1, 0, 4, False, 1), ("start-step", 1, 8, 3, 1, 6, False, 3),
+          ("empty-inner", 0, 4, 1, 3, 3, False, 1), ("no-outer-trip", 4, 4, 1, 0, 3, False, 1),
+          ("dependent", 0, 6, 1, 0, 4, True, 2), ("dependent-start-step", 2, 9, 2, 1, 7, True, 1))],
     _imprecise_case("fp16", 64, 64, 256, 64, 64, 64, 0, False, warps=4, stages=5),
     _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 128, 32, True, warps=4),
     _imprecise_case("fp8e5", 64, 64, 256, 64, 64, 128, 128, True, warps=4),
