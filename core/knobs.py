@@ -513,11 +513,12 @@ def refresh_knobs() -> None:
                 clear()
 
 
-def arch_target(backend, target):
-    """``target`` with ``runtime.override_arch`` applied where it names an architecture of
-    ``backend``'s kind (``sm80``/``sm_90a`` for CUDA targets, ``gfx942`` for HIP ones); other
-    targets (the interpreter's) are returned as they are."""
-    arch = globals()["runtime"].override_arch
+def arch_target(backend, target, arch=None):
+    """``target`` with the architecture ``arch`` (a launch's or compile's ``arch=`` option) or else
+    ``runtime.override_arch`` applied where it names an architecture of ``backend``'s kind
+    (``sm80``/``sm_90a`` for CUDA targets, ``gfx942`` for HIP ones); other targets (the
+    interpreter's) are returned as they are."""
+    arch = arch or globals()["runtime"].override_arch
     if not arch or target is None:
         return target
     import re

@@ -196,3 +196,47 @@ def test_dot_several_batch_dimensions_compiles_for_sm90():
     k = _compile(_dot_nd_kernel, {"X": "*bf16", "Y": "*bf16", "Z": "*fp32"},
                  {"RANK": 5, "TRANS_A": True, "TRANS_B": True}, target="cuda:90")
     assert "tt.dot" in k.asm["ttgir"] and k.asm["cubin"]
+
+
+# --- the arch= option and knobs.runtime.override_arch ---------------------------------------------
+
+@triton.jit
+def _arch_simple(data, out):
+    offs = tl.arange(0, 128)
+    tl.store(out + offs, tl.load(data + offs) * 1.5 + 1.0)
+
+
+@needs_nvidia
+@pytest.mark.parametrize("arch", ["sm80", "sm_86", "sm90"])
+@pytest.mark.parametrize("by_knob", [False, True])
+def test_arch_names_the_compile_target(arch, by_knob):
+    import re
+    data, out = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    if by_knob:
+        old = triton.knobs.runtime.override_arch
+        triton.knobs.runtime.override_arch = arch
+        try:
+            h = _arch_simple.warmup(data, out, grid=(1,), backend="nvidia")
+        finally:
+            triton.knobs.runtime.override_arch = old
+    else:
+        h = _arch_simple.warmup(data, out, grid=(1,), arch=arch, backend="nvidia")
+    cc = arch.removeprefix("sm").removeprefix("_")
+    assert re.search(r'cuda:(\d+)', h.asm["ttgir"]).group(1) == cc
+    assert f".target sm_{cc}" in h.asm["ptx"]
+
+
+@needs_nvidia
+def test_arch_option_wins_over_the_knob_and_the_named_target():
+    import re
+    src = triton.compiler.ASTSource(fn=_arch_simple, signature={"data": "*fp32", "out": "*fp32"}, constexprs={})
+    k = triton.compile(src, target="cuda:90", options={"arch": "sm80"})
+    assert re.search(r'cuda:(\d+)', k.asm["ttgir"]).group(1) == "80"
+    old = triton.knobs.runtime.override_arch
+    triton.knobs.runtime.override_arch = "sm86"
+    try:
+        h = _arch_simple.warmup(np.zeros(128, np.float32), np.zeros(128, np.float32), grid=(1,), arch="sm80",
+                                backend="nvidia")
+    finally:
+        triton.knobs.runtime.override_arch = old
+    assert re.search(r'cuda:(\d+)', h.asm["ttgir"]).group(1) == "80"

@@ -243,13 +243,15 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
     opts.update(kw)
     if target is None:
         backend = manager.select_backend(None, ())
-        target = _knobs.arch_target(backend, backend.default_target())
+        target = _knobs.arch_target(backend, backend.default_target(), opts.get("arch"))
     else:
         if isinstance(target, str):
             target = manager.parse_target(target)
         if not isinstance(target, GPUTarget):
             raise TypeError(f"target must be a string like 'cuda:90' or a GPUTarget, got {target!r}")
         backend = manager.get_plugin_manager().backend_for_target(target)
+        if opts.get("arch"):  # an arch= option names the architecture compiled for
+            target = _knobs.arch_target(backend, target, opts["arch"])
     if stage is not None:
         check_stage(stage, backend, target, src)
     if isinstance(src, IRSource):
@@ -410,7 +412,8 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
         target = backend.default_target()
     elif isinstance(target, str):
         target = manager.parse_target(target)
-    target = _knobs.arch_target(backend, target)  # knobs.runtime.override_arch (TRITON_OVERRIDE_ARCH)
+    # the arch= option, else knobs.runtime.override_arch (TRITON_OVERRIDE_ARCH), names the architecture
+    target = _knobs.arch_target(backend, target, opts.get("arch") if opts else None)
     src = ASTSource(fn, signature, constexprs, attrs)
     return _compile_source(src, backend, target, opts)
 
