@@ -94,3 +94,17 @@ def test_special_registers_are_read_as_triton_reads_them():
     assert k.asm["ptx"].count("%smid") == 1
     assert "tensor<64xi32>" in k.asm["ttir"]  # num_threads: 2 warps of 32
     assert k.asm["cubin"][:4] == b"\x7fELF"
+
+
+@triton.jit
+def _exp2_kernel(x_ptr):
+    p = x_ptr + tl.arange(0, 128)
+    tl.store(p, tl.math.exp2(tl.load(p)))
+
+
+@pytest.mark.parametrize("ftz", [True, False])
+def test_enable_reflect_ftz_picks_the_approximate_exp2(ftz):
+    # Triton's option: flush denormals in ex2.approx (and libdevice's nvvm-reflect-ftz) or keep them
+    ptx = triton.compile(_exp2_kernel, target="cuda:90", signature={"x_ptr": "*fp32"},
+                         enable_reflect_ftz=ftz).asm["ptx"]
+    assert ("ex2.approx.ftz.f32" in ptx) == ftz and "ex2.approx" in ptx

@@ -99,7 +99,8 @@ def make_llir(target, options):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
         from .target_info import NVIDIATargetInfo
         text, meta = lower_to_llvm(module, NVIDIATargetInfo(capability(target), options.maxnreg,
-                                                                 options.num_ctas), options)
+                                                                 options.num_ctas, options.enable_reflect_ftz),
+                                   options)
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                         threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas)
         return text
@@ -116,7 +117,7 @@ def make_ptx(target, options):
     def stage(llir, metadata):
         from .binary import llir_to_ptx
         return llir_to_ptx(llir, machine_arch(target), enable_fp_fusion=options.enable_fp_fusion,
-                           ptx_version=options.ptx_version)
+                           ptx_version=options.ptx_version, ftz=options.enable_reflect_ftz)
     return stage
 
 

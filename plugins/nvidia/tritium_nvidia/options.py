@@ -52,6 +52,9 @@ class CUDAOptions(Options):
 
     maxnreg: int | None = None
     enable_fp_fusion: bool = True
+    #: flush fp32 denormals to zero in the approximate math (``ex2.approx.ftz``) and in libdevice
+    #: (its ``nvvm-reflect-ftz`` flag), Triton's default; False keeps denormals
+    enable_reflect_ftz: bool = True
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     ptx_version: int | None = None

@@ -33,9 +33,10 @@ class NVIDIATargetInfo(TargetInfo):
     data_layout = DATA_LAYOUT
     backend_name = "nvidia"
 
-    def __init__(self, capability: int = 90, maxnreg: int | None = None, num_ctas: int = 1):
+    def __init__(self, capability: int = 90, maxnreg: int | None = None, num_ctas: int = 1, ftz: bool = True):
         self.capability = capability
         self.maxnreg = maxnreg
+        self.ftz = ftz  # options.enable_reflect_ftz: approximate exp2 flushes denormals
         #: CTAs per program (a thread-block cluster, sm_90+).  A program is one cluster: its id is
         #: the cluster's id, and its work runs on the cluster's first CTA (see ``make_kernel``).
         self.num_ctas = num_ctas
@@ -292,7 +293,8 @@ class NVIDIATargetInfo(TargetInfo):
         f32 = isinstance(ty, ir.FloatType)
         if name in ("math.exp", "math.exp2") and f32:
             x = args[0] if name == "math.exp2" else b.fmul(args[0], ir.Constant(F32, _LOG2E))
-            return _asm(b, F32, "ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], side_effect=False)
+            op = "ex2.approx.ftz.f32" if self.ftz else "ex2.approx.f32"
+            return _asm(b, F32, f"{op} $0, $1;", "=f,f", [x], side_effect=False)
         if name == "arith.divf":
             # Triton's ``/`` on fp32: div.full.f32 (2 ulp), not the IEEE division subroutine
             return _asm(b, F32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, side_effect=False) if f32 else None
