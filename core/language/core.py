@@ -373,10 +373,11 @@ class static_range:
 class range:
     """``for i in tl.range(start, end, step, num_stages=..., loop_unroll_factor=...)``: a loop in
     the IR (like ``range``) carrying scheduling hints.  ``num_stages`` pipelines this loop with that
-    many stages (GPU backends); ``loop_unroll_factor`` unrolls it in TTIR.  ``flatten`` (fuse a
-    nest into one loop), ``disallow_acc_multi_buffer`` and ``warp_specialize`` are recorded on the
-    loop as Triton does (``tt.flatten``, ...) and otherwise change nothing: no backend here
-    flattens loop nests, multi-buffers accumulators or specialises warps.  ``disable_licm=True``
+    many stages (GPU backends); ``loop_unroll_factor`` unrolls it in TTIR.  ``flatten=True`` on a
+    loop holding one loop (``tt.flatten`` in TTIR) runs the nest as one loop on every backend (the
+    ``fuse-nested-loops`` pass).  ``disallow_acc_multi_buffer`` and ``warp_specialize`` are
+    recorded on the loop as Triton does and otherwise change nothing: no backend here
+    multi-buffers accumulators or specialises warps.  ``disable_licm=True``
     keeps loop-invariant code inside this loop (no hoisting by the ``licm`` pass, nor by LLVM:
     ``llvm.loop_annotation`` on the loop, ``llvm.licm.disable`` on its back edge), which keeps
     long-lived values out of the loop's registers."""
