@@ -298,3 +298,21 @@ def test_num_ctas_on_amd():
     src = triton.compiler.ASTSource(fn=_empty, signature={"src": "*fp32"}, constexprs={})
     with pytest.raises(ValueError, match=r"num_ctas > 1 not supported on gfx942"):
         triton.compile(src, target="hip:gfx942", options={"num_ctas": 2})
+
+
+def test_range_options_given_as_none_are_not_set():
+    # tl.range(..., num_stages=None, loop_unroll_factor=None) is a plain loop (Triton 3.6's test_tl_range_option_none)
+    import tritium
+
+    @tritium.jit
+    def loop_kernel(x_ptr, ub):
+        acc = 0
+        for i in tl.range(0, ub, num_stages=None, loop_unroll_factor=None):
+            acc += i
+        tl.store(x_ptr, acc)
+
+    k = tritium.compile(loop_kernel, signature={"x_ptr": "*i32", "ub": "i32"}, target="interpreter")
+    assert "num_stages" not in k.asm["ttir"] and "loop_unroll_factor" not in k.asm["ttir"]
+    x = np.full(1, -1, np.int32)
+    loop_kernel[(1,)](x, 10)
+    assert x[0] == sum(range(10))

@@ -289,9 +289,10 @@ class ControlFlowMixin:
         body.add_op(scf.YieldOp(*self._materialize(body, [self._slot_value(scope, n, node) for n in carried],
                                                    [types[n] for n in carried])))
         op = b.insert(scf.ForOp(lo.handle, hi.handle, st.handle, [v.handle for v in inits], Region(body)))
-        if getattr(it, "num_stages", None) is not None:
+        # an option given as None (or constexpr None) is not set
+        if _unwrap(getattr(it, "num_stages", None)) is not None:
             op.attributes["tt.num_stages"] = IntegerAttr(int(_unwrap(it.num_stages)), i32)
-        if getattr(it, "loop_unroll_factor", None) is not None:
+        if _unwrap(getattr(it, "loop_unroll_factor", None)) is not None:
             op.attributes["tt.loop_unroll_factor"] = IntegerAttr(int(_unwrap(it.loop_unroll_factor)), i32)
         for hint in ("disallow_acc_multi_buffer", "flatten", "warp_specialize"):
             if _unwrap(getattr(it, hint, False)):
