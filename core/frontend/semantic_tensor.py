@@ -205,6 +205,13 @@ def cat(a, b, can_reorder, builder: Builder) -> tensor:
     return tensor(builder.create(tt.CatOp(a.handle, b.handle, ir_type(ty))), ty)
 
 
+def gather(src: tensor, index: tensor, axis: int, builder: Builder) -> tensor:
+    """``tt.gather``: the result has ``index``'s shape and ``src``'s element type (checks are the
+    caller's: same rank, equal extents off ``axis``, integer indices)."""
+    ty = tl.block_type(src.type.scalar, list(index.type.shape))
+    return tensor(builder.create(tt.GatherOp(src.handle, index.handle, axis, ir_type(ty))), ty)
+
+
 def broadcast_to(x, shape, builder: Builder) -> tensor:
     return broadcast_to_shape(to_tensor(x, builder), _ints(shape, "broadcast_to shape"), builder)
 

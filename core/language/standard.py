@@ -1,10 +1,10 @@
 """Library functions built from the language's own operations: ``sort``, ``topk``, ``flip``,
 ``gather``, ``histogram``, ``swizzle2d``, ``reduce_or`` and the ``add``/``sub``/``mul`` forms.
 
-None of these needs an op of its own: sorting is a bitonic network whose compare-exchange steps
-pair elements with ``reshape``/``permute``/``split`` and put them back with ``join``; ``gather``
-and ``histogram`` compare against a range and reduce.  Every backend therefore runs them as
-they are; their cost is what those ops cost (``gather`` and ``histogram`` are O(n * m)).
+Only ``gather`` has an op of its own (``tt.gather``).  The others are built from the language:
+sorting is a bitonic network whose compare-exchange steps pair elements with
+``reshape``/``permute``/``split`` and put them back with ``join``; ``histogram`` compares against
+a range and reduces (O(n * num_bins)).  Every backend therefore runs them as they are.
 """
 from __future__ import annotations
 
@@ -145,8 +145,10 @@ def flip(x, dim=None, _builder=None):
 @builtin
 def gather(src, index, axis, _builder=None):
     """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``; ``src`` and ``index``
-    have the same rank and the same extent in every other dimension."""
-    s, st = _s(), _st()
+    have the same rank and the same extent in every other dimension.  One ``tt.gather`` op; an
+    index outside ``[0, src.shape[axis])`` gives an unspecified value (Tritium's backends read the
+    element at ``index mod src.shape[axis]``, never outside ``src``)."""
+    st = _st()
     src, index = _block(src, "gather", _builder), _block(index, "gather", _builder)
     axis = _axis(src, axis, "gather")
     rank = len(src.type.shape)
@@ -158,17 +160,7 @@ def gather(src, index, axis, _builder=None):
         if d != axis and src.type.shape[d] != index.type.shape[d]:
             raise ValueError(f"gather: src and index differ in dimension {d} "
                              f"({src.type.shape[d]} vs {index.type.shape[d]}), which is not the gather axis")
-    n = src.type.shape[axis]
-    hit = s.equal(st.expand_dims(index, [rank], _builder),
-                  st.reshape(st.arange(0, n, _builder), [1] * rank + [n], False, _builder), _builder)
-    moved = st.permute(src, [d for d in range(rank) if d != axis] + [axis], _builder)
-    cand = s.broadcast_to_shape(st.expand_dims(moved, [axis], _builder), list(hit.type.shape), _builder)
-
-    def pick(b, a):  # keep the candidate whose position matched: exact for every value
-        v1, h1, v2, h2 = a
-        return [s.where(h1, v1, v2, b), s.or_(h1, h2, b)]
-
-    return st.reduce([cand, hit], rank, pick, _builder)[0]
+    return st.gather(src, index, axis, _builder)
 
 
 @builtin

@@ -19,7 +19,7 @@ from .types import PointerType
 TT_OPS = [
     ops.FuncOp, ops.ReturnOp, ops.CallOp, ops.GetProgramIdOp, ops.GetNumProgramsOp, ops.MakeRangeOp,
     ops.SplatOp, ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp, ops.TransOp, ops.BitcastOp,
-    ops.IntToPtrOp, ops.PtrToIntOp, ops.SplitOp, ops.JoinOp, ops.CatOp, ops.AddPtrOp, ops.MulhiUIOp,
+    ops.IntToPtrOp, ops.PtrToIntOp, ops.SplitOp, ops.JoinOp, ops.CatOp, ops.GatherOp, ops.AddPtrOp, ops.MulhiUIOp,
     ops.PreciseSqrtOp, ops.PreciseDivFOp, ops.ClampFOp, ops.FpToFpOp, ops.DotOp, ops.ExternElementwiseOp, ops.ElementwiseInlineAsmOp,
     ops.PrintOp, ops.AssertOp, DotScaledOp,
     mem.LoadOp, mem.StoreOp, mem.AtomicRMWOp, mem.AtomicCASOp, mem.MakeTensorPtrOp, mem.AdvanceOp,

@@ -297,6 +297,54 @@ class CatOp(_Combine2):
 
 
 @irdl_op_definition
+class GatherOp(IRDLOperation):
+    """``tt.gather %src[%indices] {axis = 0 : i32} : (tensor<..>, tensor<..xi32>) -> tensor<..>``:
+    ``result[.., i, ..] = src[.., indices[.., i, ..], ..]`` along ``axis``.  The result has the
+    indices' shape (and, in TTGIR, their layout) and the source's element type; off the axis the
+    two operands have equal extents.  An index outside ``[0, src.shape[axis])`` gives an
+    unspecified value (Tritium's backends read ``index mod src.shape[axis]``)."""
+
+    name = "tt.gather"
+    src = operand_def()
+    indices = operand_def()
+    result = result_def()
+    axis = prop_def(IntegerAttr)
+    efficient_layout = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src `[` $indices `]` attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, src: SSAValue, indices: SSAValue, axis: int, result_type: Attribute):
+        super().__init__(operands=[src, indices], result_types=[result_type],
+                         properties={"axis": IntegerAttr(axis, i32)})
+
+    def verify_(self) -> None:
+        src_t, idx_t, res_t = self.src.type, self.indices.type, self.result.type
+        if not all(isinstance(t, TensorType) for t in (src_t, idx_t, res_t)):
+            raise VerifyException("tt.gather takes and returns tensors")
+        src, idx, res = src_t.get_shape(), idx_t.get_shape(), res_t.get_shape()
+        if tuple(idx) != tuple(res):
+            raise VerifyException(f"tt.gather: the result's shape {list(res)} must be the indices' {list(idx)}")
+        if src_t.element_type != res_t.element_type:
+            raise VerifyException(f"tt.gather: the result's element type {res_t.element_type} must be "
+                                  f"the source's {src_t.element_type}")
+        if not isinstance(idx_t.element_type, IntegerType):
+            raise VerifyException(f"tt.gather: indices must be integers, got {idx_t.element_type}")
+        if len(src) != len(idx):
+            raise VerifyException(f"tt.gather: source rank {len(src)} and indices rank {len(idx)} differ")
+        axis = self.axis.value.data
+        if not 0 <= axis < len(src):
+            raise VerifyException(f"tt.gather: axis {axis} is out of range for rank {len(src)}")
+        for d in range(len(src)):
+            if d != axis and src[d] != idx[d]:
+                raise VerifyException(f"tt.gather: indices dimension {d} ({idx[d]}) must equal the "
+                                      f"source's ({src[d]}) off the gather axis")
+        enc_i, enc_r = getattr(idx_t, "encoding", None), getattr(res_t, "encoding", None)
+        if enc_i != enc_r:
+            raise VerifyException("tt.gather: the result's layout must be the indices'")
+
+
+@irdl_op_definition
 class AddPtrOp(IRDLOperation):
     """``tt.addptr %p, %off : tensor<128x!tt.ptr<f32>>, tensor<128xi32>`` (offset in elements)."""
 

@@ -9,6 +9,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from .errors import KernelAssertionError, location_of
+from ...ttir.types import element_type
 from ...ttgir.passes.decompose_bf16_dot import TERMS as BF16_TERMS
 from .numerics import round_bf16, round_tf32, type_info
 from .ops_arith import bitcast_fn
@@ -83,6 +84,21 @@ def _join(tr, op):
 @translates("tt.cat")
 def _cat(tr, op):
     return emit(tr, op, lambda a, b: np.concatenate([a, b], axis=0))
+
+
+@translates("tt.gather")
+def _gather(tr, op):
+    """``take_along_axis``.  The language leaves an out-of-range index's value unspecified; here,
+    as in the GPU lowering, it reads ``index mod n`` (indices narrower than 32 bits taken as
+    unsigned), so no access leaves the source."""
+    axis, n = op.axis.value.data, op.src.type.get_shape()[op.axis.value.data]
+    width = element_type(op.indices.type).width.data
+    mask = (1 << width) - 1 if width < 32 else None
+
+    def f(x, i):
+        i = i.astype(np.int64)
+        return np.take_along_axis(x, np.mod(i if mask is None else i & mask, n), axis)
+    return emit(tr, op, f)
 
 
 @translates("tt.split")

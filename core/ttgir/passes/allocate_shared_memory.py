@@ -2,7 +2,7 @@
 
 Buffers are *explicit* (``ttg.local_alloc``, live from the alloc to its last use, extended over a
 loop that uses it from outside), *scratch* (an op's temporary: ``ttg.convert_layout``, cross-warp
-``tt.reduce``/``tt.scan``; live only at that op, or over its outermost loop where the op carries
+``tt.reduce``/``tt.scan``, ``tt.gather``'s source; live only at that op, or over its outermost loop where the op carries
 ``SCRATCH_ACROSS_LOOPS``; sizes from :func:`scratch_size`, extensible with
 :func:`register_scratch_size`) and *virtual* (a ``tt.call`` reserves its callee's whole total; the
 callee's buffers are placed relative to the base offset the call passes).  Offsets come from
@@ -83,6 +83,8 @@ def scratch_size(op: Operation) -> int:
         return _convert_scratch(op)
     if op.name in ("tt.reduce", "tt.scan"):
         return _reduce_scratch(op)
+    if op.name == "tt.gather":
+        return _bytes(op.operands[0].type)  # the source, row-major, for every thread to index
     if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and not isinstance(op.results[0].type, TensorType) \
             and op.results[0].uses:
         return max(bit_width(op.results[0].type) // 8, 1)  # a scalar result is broadcast to all threads

@@ -3,7 +3,8 @@
 Each tensor value gets its *natural* layout: the default blocked layout of its shape
 (:func:`~tritium.ttgir.layouts.default_blocked_encoding`), except where the op decides —
 ``tt.reduce`` results are ``slice(axis, source)``, ``tt.scan``/``tt.cat`` keep their source's,
-``tt.trans`` permutes its source's blocked layout, ``tt.join`` adds a per-thread dimension,
+``tt.trans`` permutes its source's blocked layout, ``tt.gather`` takes its indices' (its source
+keeps its own: it goes through shared memory), ``tt.join`` adds a per-thread dimension,
 ``tt.reshape`` keeps each element in its thread where a blocked layout can say so, and
 ``scf.for`` carries its init values' layouts.  Then every operand whose layout differs from what its
 user needs (``tt.expand_dims`` wants ``slice`` of its result, ``tt.dot`` wants ``dot_op``,
@@ -86,6 +87,8 @@ class ConvertToTTGIR:
             elif name == "tt.reshape" and src_enc is not None and \
                     (enc := reshaped_blocked(src_enc, op.operands[0].type.get_shape(), t.get_shape())):
                 new = with_encoding(t, enc)
+            elif name == "tt.gather" and (idx_enc := encoding(op.operands[1].type)) is not None:
+                new = with_encoding(t, idx_enc)
             elif name == "scf.for":
                 new = op.operands[3 + i].type
             set_type(res, new or self.default_type(t))

@@ -44,7 +44,8 @@ LAYOUT_ONLY = {"tt.expand_dims", "tt.broadcast"}
 # conversion costs); longer slices are left converted.
 MAX_REMAT_OPS = 12
 NEVER = {"tt.load", "tt.dot", "tt.reduce", "tt.scan", "tt.call", "tt.atomic_rmw", "tt.atomic_cas",
-         "ttg.local_load", "tt.reshape", "tt.trans", "tt.cat", "tt.join", "tt.split"}
+         "ttg.local_load", "tt.reshape", "tt.trans", "tt.cat", "tt.join", "tt.split",
+         "tt.gather"}
 
 
 def _elementwise(op: Operation) -> bool:
