@@ -13,7 +13,7 @@ MODULES = (
     "tutorials_attention", "libdevice", "inline_asm", "inline_asm_amdgcn", "compat_arith", "compat_random",
     "compat_standard", "compat_control", "compat_reduce", "compat_memory", "compat_methods", "tensor_descriptor",
     "tensor_map", "values", "semantics", "ir_files", "loops_options", "shapes_3d", "reduce_loop", "clusters", "printing",
-    "tuples", "triton_api", "lang36",
+    "tuples", "triton_api", "lang36", "gather",
 )
 
 
