@@ -94,3 +94,32 @@ def test_gather_1d_small_index_one_warp():
 def test_gather_out_of_range_reads_index_mod_extent():
     _run(gather2d, [16, 8], [32, 8], 0, dict(AXIS=0, S0=16, S1=8, I0=32, I1=8), lo=-40, hi=40)
     _run(gather1d, [16], [32], 0, dict(S=16, I=32), itype="i8", lo=-128, hi=128)
+
+
+@tritium.jit
+def gather_chain_loop(src_ptr, idx_ptr, out_ptr, N: tl.constexpr, STEPS: tl.constexpr):
+    # a gather of a gather's result, STEPS times: each op's scratch is written while the previous
+    # one's may still be read, so membar has to order the two
+    offs = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(src_ptr + offs)
+    idx = tl.load(idx_ptr + offs)
+    for _ in range(STEPS):
+        x = tl.gather(x, idx, 1) + 1.0
+        x = tl.gather(x, tl.trans(idx), 0)
+    tl.store(out_ptr + offs, x)
+
+
+def test_chained_gathers_in_a_loop():
+    n, steps = 32, 3
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal((n, n)).astype(np.float32)
+    idx = rng.integers(0, n, (n, n)).astype(np.int32)
+    out = np.full((n, n), np.nan, np.float32)
+    module = _ttgir(gather_chain_loop, {"src_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"},
+                    dict(N=n, STEPS=steps), 4)
+    assert simt.run_ttgir(module, [src, idx, out]) == 0
+    x = src
+    for _ in range(steps):
+        x = np.take_along_axis(x, idx, 1) + np.float32(1.0)
+        x = np.take_along_axis(x, idx.T, 0)
+    np.testing.assert_array_equal(out, x)
