@@ -330,3 +330,18 @@ def test_readme_using_it_and_compile_commands(tmp_path):
     assert len(outs) == 2, "the two compile examples write to the same directory"
     assert (tmp_path / "out/cuda/add_kernel.ptx").exists() and (tmp_path / "out/hip/add_kernel.hsaco").exists()
     assert "pip install -e '.[plot]'" in text
+
+
+def test_an_argument_given_twice_is_named_in_the_kernels_words():
+    # Python's own binding error of the launch binder, under the kernel's name (issue 31, item 6)
+    @triton.jit
+    def twice_kernel(x, n, B: tl.constexpr):
+        tl.store(x + tl.arange(0, B), 1.0)
+
+    x = np.zeros(16, np.float32)
+    for _ in range(2):  # the first launch and the cached binder
+        with pytest.raises(TypeError, match=r"^twice_kernel\(\) got multiple values for argument 'n'$"):
+            twice_kernel[(1,)](x, 16, n=16, B=16)
+    twice_kernel[(1,)](x, 16, B=16)
+    with pytest.raises(TypeError, match=r"twice_kernel\(\) got multiple values for argument 'B'"):
+        twice_kernel[(1,)](x, 16, 3, B=16)

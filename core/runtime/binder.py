@@ -154,7 +154,17 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
              "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3, "_t_name": fn.__name__,
              "_t_M": _MISSING, "_t_slow": slow, "_t_T": tensor_type or _NoType, "_t_TY": _TORCH_BY_DTYPE}
     exec(compile(src, f"<tritium launch of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
-    return scope["_t_fast"], cache, tensor_type
+    return named_as(scope["_t_fast"], fn.__name__), cache, tensor_type
+
+
+def named_as(binder, name: str):
+    """``binder`` under the kernel's name, so that Python's own argument errors (an argument
+    given twice) read ``add_kernel() got multiple values for argument 'n'``."""
+    code = binder.__code__
+    code = code.replace(co_name=name, **({"co_qualname": name} if hasattr(code, "co_qualname") else {}))
+    binder.__code__ = code
+    binder.__name__ = binder.__qualname__ = name
+    return binder
 
 
 def make_entry(kernel, runtime: tuple, meta: dict, device, driver, pointers: list) -> tuple:

@@ -150,7 +150,8 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
                  "_t_miss": self._miss, "_t_grid_of": self._grid_of,
                  "_t_type": type, "_t_tuple": tuple}
         exec(compile(src, f"<tritium direct binder of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
-        launch, key = scope["_t_launch"], scope["_t_key"]
+        from .binder import named_as
+        launch, key = named_as(scope["_t_launch"], fn.__name__), scope["_t_key"]
         launch.source = src
         return self.in_c(launch) or launch, key
 
