@@ -64,7 +64,7 @@ def test_dot_scaled_text_parses_in_mlir(tmp_path):
     sig = {"a_ptr": "*u8", "as_ptr": "*u8", "b_ptr": "*bf16", "bs_ptr": "*u8", "c_ptr": "*fp32", "z_ptr": "*fp32"}
     for fb, sb, pack in (("e4m3", True, True), ("bf16", False, False)):
         consts = dict(M=64, N=64, K=64, FA="e2m1", FB=fb, SCALE_A=True, SCALE_B=sb, FAST=sb, USE_ACC=False,
-                      A_K_PACK=pack)
+                      A_K_PACK=pack, B_K_PACK=True)
         sig["b_ptr"] = "*bf16" if fb == "bf16" else "*u8"
         text = tritium.compile(dot_scaled_kernel, signature=sig, constexprs=consts, target="interpreter",
                                stage="ttir").asm["ttir"]
