@@ -275,9 +275,10 @@ def _empty(src):
 
 @needs_nvidia
 @pytest.mark.parametrize("target, opts, bad", [("cuda:90", {"arch": "sm80"}, 80), ("cuda:80", {}, 80),
-                                               ("cuda:80", {"arch": "sm90"}, 80), ("cuda:90", {}, None),
+                                               ("cuda:80", {"arch": "sm90"}, None), ("cuda:90", {}, None),
                                                ("cuda:90", {"arch": "sm90"}, None)])
 def test_num_ctas_needs_sm90(target, opts, bad):
+    # an arch= option names the architecture compiled for, over the target (Triton's CUDAOptions.arch)
     src = triton.compiler.ASTSource(fn=_empty, signature={"src": "*fp32"}, constexprs={})
     if bad is None:
         triton.compile(src, target=target, options={"num_ctas": 2, **opts})

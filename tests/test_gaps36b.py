@@ -240,3 +240,35 @@ def test_arch_option_wins_over_the_knob_and_the_named_target():
     finally:
         triton.knobs.runtime.override_arch = old
     assert re.search(r'cuda:(\d+)', h.asm["ttgir"]).group(1) == "80"
+
+
+# --- plain assignment of a compile-time number -----------------------------------------------------
+
+@triton.jit
+def _assign_rules(X, B: tl.constexpr):
+    plain = B  # a run-time scalar of the number's type
+    tl.static_assert(plain.dtype == tl.int32)
+    half = 0.5
+    tl.static_assert(half.dtype == tl.float32)
+    kept: tl.constexpr = B * 2  # stays a compile-time constant
+    tl.static_assert(kept == 2 * B)
+    offs = tl.arange(0, kept)
+    tl.store(X + offs, offs * half + plain)
+
+
+def test_plain_assignment_makes_a_scalar_annotated_keeps_constexpr():
+    x = torch.full((32,), float("nan"))
+    _assign_rules[(1,)](x, B=16)
+    np.testing.assert_array_equal(x.numpy(), np.arange(32, dtype=np.float32) * 0.5 + 16)
+
+
+@triton.jit
+def _plain_arange_bound(X):
+    N = 16
+    tl.store(X + tl.arange(0, N), 1.0)
+
+
+def test_arange_of_a_plainly_assigned_number_is_rejected():
+    with pytest.raises(CompilationError) as e:
+        _compile(_plain_arange_bound, {"X": "*fp32"})
+    assert "arange's arguments must be constexpr" in str(e.value) and "tl.arange(0, N)" in str(e.value)

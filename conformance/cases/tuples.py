@@ -22,7 +22,8 @@ class View(NamedTuple):
 def nested_args_kernel(ptrs, out_ptr, meta):
     # ptrs = (x, (y, scale)); meta = (n, BLOCK (a constexpr inside the tuple), None)
     x_ptr, (y_ptr, scale) = ptrs
-    n, BLOCK, nothing = meta
+    n, nothing = meta[0], meta[2]
+    BLOCK: tl.constexpr = meta[1]  # a plain assignment would make the number a run-time scalar
     tl.static_assert(nothing is None)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n

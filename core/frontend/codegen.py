@@ -235,9 +235,20 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.ret_node = node  # where a return whose type disagrees with another's is reported
 
     def visit_Assign(self, node):
-        value = self.visit(node.value)
+        value = self._assigned_value(self.visit(node.value))
         for target in node.targets:
             self._assign(target, value)
+
+    def _assigned_value(self, value):
+        """A plain assignment (``x = 16``, ``x = BLOCK``) stores a number as a scalar tensor, as
+        Triton does; ``x: tl.constexpr = ...`` keeps it a compile-time constant.  Tuples are
+        handled item by item; dtypes, None, functions and other objects stay what they are."""
+        if isinstance(value, tuple) and not isinstance(value, tensor):
+            return _remake(value, [self._assigned_value(v) for v in value])
+        raw = _unwrap(value)
+        if isinstance(raw, (bool, int, float)) and not isinstance(value, tensor):
+            return sem.to_tensor(raw, self.builder)
+        return value
 
     def visit_AnnAssign(self, node):
         value = self.visit(node.value) if node.value is not None else None
@@ -246,6 +257,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             if isinstance(value, tensor):
                 raise self._error(node, f"'{getattr(node.target, 'id', '?')}' is annotated tl.constexpr but its value is only known at run time")
             value = constexpr(value)
+        elif value is not None:
+            value = self._assigned_value(value)
         self._assign(node.target, value)
 
     def visit_AugAssign(self, node):
@@ -254,7 +267,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                               f"{type(node.target).__name__}")
         lhs = self._load_name(node.target.id, node)
         value = self._binop(type(node.op), lhs, self.visit(node.value), node)
-        self._assign(node.target, value)
+        self._assign(node.target, self._assigned_value(value))
 
     def _assign(self, target, value):
         if isinstance(target, ast.Subscript):
