@@ -31,7 +31,8 @@ def _rand(n, seed=None):
 @triton.jit
 def nested_kernel(ptrs, out_ptr, meta):
     x_ptr, (y_ptr, scale) = ptrs
-    n, BLOCK, nothing = meta
+    n, nothing = meta[0], meta[2]
+    BLOCK: tl.constexpr = meta[1]  # a plain assignment would make the number a run-time scalar
     tl.static_assert(nothing is None)
     offs = tl.arange(0, BLOCK)
     mask = offs < n
@@ -155,8 +156,9 @@ def test_tuples_carried_by_loops_and_merged_by_if(flag):
 
 @triton.jit
 def tuple_ops_kernel(out_ptr):
-    t = tl.tuple((1, 2)) + (3,)
-    u = (0,) + t
+    # annotated: a plain assignment would make the numbers run-time scalars
+    t: tl.constexpr = tl.tuple((1, 2)) + (3,)
+    u: tl.constexpr = (0,) + t
     tl.static_assert(len(u) == 4)
     tl.static_assert(u == (0, 1, 2, 3))
     tl.static_assert(tl.tuple((1, 2)) != (1, 3))
