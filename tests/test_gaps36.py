@@ -317,3 +317,20 @@ def test_range_options_given_as_none_are_not_set():
     x = np.full(1, -1, np.int32)
     loop_kernel[(1,)](x, 10)
     assert x[0] == sum(range(10))
+
+
+def test_hasattr_on_a_tensor_is_answered_at_compile_time():
+    # Triton 3.6's test_short_circuiting: hasattr(x, "dtype") on a run-time tensor
+    import tritium
+
+    @tritium.jit
+    def kernel(x_ptr, y_ptr, B: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, B))
+        if (x is not None) and hasattr(x, "dtype") and not hasattr(x, "no_such_attribute"):
+            x = x * 2
+        tl.store(y_ptr + tl.arange(0, B), x)
+
+    x = np.random.rand(8).astype(np.float32)
+    y = np.full(8, np.nan, np.float32)
+    kernel[(1,)](x, y, B=8)
+    np.testing.assert_array_equal(y, x * 2)

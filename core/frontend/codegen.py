@@ -549,6 +549,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return _wrap(tl_tuple([tl_tuple(x) if isinstance(x, tuple) else x for x in out]))
         if fn is isinstance:
             return constexpr(_isinstance(*args))
+        if fn is hasattr and len(args) == 2 and not kwargs:
+            # introspection at compile time, as in Triton: hasattr(x, "dtype") on a tensor
+            return constexpr(hasattr(args[0], _unwrap(args[1])))
         from ..language.core import condition, range as tl_range, static_range
         if fn is tl_range or fn is static_range or fn is condition:
             return fn(*args, **kwargs)
