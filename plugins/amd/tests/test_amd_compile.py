@@ -186,7 +186,9 @@ def test_device_print_is_self_contained(target):
     info = read_hsaco(k.asm["hsaco"])
     assert info.undefined == () and "__printf_alloc" in info.functions
     formats = info.metadata["amdhsa.printf"]
-    assert any("x %f" in f for f in formats) and any("x must be positive" in f or "Assertion" in f for f in formats)
+    # Triton's line format, "pid (..) idx (..) x: %f" (the metadata writes ':' as \72)
+    assert any("idx (" in f and ("x: %f" in f or "x\\72 %f" in f) for f in formats)
+    assert any("x must be positive" in f or "Assertion" in f for f in formats)
     kinds = [a[".value_kind"] for a in info.kernel("print_and_assert").args]
     assert "hidden_printf_buffer" in kinds
     assert "s_trap" in k.asm["amdgcn"]

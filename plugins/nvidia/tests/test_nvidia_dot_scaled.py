@@ -76,7 +76,7 @@ def test_the_sm90_ttgir_computes_the_exact_product():
     m = n = k = 64
     sig = {"a_ptr": "*u8", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32", "z_ptr": "*fp32"}
     consts = dict(M=m, N=n, K=k, FA="e2m1", FB="e2m1", SCALE_A=True, SCALE_B=True, FAST=False, USE_ACC=False,
-                  A_K_PACK=True)
+                  A_K_PACK=True, B_K_PACK=True)
     ttgir = tritium.compile(dot_scaled_kernel, target="cuda:90", signature=sig, constexprs=consts,
                             stage="ttgir").asm["ttgir"]
     assert "#ttg.nvidia_mma" in ttgir and "ttg.local_load" in ttgir
