@@ -158,7 +158,7 @@ def test_select_device_rules(device0_current):
     assert drv.select_device([("a", x1), ("b", None), ("c", 0)]) == 1
     assert drv.select_device([("a", None)]) is None
     assert drv.select_device([("a", DLPackOn(np.zeros(1), 0, kind=3)), ("b", x1)]) == 1  # pinned host: any
-    with pytest.raises(LaunchDeviceError, match="'h' is a DLPack tensor on device type 1"):
+    with pytest.raises(LaunchDeviceError, match="'h' is a DLPack tensor in host memory, not CUDA memory"):
         drv.select_device([("h", DLPackOn(np.zeros(1), 0, kind=1))])
     assert memory.device_of(x1) == 1 and drv.owns(x1)
 
