@@ -9,7 +9,7 @@ import tritium.language as tl
 
 from .. import dtypes
 from ..case import Case, Gen, Out, Rand, tol
-from .grids import _grid_ref, grid3d_kernel
+from .grids import _grid_case
 
 
 @triton.jit
@@ -35,20 +35,6 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
         b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
-
-
-def _grid_case(g, ctas):
-    count = g[0] * g[1] * g[2]
-
-    def check(out, inp):
-        got = out["z_ptr"].reshape(count, 8)[:, :6].astype(np.int32)
-        want = _grid_ref(*g)[:, :6]
-        if not np.array_equal(got, want):
-            bad = int(np.argwhere((got != want).any(axis=1))[0][0])
-            return f"program row {bad}: got {got[bad].tolist()}, expected {want[bad].tolist()}"
-    return Case(id=f"clusters/grid-{g[0]}x{g[1]}x{g[2]}-ctas{ctas}", kernel=grid3d_kernel, grid=g,
-                constexprs={"B": 8}, outputs={"z_ptr": Out("int32", (count * 8,))}, check=check,
-                options={"num_ctas": ctas})
 
 
 def _once_case(ctas, programs=37, block=64):

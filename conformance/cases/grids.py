@@ -40,7 +40,9 @@ def _grid_ref(g0, g1, g2):
     return np.array(rows, dtype=np.int32)
 
 
-def _grid_case(g):
+def _grid_case(g, ctas=1):
+    """Every program records its ids and counts; ``ctas`` > 1 launches each as a cluster (the
+    ``clusters`` category: the ids and counts are still the programs')."""
     count = g[0] * g[1] * g[2]
 
     def check(out, inp):
@@ -49,8 +51,10 @@ def _grid_case(g):
         if not np.array_equal(got, want):
             bad = int(np.argwhere((got != want).any(axis=1))[0][0])
             return f"program row {bad}: got {got[bad].tolist()}, expected {want[bad].tolist()}"
-    return Case(id=f"grids/grid-{g[0]}x{g[1]}x{g[2]}", kernel=grid3d_kernel, grid=g, constexprs={"B": 8},
-                outputs={"z_ptr": Out("int32", (count * 8,))}, check=check)
+    name = f"grids/grid-{g[0]}x{g[1]}x{g[2]}" if ctas == 1 else f"clusters/grid-{g[0]}x{g[1]}x{g[2]}-ctas{ctas}"
+    return Case(id=name, kernel=grid3d_kernel, grid=g, constexprs={"B": 8},
+                outputs={"z_ptr": Out("int32", (count * 8,))}, check=check,
+                options={"num_ctas": ctas} if ctas != 1 else {})
 
 
 N_BIG = 65536 + 1000
