@@ -2,6 +2,7 @@
 changes what Tritium does (cache directory, backend choice, debug, JIT hooks, arch, fp fusion)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -17,30 +18,21 @@ from tritium import knobs
 
 
 @pytest.fixture
-def clean(monkeypatch):
-    """Every knob reads the environment, and the variables that the test touches are unset."""
+def clean():
+    """Every knob reads the environment, and the variables that the test touches are unset; each
+    group's scope() puts values and variables back afterwards (knobs a test sets are exported to
+    the environment: propagate_env)."""
     groups = [knobs.cache, knobs.compilation, knobs.runtime, knobs.language, knobs.nvidia, knobs.autotuning]
-    saved = [dict(g.__dict__) for g in groups]
-    keys = {k for g in groups for d in g.knob_descriptors.values() for k in d.keys}
-    saved_env = {k: os.environ.get(k) for k in keys}
-    for g in groups:
-        for d in g.knob_descriptors.values():
-            for k in d.keys:
-                monkeypatch.delenv(k, raising=False)
-        g.reset()
-        g.__dict__.pop("jit_cache_hook", None)
-        g.__dict__.pop("jit_post_compile_hook", None)
-    yield
-    for g, s in zip(groups, saved):
-        g.__dict__.clear()
-        g.__dict__.update(s)
-    # a knob set in the test was exported to the environment (propagate_env): put it back
-    for k, v in saved_env.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    knobs._notify(knobs.runtime, "*")
+    with contextlib.ExitStack() as scopes:
+        for g in groups:
+            scopes.enter_context(g.scope())
+            for d in g.knob_descriptors.values():
+                for k in d.keys:
+                    os.environ.pop(k, None)
+            g.reset()
+            g.__dict__.pop("jit_cache_hook", None)
+            g.__dict__.pop("jit_post_compile_hook", None)
+        yield
 
 
 @triton.jit
