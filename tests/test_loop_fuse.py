@@ -12,29 +12,11 @@ import tritium.language as tl
 from tritium.ttir.ir import parse_module, print_module
 from tritium.ttir.passes.fuse_nested_loops import FuseNestedLoops
 
+# the suite's two kernels, shared with the conformance cases
+from conformance.cases.loops_options import flatten_counter_kernel as fuse_kernel
+from conformance.cases.loops_options import flatten_dependent_kernel as fuse_dependent_kernel
+
 SENTINEL = np.int32(0x5A5A5A5A)
-
-
-@triton.jit
-def fuse_kernel(ub, out_ptr):
-    k = 1
-    for i in tl.range(0, ub, flatten=True):
-        for j in tl.range(0, ub):
-            tl.store(out_ptr + i * 32 + j, k)
-            k += 1
-
-
-@triton.jit
-def fuse_dependent_kernel(ub, out_i_ptr, out_j_ptr):
-    k = 0
-    for i in tl.range(0, ub, flatten=True):
-        lower_bound = i * 2
-        upper_bound = lower_bound + i + 1
-        tl.assume(upper_bound > lower_bound)
-        for j in tl.range(lower_bound, upper_bound):
-            tl.store(out_i_ptr + k, i)
-            tl.store(out_j_ptr + k, j)
-            k += 1
 
 
 @triton.jit
