@@ -80,8 +80,8 @@ def main() -> int:
         return 1
     os.environ["TRITIUM_BACKEND"] = "nvidia"
     # torch's C++ reader (runtime/torch_reader.py) would see these CPU tensors as the CPU's, not
-    # as the CUDA tensors pretend_cuda makes of them: every launch would miss.  Off here; the GPU
-    # host's figure with it on is bench/probe_launch.py's.
+    # as the CUDA tensors pretend_cuda makes of them: every launch would miss.  Off here; on a GPU
+    # host it is on (bench_nvidia.py --launch-only measures that path).
     os.environ["TRITIUM_TORCH_READER"] = "0"
     import torch
 

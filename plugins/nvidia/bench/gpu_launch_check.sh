@@ -3,7 +3,7 @@
 #   bash plugins/nvidia/bench/gpu_launch_check.sh
 # on nvidia-h100-x1 / nvidia-h200 (the two-GPU tests skip with a reason) or nvidia-h200-x2 (they
 # run; the conformance suite is then also timed on one GPU against both).  Needs .whl/ (the xDSL
-# wheel and its pure-Python dependencies) as bench/gpu_run.sh does; logs go to $OUT.
+# wheel and its pure-Python dependencies); logs go to $OUT.
 # Budget: about 6-7 minutes on one GPU.  Set CONF=0 to skip the conformance run.
 set -o pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

@@ -60,7 +60,7 @@ def wants_spare_slot(loop) -> bool:
 
 #: give a loop whose last wgmma accumulates across iterations and reads a buffer the loop fills
 #: (attention backward's dK) a spare slot, so that dot may stay in flight into the next iteration
-#: with the copies issued before the first dot (bench/probe_attn_bwd.py compares)
+#: with the copies issued before the first dot
 SPARE_SLOT_FOR_LAST_DOT = True
 
 
@@ -272,7 +272,7 @@ def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGr
     return True
 
 
-#: switch for ``_merge_into_next_wait`` (bench/probe_variants.py compares)
+#: switch for ``_merge_into_next_wait``
 MERGE_ACCUMULATOR_WAITS = True
 
 
@@ -303,7 +303,7 @@ def _prune_fences(module: ModuleOp) -> None:
 _FENCE_TRANSPARENT = ("ttg.async_copy_global_to_local", "ttg.async_commit_group", "ttg.memdesc_index")
 
 
-#: switch: the writes a sunk fence covers move down with it (bench/probe_variants.py compares)
+#: switch: the writes a sunk fence covers move down with it
 SINK_FENCED_WRITES = True
 
 
