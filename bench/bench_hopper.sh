@@ -5,7 +5,7 @@
 # (bench_persistent.py), then the bandwidth kernels and the launch cost (bench_nvidia.py).  All
 # interleaved A,B,B,A, medians of rounds with their range, clocks before and after, the host named.
 # Five rounds for the matmul and attention tables, seven of 20 launches for the persistent one (its
-# rounds moved by 10-20% within a run at three: it runs into the power cap, bench NOTES run 30).
+# rounds moved by 10-20% within a run at three: it runs into the power cap, docs/performance.md).
 #
 #     bash bench/bench_hopper.sh            # SIZES / PSIZES override the matmul and persistent sizes
 set -o pipefail

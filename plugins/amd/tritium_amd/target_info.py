@@ -232,7 +232,7 @@ class AMDTargetInfo(TargetInfo):
         # CDNA only.  On RDNA3 a block of branch-free buffer stores puts every element's division
         # or transcendental tail in one basic block, and LLVM, at full occupancy either way,
         # interleaves them all: the row softmax took 59 VGPRs (Triton 3.6: 46) where branch-guarded
-        # global accesses take 22 with the same waits (bench/NOTES.md, run 21)
+        # global accesses take 22 with the same waits (docs/performance.md)
         return None if self.arch.family.startswith("rdna") else self._BUFFER_BYTES
     _OUT_OF_RANGE = 0x80000000
 
