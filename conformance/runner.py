@@ -33,6 +33,9 @@ class Result:
     seconds: float = 0.0
     reason: str = ""  # the exclusion's reason, when excluded
     device: int | None = None  # the device its inputs were placed on (run mode)
+    #: compile mode: a short sha256 of each stage's text or binary and the launch metadata that
+    #: shapes code (shared bytes, warps), so two runs show whether a change altered any kernel
+    digest: dict | None = None
 
     @property
     def category(self) -> str:
@@ -223,9 +226,9 @@ def _error_message(exc: BaseException) -> str:
 
 def run_case(case: Case, ctx: BackendRun, seed: int) -> Result:
     start = time.perf_counter()
-    status, message = _run(case, ctx, seed)
+    status, message, *digest = _run(case, ctx, seed)
     res = Result(case.id, ctx.name, status, message, time.perf_counter() - start,
-                 device=ctx.device if ctx.mode == "run" else None)
+                 device=ctx.device if ctx.mode == "run" else None, digest=digest[0] if digest else None)
     reason = ctx.exclusion(case.id)
     if reason is not None:
         res.reason = reason
@@ -328,9 +331,29 @@ def _where(exc: BaseException) -> str:
     return f" [at {tb[-1].filename}:{tb[-1].lineno}]" if tb else ""
 
 
-def _check_compiled(compiled, ctx: BackendRun, driver) -> tuple[str, str]:
+def digest_of(kernels) -> dict:
+    """A short sha256 of every stage each compiled kernel kept, and its shared-memory size and
+    warp count: equal digests mean the same code."""
+    import hashlib
+    out = {}
+    for i, ck in enumerate(kernels):
+        pre = f"{i}." if len(kernels) > 1 else ""
+        for stage in sorted(ck.asm):
+            data = ck.asm[stage]
+            data = data.encode() if isinstance(data, str) else bytes(data)
+            out[pre + stage] = hashlib.sha256(data).hexdigest()[:16]
+        meta = ck.metadata
+        for key in ("shared", "num_warps"):
+            val = meta.get(key) if isinstance(meta, dict) else getattr(meta, key, None)
+            if val is not None:
+                out[pre + key] = val
+    return out
+
+
+def _check_compiled(compiled, ctx: BackendRun, driver) -> tuple:
     ext = ctx.backend.info.binary_ext
-    for ck in (compiled if isinstance(compiled, (list, tuple)) else [compiled]):
+    kernels = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
+    for ck in kernels:
         binary = ck.asm.get(ext) if hasattr(ck.asm, "get") else ck.asm[ext]
         if not binary:
             return FAILED, f"no '{ext}' stage in the compiled kernel (stages: {sorted(ck.asm)})"
@@ -338,7 +361,7 @@ def _check_compiled(compiled, ctx: BackendRun, driver) -> tuple[str, str]:
             driver.check_binary(binary, ck.metadata)
         except Exception as exc:
             return FAILED, "check_binary: " + _error_message(exc)
-    return COMPILED, ""
+    return COMPILED, "", digest_of(kernels)
 
 
 def _check_outputs(case: Case, ctx: BackendRun, driver, prep: Prepared, raw: dict) -> tuple[str, str]:
