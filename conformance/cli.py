@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--devices", default=None,
                    help="spread the cases over these devices: 'all' or a list such as 0,1 (default: device 0); "
                         "the inputs of a group of cases are placed on one device and the launch follows them")
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE:ATTR",
+                   help="also load this backend plugin object, not installed (a plugin under development); "
+                        "repeatable; the same as listing it in TRITIUM_PLUGINS")
     p.add_argument("--list", action="store_true", help="list the selected case ids and exit")
     return p
 
@@ -167,6 +170,11 @@ def run_backend(name: str, cases, args, seed: int, progress) -> tuple[list[Resul
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.plugin:
+        # through the environment, so that the worker processes load them too
+        from tritium.hooks.manager import PLUGINS_ENV, reset_plugin_manager
+        os.environ[PLUGINS_ENV] = ",".join([*filter(None, os.environ.get(PLUGINS_ENV, "").split(",")), *args.plugin])
+        reset_plugin_manager()
     from .cases import select
     cases = select(args.patterns, args.category)
     if args.skip:

@@ -135,6 +135,18 @@ class Backend:
         rule = self.call("tritium_membar_filter", target=target)
         return rule if rule is not None else _conservative_membar
 
+    def scratch_sizes(self, target: GPUTarget) -> dict[str, Callable[[Any], int]]:
+        """The plugin's scratch rules for ``target`` (op name -> bytes), over the core's."""
+        rules = self.call("tritium_scratch_sizes", target=target)
+        if rules is not None and not hasattr(rules, "items"):
+            raise PluginError(self.plugin, "tritium_scratch_sizes",
+                              f"expected a mapping of op names to callables, got {type(rules).__name__}")
+        return dict(rules or {})
+
+    def after_allocation_passes(self, target: GPUTarget, options: Options) -> list:
+        """The plugin's passes between allocate-shared-memory and membar."""
+        return list(self.call("tritium_after_allocation_passes", target=target, options=options) or ())
+
     def conformance_exclusions(self, target: GPUTarget) -> list[ConformanceExclusion]:
         out: list[ConformanceExclusion] = []
         for result in self.call("tritium_conformance_exclusions", backend=self.name, target=target):

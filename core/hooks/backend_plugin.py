@@ -62,6 +62,15 @@ class BackendPlugin:
     def membar_filter(self, target):
         return None
 
+    def scratch_sizes(self, target) -> dict:
+        """Scratch rules (op name -> ``callable(op) -> bytes``) for ops whose lowering on
+        ``target`` needs other room than the core rule."""
+        return {}
+
+    def after_allocation_passes(self, target, options) -> list:
+        """Passes to run between allocate-shared-memory and membar."""
+        return []
+
     def conformance_exclusions(self, target) -> list:
         return []
 
@@ -129,6 +138,14 @@ class BackendPlugin:
     @hookimpl
     def tritium_membar_filter(self, target):
         return self.membar_filter(target) if self.owns_target(target) else None
+
+    @hookimpl
+    def tritium_scratch_sizes(self, target):
+        return self.scratch_sizes(target) if self.owns_target(target) else None
+
+    @hookimpl
+    def tritium_after_allocation_passes(self, target, options):
+        return self.after_allocation_passes(target, options) if self.owns_target(target) else None
 
     @hookimpl
     def tritium_conformance_exclusions(self, backend, target):

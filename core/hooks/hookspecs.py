@@ -106,6 +106,26 @@ def tritium_membar_filter(target):
 
 
 @hookspec(firstresult=True)
+def tritium_scratch_sizes(target):
+    """Scratch rules for ops whose lowering on ``target`` needs other room than the core rule
+    (:mod:`tritium.ttgir.scratch`, which covers every core op): a mapping ``op name ->
+    callable(op) -> bytes``.
+
+    Asked once per compile, by the core's ``finalize_ttgir`` (on every path: a kernel from Python
+    and a ``.ttgir`` file alike); the allocation pass, membar and the software pipeliner's
+    budget all use the answer.  Return ``None`` or ``{}`` to keep the core rules.
+    """
+
+
+@hookspec(firstresult=True)
+def tritium_after_allocation_passes(target, options):
+    """Passes the backend runs on its TTGIR after shared memory is allocated and before membar
+    places barriers (they see every buffer's ``allocation.offset``): a list of objects with
+    ``run(module)``.  Asked by ``finalize_ttgir`` on every path; ``None`` or ``[]`` for none.
+    """
+
+
+@hookspec(firstresult=True)
 def tritium_tensor_descriptor_map(backend: str, target, descriptor):
     """A hardware descriptor of the host tensor descriptor ``descriptor`` (a
     :class:`tritium.tools.tensor_descriptor.TensorDescriptor`) for a launch on ``backend``'s device

@@ -9,6 +9,8 @@ and recorded in :func:`failed_plugins`.
 """
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 import threading
 import warnings
@@ -29,6 +31,13 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = PROJECT
+#: plugins loaded besides the installed ones, as ``module:attribute`` specs separated by commas
+#: (``TritiumPluginManager.register_spec``); subprocesses inherit them with the environment
+PLUGINS_ENV = "TRITIUM_PLUGINS"
+
+
+def _env_plugin_specs() -> list[str]:
+    return [s for s in os.environ.get(PLUGINS_ENV, "").split(",") if s.strip()]
 INTERPRETER = "interpreter"
 _MISSING = object()
 
@@ -74,6 +83,8 @@ class TritiumPluginManager:
 
                 for ep in sorted(entry_points(group=self._group), key=lambda e: e.name):
                     self._load_entry_point(ep)
+                for spec in _env_plugin_specs():
+                    self.register_spec(spec)
             self._loaded = True
 
     def _fail(self, name: str, distribution: str, reason: str) -> None:
@@ -127,6 +138,26 @@ class TritiumPluginManager:
                 self._backends[b.name] = b
             self._callers.clear()  # subset callers exclude "all others": a newcomer changes that
             return True
+
+    def register_spec(self, spec: str) -> bool:
+        """Register the plugin ``spec`` names, ``"package.module:attribute"`` or
+        ``"package.module"`` (a module of hookimpls), without installing it: a plugin under
+        development, or a test plugin.  A spec that does not import is skipped with one warning,
+        as a broken entry point is."""
+        module_name, _, attr = spec.strip().partition(":")
+        name = attr or module_name.rpartition(".")[2]
+        try:
+            plugin = importlib.import_module(module_name)
+            if attr:
+                plugin = getattr(plugin, attr)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._fail(name, f"{PLUGINS_ENV} entry {spec!r}", f"import failed: {type(exc).__name__}: {exc}")
+            return False
+        if any(p is plugin for p in self.pm.get_plugins()):
+            return True
+        return self.register(plugin, f"{module_name}:{attr}" if attr else module_name, f"{PLUGINS_ENV} entry {spec!r}")
 
     def _backends_from(self, name: str, distribution: str, results: list) -> list[Backend]:
         infos: list[Any] = []

@@ -1,10 +1,12 @@
 """The shared TTGIR pipeline.  A plugin's ``ttgir`` stage calls :func:`make_ttgir`, runs its own
-passes (accelerate-matmul, pipelining, ...) and then :func:`finalize_ttgir` with its membar filter.
+passes (accelerate-matmul, pipelining, ...) and then :func:`finalize_ttgir`, which asks the
+plugin's hooks for its scratch rules, after-allocation passes and barrier rule.
 Each piece is also exposed as a pass object (``tritium.passes`` interface) for custom pipelines."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
+from ..hooks.manager import get_plugin_manager
 from ..passes import PassManager
 from ..ttir.passes.cse import CSE
 from ..ttir.passes.dce import DCE
@@ -15,7 +17,7 @@ from .passes.coalesce import Coalesce
 from .passes.convert_to_ttgir import ConvertToTTGIR
 from .passes.decompose_bf16_dot import DecomposeBf16Dot
 from .passes.decompose_scaled_dot import DecomposeScaledDot
-from .passes.membar import Membar, MembarFilter
+from .passes.membar import Membar
 from .passes.optimize_thread_locality import OptimizeThreadLocality
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.separable_reductions import SeparableReductions
@@ -59,11 +61,30 @@ def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
     return ttir_module
 
 
-def finalize_ttgir(module: ModuleOp, target, options, membar_filter: MembarFilter | None = None,
-                   after_allocation: tuple = ()) -> ModuleOp:
-    """separable-reductions, allocate-shared-memory, a backend's ``after_allocation`` passes (they
-    see every buffer's offset), then membar (``ttg.shared`` is then on the module)."""
+def _backend_of(target):
+    """The installed backend whose target kinds include ``target``'s, or None (a bare target in a
+    test: core rules only)."""
+    if target is None or not hasattr(target, "backend"):
+        return None
+    try:
+        return get_plugin_manager().backend_for_target(target)
+    except ValueError:
+        return None
+
+
+def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
+    """separable-reductions, allocate-shared-memory, the backend's after-allocation passes (they
+    see every buffer's offset), then membar (``ttg.shared`` is then on the module).
+
+    Everything backend-specific comes through the hooks of ``backend`` (the contract's
+    :class:`~tritium.hooks.backend.Backend` owning ``target``, looked up when not given): its
+    scratch rules (``tritium_scratch_sizes``), its after-allocation passes and its barrier rule
+    (``tritium_membar_filter``).  A kernel from Python and a ``.ttgir`` file run this same list."""
+    backend = backend if backend is not None else _backend_of(target)
+    rules = backend.scratch_sizes(target) if backend is not None else {}
+    after = backend.after_allocation_passes(target, options) if backend is not None else []
+    rule = backend.membar_filter(target) if backend is not None else None
     set_scratch_limit(module, options)
-    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(), *after_allocation,
-                                   Membar(membar_filter)]).run(module)
+    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(rules), *after,
+                                   Membar(rule, rules)]).run(module)
     return module

@@ -264,7 +264,7 @@ def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None,
     from tritium.ttgir.pipeline import finalize_ttgir
     num_warps = module_int(module, "ttg.num-warps")
     warp_size = module_int(module, "ttg.threads-per-warp")
-    finalize_ttgir(module, None, {}, None)
+    finalize_ttgir(module, None, {})
     target = HostSIMTTarget(num_warps, warp_size, stores_matrices)
     llir, meta = lower_to_llvm(module, target)
     ee = target.engine(llir)

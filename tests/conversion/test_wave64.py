@@ -58,7 +58,7 @@ def test_lowers_for_64_lanes(mod, name, sig, consts):
     fn = getattr(importlib.import_module(f"tritium.examples.{mod}"), name)
     ttir = tritium.compile(fn, signature=sig, constexprs=consts, target="interpreter", stage="ttir").asm["ttir"]
     target, options = GPUTarget("cuda", 90, 64), Options(num_warps=4, threads_per_warp=64)
-    module = finalize_ttgir(make_ttgir(parse_module(ttir), target, options), target, options, lambda a, b: False)
+    module = finalize_ttgir(make_ttgir(parse_module(ttir), target, options), target, options)
     from tritium.ttgir.ir import print_module
     ttgir = print_module(module)
     assert '"ttg.threads-per-warp" = 64' in ttgir and "threadsPerWarp = [64]" in ttgir

@@ -16,6 +16,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
+from ...ttgir.analysis.axis_info import AxisInfoAnalysis
+from ...ttgir.analysis.value_range import ValueRanges
 from ...ttgir.encodings import DistributedEncoding
 from ...ttgir.linear_layout import LinearLayout
 from ..target_info import TargetInfo
@@ -328,10 +330,6 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
 
     Returns the IR text and metadata: ``name`` (the kernel), ``shared`` (bytes of shared memory),
     ``num_warps`` and ``threads_per_warp``."""
-    from . import (casts, control_flow, convert_layout, debug_ops, dot_fma, elementwise, gather,  # noqa: F401
-                   memory, mx_decode, reduce, scan, shape_ops, shared_ops)
-    from ...ttgir.analysis.axis_info import AxisInfoAnalysis
-    from ...ttgir.analysis.value_range import ValueRanges
     llmodule = ir.Module(name="tritium")
     if target.triple:
         llmodule.triple = target.triple

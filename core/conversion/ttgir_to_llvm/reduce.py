@@ -10,8 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.layouts import linear_layout
-from ...ttgir.passes.allocate_shared_memory import register_scratch_size
+from ...ttgir.scratch import axis_bits, round8
 from .convert_layout import elem_bytes, shared_load, shared_store
 from .lowering import FunctionLowering, lowers
 from .types import I32, bits_of, const
@@ -69,10 +68,6 @@ def shuffle_idx(fl: FunctionLowering, v: ir.Value, lane: ir.Value) -> ir.Value:
     return _from_i32_parts(b, [fl.target.shuffle_idx(b, p, lane) for p in _to_i32_parts(b, v)], v.type)
 
 
-def axis_bits(bases, axis: int) -> list[int]:
-    return [i for i, v in enumerate(bases) if v[axis]]
-
-
 def warp_axis_index(fl: FunctionLowering, bits: list[int]) -> ir.Value:
     """The warp's position along the axis: its axis bits packed together (i32)."""
     return _pack_bits(fl, fl.warp, bits)
@@ -94,35 +89,7 @@ def _out_shape(shape, axis):
     return tuple(s for d, s in enumerate(shape) if d != axis)
 
 
-def reduce_scratch(op) -> int:
-    t = op.operands[0].type
-    if not isinstance(t, TensorType):
-        return 0
-    axis = op.axis.value.data
-    # the operand's layout, or the layout of a conversion the lowering may elide upstream
-    types = [t]
-    x = op.operands[0]
-    while hasattr(x.owner, "name") and x.owner.name != "ttg.convert_layout" and x.owner.name.startswith(("arith.", "math.")):
-        x = next((o for o in x.owner.operands if isinstance(o.type, TensorType)), None)
-        if x is None:
-            break
-    if x is not None and getattr(x.owner, "name", None) == "ttg.convert_layout":
-        types.append(x.owner.operands[0].type)
-    w = max(1 << len(axis_bits(linear_layout(y.encoding, y.get_shape()).warp, axis)) for y in types)
-    if w == 1:
-        return 0
-    n_out = 1
-    for s in _out_shape(t.get_shape(), axis):
-        n_out *= s
-    from ...ttgir.layouts import bit_width
-    return sum(_round8(n_out * w * max(bit_width(v.type) // 8, 1)) for v in op.operands)
 
-
-def _round8(n: int) -> int:
-    return (n + 7) // 8 * 8
-
-
-register_scratch_size("tt.reduce", reduce_scratch)
 
 
 @lowers("tt.reduce")
@@ -166,7 +133,7 @@ def _reduce(fl: FunctionLowering, op) -> None:
         bases = []
         for v in operands:
             bases.append(fl.shared_ptr(base_off))
-            base_off += _round8(n_out * w * elem_bytes(fl.ty(v.type)))
+            base_off += round8(n_out * w * elem_bytes(fl.ty(v.type)))
         thread = fl.thread_coords(info)
         widx = warp_axis_index(fl, wbits)
         from .shape_ops import linear_index

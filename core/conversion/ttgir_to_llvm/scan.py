@@ -7,34 +7,13 @@ register / shuffle / warp-partials scan is future work."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
-from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.passes.allocate_shared_memory import register_scratch_size
+from ...ttgir.scratch import round8
 from .convert_layout import elem_bytes, shared_load
 from .lowering import FunctionLowering, lowers
 from .reduce import combine
 from .shape_ops import linear_index, write_tensor
 from .types import I32, const
-
-
-def _round8(n: int) -> int:
-    return (n + 7) // 8 * 8
-
-
-def scan_scratch(op) -> int:
-    from ...ttgir.layouts import bit_width
-    total = 0
-    for v in op.operands:
-        t = v.type
-        if isinstance(t, TensorType):
-            n = 1
-            for s in t.get_shape():
-                n *= s
-            total += _round8(n * max(bit_width(t.element_type) // 8, 1))
-    return total
-
-
-register_scratch_size("tt.scan", scan_scratch)
 
 
 @lowers("tt.scan")
@@ -57,7 +36,7 @@ def _scan(fl: FunctionLowering, op) -> None:
         n = 1
         for s in shape:
             n *= s
-        off += _round8(n * elem_bytes(fl.ty(v.type)))
+        off += round8(n * elem_bytes(fl.ty(v.type)))
     fl.target.barrier(b)
     tys = [fl.ty(v.type) for v in op.operands]
     outs: list[list] = [[] for _ in op.operands]
@@ -100,4 +79,4 @@ def _scan(fl: FunctionLowering, op) -> None:
         fl.set(res, vals)
 
 
-__all__ = ["scan_scratch", "ir"]
+__all__ = ["ir"]

@@ -1,5 +1,5 @@
 """TTGIR passes, one module per pass (the ``tritium.passes`` interface: ``name``, ``run(module)``)."""
-from .allocate_shared_memory import AllocateSharedMemory, allocate_shared_memory, register_scratch_size, scratch_size
+from .allocate_shared_memory import AllocateSharedMemory, allocate_shared_memory, scratch_size
 from .coalesce import Coalesce, coalesce
 from .convert_to_ttgir import ConvertToTTGIR, convert_to_ttgir
 from .decompose_bf16_dot import DecomposeBf16Dot, decompose_bf16_dot

@@ -3,8 +3,8 @@
 Buffers are *explicit* (``ttg.local_alloc``, live from the alloc to its last use, extended over a
 loop that uses it from outside), *scratch* (an op's temporary: ``ttg.convert_layout``, cross-warp
 ``tt.reduce``/``tt.scan``, ``tt.gather``'s source; live only at that op, or over its outermost loop where the op carries
-``SCRATCH_ACROSS_LOOPS``; sizes from :func:`scratch_size`, extensible with
-:func:`register_scratch_size`) and *virtual* (a ``tt.call`` reserves its callee's whole total; the
+``SCRATCH_ACROSS_LOOPS``; sizes from :func:`tritium.ttgir.scratch.scratch_size`: the core rule of
+each op, or the backend's ``rules``) and *virtual* (a ``tt.call`` reserves its callee's whole total; the
 callee's buffers are placed relative to the base offset the call passes).  Offsets come from
 first-fit over buffers sorted by size, between buffers whose live ranges overlap.
 
@@ -14,18 +14,16 @@ the module (the largest kernel).  :class:`Allocation` holds the same for membar 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from math import prod
 
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
 from xdsl.ir import Operation
 
 from ..dialect import SHARED
-from ..encodings import DistributedEncoding
-from ..layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
+from ..scratch import ScratchRule, scratch_size
 from ..types import MemDescType
-from ._util import encoding, func_ops
+from ._util import func_ops
 
 ALIGNMENT = 16
 OFFSET_ATTR = "allocation.offset"
@@ -34,77 +32,6 @@ OFFSET_ATTR = "allocation.offset"
 #: later iteration's other buffers never take those bytes (the backend waits for the reader before
 #: the op writes them again)
 SCRATCH_ACROSS_LOOPS = "allocation.scratch_across_loops"
-_SCRATCH: dict[str, Callable[[Operation], int]] = {}
-
-
-def register_scratch_size(op_name: str, fn: Callable[[Operation], int]) -> None:
-    """Let a lowering declare the scratch bytes an op needs (replaces the default rule)."""
-    _SCRATCH[op_name] = fn
-
-
-def _bytes(t) -> int:
-    return prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
-
-
-def _convert_scratch(op: Operation) -> int:
-    src, dst = op.operands[0].type, op.results[0].type
-    a, b = encoding(src), encoding(dst)
-    try:
-        la, lb = linear_layout(a, src.get_shape()), linear_layout(b, dst.get_shape())
-    except (NotImplementedError, TypeError, ValueError):
-        return _bytes(src)
-    if la == lb or (la.warp == lb.warp and la.lane == lb.lane and
-                    {tuple(o) for o in lb.reg_offsets().tolist()} <= {tuple(o) for o in la.reg_offsets().tolist()}):
-        return 0  # same thread owns the same elements: registers are only renamed
-    return convert_scratch_bytes(src, dst, scratch_limit(op))  # a round trip through shared memory, rows padded
-
-
-def _reduce_scratch(op: Operation) -> int:
-    axis = op.axis.value.data
-    total = 0
-    for v in op.operands:
-        t = v.type
-        enc = encoding(t) if isinstance(t, TensorType) else None
-        if not isinstance(enc, DistributedEncoding):
-            continue
-        warps_along = enc.warps_per_cta[axis] if axis < len(enc.warps_per_cta) else 1
-        if warps_along > 1 or op.name == "tt.scan":
-            # one partial result per (output element, warp along the axis)
-            out_elems = prod(t.get_shape()) // t.get_shape()[axis]
-            total += out_elems * warps_along * max(bit_width(t.element_type) // 8, 1)
-    return total
-
-
-def scratch_size(op: Operation) -> int:
-    """Bytes of temporary shared memory ``op`` needs while it executes (0 for most ops)."""
-    if op.name in _SCRATCH:
-        return _SCRATCH[op.name](op)
-    if op.name == "ttg.convert_layout":
-        return _convert_scratch(op)
-    if op.name in ("tt.reduce", "tt.scan"):
-        return _reduce_scratch(op)
-    if op.name == "tt.gather":
-        return _bytes(op.operands[0].type)  # the source, row-major, for every thread to index
-    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and not isinstance(op.results[0].type, TensorType) \
-            and op.results[0].uses:
-        return max(bit_width(op.results[0].type) // 8, 1)  # a scalar result is broadcast to all threads
-    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and op.results[0].uses:
-        return _atomic_share_scratch(op.results[0].type)
-    return 0
-
-
-def _atomic_share_scratch(t) -> int:
-    """A used tensor atomic whose layout gives some elements to several threads: the owners'
-    results go through shared memory to the other holders (one slot per element)."""
-    if not isinstance(t, TensorType) or not isinstance(t.encoding, DistributedEncoding):
-        return 0
-    shape = tuple(t.get_shape())
-    free = linear_layout(t.encoding, shape).free_masks()
-    if not (free.get("lane") or free.get("warp")):
-        return 0
-    return prod(shape) * max(bit_width(t.element_type) // 8, 1)
-
-
 @dataclass
 class Buffer:
     kind: str          # "explicit" | "scratch" | "virtual"
@@ -138,7 +65,7 @@ def _align(n: int, to: int = ALIGNMENT) -> int:
     return (n + to - 1) // to * to
 
 
-def _liveness(func: Operation, totals: dict[str, int]) -> list[Buffer]:
+def _liveness(func: Operation, totals: dict[str, int], rules: Mapping[str, ScratchRule] | None) -> list[Buffer]:
     pos: dict[Operation, int] = {}
     last: dict[Operation, int] = {}
     for i, op in enumerate(func.walk()):
@@ -167,7 +94,7 @@ def _liveness(func: Operation, totals: dict[str, int]) -> list[Buffer]:
             size = totals.get(op.callee.string_value(), 0)
             if size:
                 bufs.append(Buffer("virtual", op, size, i, i))
-        elif (size := scratch_size(op)) > 0:
+        elif (size := scratch_size(op, rules)) > 0:
             top = outermost_loop(op) if SCRATCH_ACROSS_LOOPS in op.attributes else op
             bufs.append(Buffer("scratch", op, size, pos[top], last[top]))
     return bufs
@@ -217,9 +144,12 @@ def _call_order(module: ModuleOp) -> list[Operation]:
 
 
 class AllocateSharedMemory:
+    """``rules``: the backend's scratch rules (op name -> bytes), over the core ones."""
+
     name = "allocate-shared-memory"
 
-    def __init__(self):
+    def __init__(self, rules: Mapping[str, ScratchRule] | None = None):
+        self.rules = dict(rules or {})
         self.allocation: Allocation | None = None
 
     def run(self, module: ModuleOp) -> None:
@@ -227,7 +157,7 @@ class AllocateSharedMemory:
         buffers: dict[str, list[Buffer]] = {}
         for f in _call_order(module):
             name = f.sym_name.data
-            bufs = _liveness(f, totals)
+            bufs = _liveness(f, totals, self.rules)
             totals[name] = _place(bufs)
             buffers[name] = bufs
             for b in bufs:
@@ -237,11 +167,11 @@ class AllocateSharedMemory:
         self.allocation = Allocation(buffers, totals)
 
 
-def allocate_shared_memory(module: ModuleOp) -> Allocation:
-    p = AllocateSharedMemory()
+def allocate_shared_memory(module: ModuleOp, rules: Mapping[str, ScratchRule] | None = None) -> Allocation:
+    p = AllocateSharedMemory(rules)
     p.run(module)
     return p.allocation
 
 
 __all__ = ["AllocateSharedMemory", "Allocation", "Buffer", "SCRATCH_ACROSS_LOOPS", "allocate_shared_memory",
-           "outermost_loop", "scratch_size", "register_scratch_size", "MemDescType"]
+           "outermost_loop", "scratch_size", "MemDescType"]

@@ -27,7 +27,8 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ..ops import BarrierOp
 from ..types import MemDescType
-from .allocate_shared_memory import OFFSET_ATTR, _call_order, scratch_size
+from ..scratch import scratch_size
+from .allocate_shared_memory import OFFSET_ATTR, _call_order
 
 MembarFilter = Callable[[Operation, Operation], bool]
 _ASYNC_COPY = "ttg.async_copy_global_to_local"
@@ -66,8 +67,9 @@ def _buffer_range(v: SSAValue, whole: int) -> tuple[int, int]:
 class Membar:
     name = "membar"
 
-    def __init__(self, membar_filter: MembarFilter | None = None):
+    def __init__(self, membar_filter: MembarFilter | None = None, scratch_rules=None):
         self.filter = membar_filter or (lambda a, b: False)
+        self.scratch_rules = scratch_rules  # the backend's, as the allocation was given
         self.summaries: dict[str, frozenset[Access]] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -99,7 +101,7 @@ class Membar:
             if base is None:
                 return []
             return [Access(base + a.lo, base + a.hi, a.write, op) for a in summary]
-        if _offset(op) is not None and (size := scratch_size(op)):
+        if _offset(op) is not None and (size := scratch_size(op, self.scratch_rules)):
             lo = _offset(op)
             return [Access(lo, lo + size, True, op), Access(lo, lo + size, False, op)]
         if name not in _VIEWS:

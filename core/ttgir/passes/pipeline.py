@@ -51,7 +51,8 @@ from ..ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGl
                    ConvertLayoutOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp, LocalLoadOp, LocalStoreOp,
                    MemDescIndexOp, MemDescTransOp, WaitBarrierOp)
 from ..types import MemDescType
-from .allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop, scratch_size
+from ..scratch import scratch_size
+from .allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
 from ._util import with_extra_iter_args
 
 STAGES_ATTR = "tt.num_stages"
@@ -252,7 +253,7 @@ class _Loop:
             nbytes += buf_t.size_in_bytes()
 
 
-def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) -> None:
+def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None, scratch_rules=None) -> None:
     """``local_alloc(trans(load(p, m, o)))`` -> ``local_alloc(load(trans(p), trans(m), trans(o)))``.
 
     A dot of a K-contiguous ``B`` (``tl.dot(a, b.T)``) writes the transposed tile to shared memory;
@@ -272,7 +273,7 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None) ->
     fed = [op for op in body.ops if isinstance(op, LocalAllocOp) and op.src is not None
            and isinstance(op.src.owner, (LoadOp, TransOp))]
     slot_bytes = sum(op.result.type.size_in_bytes() for op in fed)
-    outside = _other_buffers_bytes(loop)
+    outside = _other_buffers_bytes(loop, scratch_rules)
     for alloc in [op for op in body.ops if isinstance(op, LocalAllocOp)]:
         trans = alloc.src.owner if alloc.src is not None else None
         if not isinstance(trans, TransOp) or trans.parent_block() is not body or len(list(trans.result.uses)) != 1:
@@ -402,7 +403,7 @@ class Pipeline:
 
     def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None,
                  copy: str = "async", operand_buffer=None, load_filter=None, descriptor_copy=None,
-                 stream_buffer=None, spare_refill=None):
+                 stream_buffer=None, spare_refill=None, scratch_rules=None):
         if copy not in ("async", "registers"):
             raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
@@ -412,6 +413,7 @@ class Pipeline:
         self.copy, self.operand_buffer, self.load_filter = copy, operand_buffer, load_filter
         self.descriptor_copy, self.stream_buffer = descriptor_copy, stream_buffer
         self.spare_refill = spare_refill
+        self.scratch_rules = scratch_rules  # the backend's (``tritium.ttgir.scratch``), for the budget
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -423,7 +425,7 @@ class Pipeline:
                 continue
             registers = self.copy == "registers"
             if not registers:
-                _load_transposed(loop, stages, self.shared_budget)
+                _load_transposed(loop, stages, self.shared_budget, self.scratch_rules)
             info = _Loop(loop, stages, registers, self.operand_buffer, self.load_filter, self.descriptor_copy,
                          self.stream_buffer, self.shared_budget)
             reason = info.analyse()
@@ -441,7 +443,7 @@ class Pipeline:
         i32 = IntegerType(32)
         slot_bytes = sum(t.size_in_bytes() for _, _, t in info.loads)
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
-            and (s + 1) * slot_bytes + _other_buffers_bytes(loop) <= self.shared_budget
+            and (s + 1) * slot_bytes + _other_buffers_bytes(loop, self.scratch_rules) <= self.shared_budget
         nslots = s + 1 if spare else s
         if spare:
             late = (self.spare_refill(loop) or None) if self.spare_refill is not None else None
@@ -581,7 +583,7 @@ class Pipeline:
         _drop_dead_carried(new, info.carried)
 
 
-def _other_buffers_bytes(loop: scf.ForOp) -> int:
+def _other_buffers_bytes(loop: scf.ForOp, scratch_rules=None) -> int:
     """Bytes of the function's shared buffers made outside ``loop`` (operands kept in shared memory
     across it, other loops' slots, a store's tile kept over an outer loop): what the loop's slots
     share the block's memory with."""
@@ -592,7 +594,7 @@ def _other_buffers_bytes(loop: scf.ForOp) -> int:
     # and scratch kept over a loop around this one (``SCRATCH_ACROSS_LOOPS``: a store's tile)
     return sum(op.results[0].type.size_in_bytes() for op in ops
                if isinstance(op, LocalAllocOp) and not loop.is_ancestor(op)) \
-        + sum(scratch_size(op) for op in ops if SCRATCH_ACROSS_LOOPS in op.attributes
+        + sum(scratch_size(op, scratch_rules) for op in ops if SCRATCH_ACROSS_LOOPS in op.attributes
               and not loop.is_ancestor(op) and outermost_loop(op).is_ancestor(loop))
 
 

@@ -50,9 +50,6 @@ def sched_strategy(module, arch) -> str | None:
 def make_ttgir(target, options):
     def stage(module, metadata):
         from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
-        # importing the lowering registers its scratch sizes with the allocation pass
-        import tritium.conversion.ttgir_to_llvm  # noqa: F401
-        from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
         from tritium.passes import PassManager
         from tritium.ttir.passes.cse import CSE
         from tritium.ttir.passes.dce import DCE
@@ -68,11 +65,11 @@ def make_ttgir(target, options):
         unpipelined = module.clone()
         pipeline = StreamPipeline(options.num_stages)
         PassManager("ttgir-amd", [pipeline, CSE(), DCE()]).run(module)
-        module = finalize_ttgir(module, target, options, membar_filter)
+        module = finalize_ttgir(module, target, options)
         if pipeline.pipelined and _shared_bytes(module) > arch_of(target).lds_bytes:
             # the operand buffers live across the loop, beside the scratch of the conversions in
             # it: where both do not fit in LDS, the loop stays as it was
-            module = finalize_ttgir(unpipelined, target, options, membar_filter)
+            module = finalize_ttgir(unpipelined, target, options)
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
     return stage

@@ -39,10 +39,16 @@ def tensor_core_passes(target, options) -> list:
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
                      late_refill=wants_late_refill, spare_refill=spare_refill,
                      descriptor_copy=tma.descriptor_copy(target),
-                     stream_buffer=stream_buffer if STREAM_LOADS else None)] \
+                     stream_buffer=stream_buffer if STREAM_LOADS else None, scratch_rules=tma.SCRATCH_SIZES)] \
         + ([PointerOffsets()] if POINTER_OFFSETS else []) \
         + ([AsyncOperandLoads()] if ASYNC_OPERAND_LOADS else []) \
         + [AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
+
+
+def after_allocation_passes(target, options) -> list:
+    """TMA stores wait for their reads only where a buffer is reused (``tma.DeferStoreWaits``)."""
+    from . import tma
+    return [tma.DeferStoreWaits()] if tma.DEFER_STORE_WAITS else []
 
 
 def stream_buffer(load):
@@ -81,14 +87,11 @@ def make_ttgir(target, options):
     def stage(module, metadata):
         from tritium.passes import PassManager
         from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
-        # importing the lowering registers its scratch sizes with the allocation pass
-        import tritium.conversion.ttgir_to_llvm  # noqa: F401
-        from tritium.conversion.ttgir_to_llvm import reduce, scan, shape_ops  # noqa: F401
-        from . import dialect, tma  # noqa: F401  (the ttng ops; the TMA ops' scratch sizes and passes)
+        from . import dialect  # noqa: F401  (the ttng ops)
         module = _make(module, target, options)
         PassManager("ttgir-nvidia", tensor_core_passes(target, options)).run(module)
-        module = finalize_ttgir(module, target, options, membar_filter,
-                                after_allocation=(tma.DeferStoreWaits(),) if tma.DEFER_STORE_WAITS else ())
+        # scratch rules, after-allocation passes and the barrier rule: through the plugin's hooks
+        module = finalize_ttgir(module, target, options)
         metadata["threads_per_warp"] = options.threads_per_warp
         return module
     return stage

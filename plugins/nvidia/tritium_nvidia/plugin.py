@@ -48,6 +48,14 @@ class NvidiaPlugin(BackendPlugin):
         from .compiler import membar_filter
         return membar_filter
 
+    def scratch_sizes(self, target):
+        from .tma import SCRATCH_SIZES
+        return SCRATCH_SIZES
+
+    def after_allocation_passes(self, target, options):
+        from .compiler import after_allocation_passes
+        return after_allocation_passes(target, options)
+
     def tensor_descriptor_map(self, target, descriptor):
         from .tensor_map import tensor_map
         return tensor_map(target, descriptor, self.driver())

@@ -2,7 +2,7 @@
 ``tt.descriptor_store`` whose descriptor is a CUtensorMap built on the host (``tensor_map.py``).
 
 One access is self-contained, in a scratch buffer of the op's own (the allocation pass sizes it
-through :func:`register_scratch_size`): the tile followed by one 8-byte mbarrier.  The tile is
+with :data:`SCRATCH_SIZES`, which the plugin declares through ``tritium_scratch_sizes``): the tile followed by one 8-byte mbarrier.  The tile is
 laid out as the map's swizzle says (``tensor_map.map_swizzle``: a 2-d box whose rows are 32, 64
 or 128 bytes is swizzled like a ``#ttg.nvmma_shared`` buffer, 1024-byte aligned, and a 2-d block
 whose rows are a multiple of 128 bytes is moved as 128-byte columns, each such a swizzled box, one
@@ -40,7 +40,6 @@ from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linear
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.passes.allocate_shared_memory import register_scratch_size
 
 #: the copy engine's shared-memory operand alignment (bytes), and a swizzled box's (one whole
 #: pattern: the hardware swizzles on address bits)
@@ -73,8 +72,8 @@ def scratch_bytes(op) -> int:
     return tile_align(t) + tile_bytes(t) + _BARRIER_BYTES
 
 
-for _name in ("tt.descriptor_load", "tt.descriptor_store"):
-    register_scratch_size(_name, scratch_bytes)
+#: the plugin's scratch rules (``tritium_scratch_sizes``)
+SCRATCH_SIZES = {"tt.descriptor_load": scratch_bytes, "tt.descriptor_store": scratch_bytes}
 
 
 class _RowMajor:
@@ -336,7 +335,7 @@ class DeferStoreWaits:
         from xdsl.dialects.builtin import UnitAttr
         from tritium.ttgir.passes.membar import Membar
         from .dialect import BulkStoreWaitOp
-        reader = Membar()
+        reader = Membar(scratch_rules=SCRATCH_SIZES)
         reader.whole = 1 << 30  # only ops with placed buffers matter here
         for func in [op for op in module.walk() if op.name == "tt.func"]:
             stores = [op for op in func.walk() if op.name == "tt.descriptor_store"]

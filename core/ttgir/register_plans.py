@@ -1,0 +1,103 @@
+"""Register plans for the shape ops (broadcast, expand_dims, trans, reshape, join, split, cat).
+
+Each shape op is a coordinate map from a result element to the source element it copies.  When the
+map takes the result layout's lane and warp bases onto the source layout's, the same threads hold
+corresponding elements and the op is a renaming of registers (a *plan*: result register ->
+(source operand, source register)); otherwise the tensor goes through shared memory.  The lowering
+follows the plan, and the allocation pass gives the op scratch exactly when there is none."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import TensorType
+
+from .layouts import linear_layout, total_elems_per_thread
+
+Coord = tuple[int, ...]
+
+
+def coord_map(op) -> Callable[[Coord], tuple[Coord, int]]:
+    name = op.name
+    dst_shape = op.results[0].type.get_shape()
+    src_shape = op.operands[0].type.get_shape() if isinstance(op.operands[0].type, TensorType) else ()
+    if name == "tt.broadcast":
+        return lambda c: (tuple(0 if s == 1 and d != 1 else x for x, s, d in zip(c, src_shape, dst_shape)), 0)
+    if name == "tt.expand_dims":
+        ax = op.axis.value.data
+        return lambda c: (c[:ax] + c[ax + 1:], 0)
+    if name == "tt.trans":
+        order = op.order.get_values()
+        inv = [order.index(i) for i in range(len(order))]
+        return lambda c: (tuple(c[inv[i]] for i in range(len(order))), 0)
+    if name == "tt.reshape":
+        def f(c):
+            lin = 0
+            for x, s in zip(c, dst_shape):
+                lin = lin * s + x
+            out = []
+            for s in reversed(src_shape):
+                out.append(lin % s)
+                lin //= s
+            return tuple(reversed(out)), 0
+        return f
+    if name == "tt.join":
+        return lambda c: (c[:-1], c[-1])
+    if name == "tt.split":
+        raise AssertionError("split has two results; see _split")
+    if name == "tt.cat":
+        n0 = src_shape[0]
+        return lambda c: ((c[0] % n0,) + c[1:], c[0] // n0)
+    raise ValueError(f"no coordinate map for {name}")
+
+
+def register_plan(op, f=None, src_index: int = 0, result_index: int = 0):
+    """``[result register] -> (source operand, source register)`` when the result's elements already
+    live in the same threads as the sources'; None when shared memory is needed."""
+    if op.name == "tt.reshape" and "efficient_layout" in op.properties:
+        return _renamed(op)
+    f = f or coord_map(op)
+    rt = op.results[result_index].type
+    ll_dst = linear_layout(rt.encoding, rt.get_shape())
+    srcs = [v.type for v in op.operands]
+    lls = [linear_layout(t.encoding, t.get_shape()) for t in srcs]
+    # thread parts must agree: result lane/warp bases map onto the source's
+    for kind in ("lane", "warp"):
+        for bd, bs in zip(getattr(ll_dst, kind), getattr(lls[0], kind)):
+            mapped, which = f(bd)
+            if which != 0 and any(bd):
+                return None
+            if tuple(mapped) != tuple(bs):
+                return None
+        for other in lls[1:]:
+            if getattr(other, kind) != getattr(lls[0], kind):
+                return None
+    index = [{tuple(int(x) for x in off): r for r, off in reversed(list(enumerate(ll.reg_offsets())))}
+             for ll in lls]
+    plan = []
+    for off in ll_dst.reg_offsets():
+        c, which = f(tuple(int(x) for x in off))
+        r = index[which].get(tuple(c))
+        if r is None:
+            return None
+        plan.append((which, r))
+    return plan
+
+
+def _renamed(op) -> list:
+    """``tt.reshape allow_reorder efficient_layout``: its layout was chosen so that register ``r``
+    of the source is register ``r`` of the result (the elements may move: the reshape allows it)."""
+    src_t, dst_t = op.operands[0].type, op.results[0].type
+    n = total_elems_per_thread(src_t.encoding, src_t.get_shape())
+    if total_elems_per_thread(dst_t.encoding, dst_t.get_shape()) != n:
+        raise ValueError(f"an efficient_layout reshape must keep each thread's registers: {src_t} -> {dst_t}")
+    return [(0, r) for r in range(n)]
+
+
+
+def _split_maps(op):
+    return [lambda c, k=k: (c + (k,), 0) for k in (0, 1)]
+
+
+def split_plans(op):
+    plans = [register_plan(op, f, 0, i) for i, f in enumerate(_split_maps(op))]
+    return None if any(p is None for p in plans) else plans

@@ -1,0 +1,138 @@
+"""Scratch: the temporary shared memory an op needs while it executes.
+
+Every core op that needs scratch has its rule here, in one table (:data:`CORE_SCRATCH`), whatever
+modules a process happens to have imported: the allocation pass, membar and the software
+pipeliner all ask :func:`scratch_size`, and the shared lowering reads the offset the allocation
+gave.  A backend whose lowering of an op needs different room (NVIDIA's TMA copies: the tile and an
+mbarrier) declares its rules through the ``tritium_scratch_sizes`` hook; core passes them to those
+passes as ``rules``, which take precedence over the table.
+
+The rules (bytes):
+
+- ``ttg.convert_layout``: 0 when the same thread already owns the same elements (registers are
+  renamed), else a round trip through shared memory with padded rows, at most the module's
+  conversion limit per slice (:func:`tritium.ttgir.layouts.convert_scratch_bytes`).
+- ``tt.reduce``: 0 when one warp holds each output element's whole run along the axis, else one
+  partial per (output element, warp along the axis) for every operand (the layout of a conversion
+  the lowering elides upstream counts too).
+- ``tt.scan``: every operand row-major.
+- ``tt.gather``: the source row-major, for every thread to index.
+- the shape ops: 0 when :mod:`.register_plans` finds a register renaming, else the result
+  row-major (``tt.split``: both halves).
+- a used atomic: a scalar result broadcast to all threads, or a tensor result whose layout gives
+  elements to several threads (one slot per element).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from math import prod
+
+from xdsl.dialects.builtin import NoneAttr, TensorType
+from xdsl.ir import Operation
+
+from .encodings import DistributedEncoding
+from .layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
+from .register_plans import register_plan, split_plans
+
+ScratchRule = Callable[[Operation], int]
+
+
+def tensor_bytes(t) -> int:
+    return prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
+
+
+def round8(n: int) -> int:
+    """Each operand's part of a multi-operand scratch starts 8-byte aligned (the lowering lays
+    the parts out the same way)."""
+    return (n + 7) // 8 * 8
+
+
+def convert_scratch(op: Operation) -> int:
+    src, dst = op.operands[0].type, op.results[0].type
+    a, b = (None if isinstance(t.encoding, NoneAttr) else t.encoding for t in (src, dst))
+    try:
+        la, lb = linear_layout(a, src.get_shape()), linear_layout(b, dst.get_shape())
+    except (NotImplementedError, TypeError, ValueError):
+        return tensor_bytes(src)
+    if la == lb or (la.warp == lb.warp and la.lane == lb.lane and
+                    {tuple(o) for o in lb.reg_offsets().tolist()} <= {tuple(o) for o in la.reg_offsets().tolist()}):
+        return 0  # same thread owns the same elements: registers are only renamed
+    return convert_scratch_bytes(src, dst, scratch_limit(op))  # a round trip through shared memory, rows padded
+
+
+def axis_bits(bases, axis: int) -> list[int]:
+    """Which of a layout's bases (lane or warp bits) move along ``axis``."""
+    return [i for i, v in enumerate(bases) if v[axis]]
+
+
+def reduce_scratch(op: Operation) -> int:
+    t = op.operands[0].type
+    if not isinstance(t, TensorType):
+        return 0
+    axis = op.axis.value.data
+    # the operand's layout, or the layout of a conversion the lowering may elide upstream
+    types = [t]
+    x = op.operands[0]
+    while hasattr(x.owner, "name") and x.owner.name != "ttg.convert_layout" and x.owner.name.startswith(("arith.", "math.")):
+        x = next((o for o in x.owner.operands if isinstance(o.type, TensorType)), None)
+        if x is None:
+            break
+    if x is not None and getattr(x.owner, "name", None) == "ttg.convert_layout":
+        types.append(x.owner.operands[0].type)
+    w = max(1 << len(axis_bits(linear_layout(y.encoding, y.get_shape()).warp, axis)) for y in types)
+    if w == 1:
+        return 0
+    n_out = prod(s for d, s in enumerate(t.get_shape()) if d != axis)
+    return sum(round8(n_out * w * max(bit_width(v.type) // 8, 1)) for v in op.operands)
+
+
+def scan_scratch(op: Operation) -> int:
+    return sum(round8(tensor_bytes(v.type)) for v in op.operands if isinstance(v.type, TensorType))
+
+
+def gather_scratch(op: Operation) -> int:
+    return tensor_bytes(op.operands[0].type)
+
+
+def shape_op_scratch(op: Operation) -> int:
+    try:
+        ok = (split_plans(op) if op.name == "tt.split" else register_plan(op)) is not None
+    except (NotImplementedError, ValueError, TypeError, AttributeError):
+        ok = False
+    return 0 if ok else tensor_bytes(op.results[0].type) * (2 if op.name == "tt.split" else 1)
+
+
+def atomic_scratch(op: Operation) -> int:
+    if not op.results[0].uses:
+        return 0
+    t = op.results[0].type
+    if not isinstance(t, TensorType):
+        return max(bit_width(t) // 8, 1)  # a scalar result is broadcast to all threads
+    if not isinstance(t.encoding, DistributedEncoding):
+        return 0
+    # the owners' results go through shared memory to the other holders of the same element
+    shape = tuple(t.get_shape())
+    free = linear_layout(t.encoding, shape).free_masks()
+    if not (free.get("lane") or free.get("warp")):
+        return 0
+    return tensor_bytes(t)
+
+
+#: the rule of every core op that needs scratch
+CORE_SCRATCH: Mapping[str, ScratchRule] = {
+    "ttg.convert_layout": convert_scratch,
+    "tt.reduce": reduce_scratch,
+    "tt.scan": scan_scratch,
+    "tt.gather": gather_scratch,
+    "tt.atomic_rmw": atomic_scratch,
+    "tt.atomic_cas": atomic_scratch,
+    **{name: shape_op_scratch for name in ("tt.broadcast", "tt.expand_dims", "tt.trans", "tt.reshape", "tt.join",
+                                           "tt.cat", "tt.split")},
+}
+
+
+def scratch_size(op: Operation, rules: Mapping[str, ScratchRule] | None = None) -> int:
+    """Bytes of temporary shared memory ``op`` needs while it executes (0 for most ops): the
+    backend's rule from ``rules`` where it has one, else the core rule."""
+    rule = (rules.get(op.name) if rules else None) or CORE_SCRATCH.get(op.name)
+    return rule(op) if rule is not None else 0
