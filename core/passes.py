@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -133,7 +133,3 @@ class PassManager:
         path = Path(target) / f"{safe}.{self.name}.{idx:02d}.{pass_name}.{when}.mlir"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-
-
-def run_passes(name: str, passes: Sequence[Pass], module: ModuleOp) -> ModuleOp:
-    return PassManager(name, passes).run(module)

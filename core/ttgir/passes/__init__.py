@@ -7,6 +7,3 @@ from .decompose_scaled_dot import DecomposeScaledDot, decompose_scaled_dot
 from .membar import Membar, membar
 from .optimize_thread_locality import OptimizeThreadLocality, optimize_thread_locality
 from .remove_layout_conversions import RemoveLayoutConversions, remove_layout_conversions
-
-PASSES = {p.name: p for p in (DecomposeScaledDot, DecomposeBf16Dot, ConvertToTTGIR, Coalesce,
-                              RemoveLayoutConversions, OptimizeThreadLocality, AllocateSharedMemory, Membar)}

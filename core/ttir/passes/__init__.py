@@ -1,5 +1,5 @@
 """TTIR passes, one module per pass.  Each pass is a small class with ``name`` and
-``run(module)`` (the interface of :mod:`tritium.passes`); ``PASSES`` maps names to classes."""
+``run(module)`` (the interface of :mod:`tritium.passes`)."""
 from __future__ import annotations
 
 from .canonicalize import Canonicalize
@@ -15,8 +15,5 @@ from .rewrite_tensor_pointer import RewriteTensorPointer
 from .sccp import SCCP
 from .symbol_dce import SymbolDCE
 
-PASSES = {p.name: p for p in (Inline, SymbolDCE, Canonicalize, Combine, ReorderBroadcast, CSE, DCE, LICM,
-                              SCCP, RewriteTensorPointer, LoopUnroll, FuseNestedLoops)}
-
 __all__ = ["Canonicalize", "Combine", "CSE", "DCE", "FuseNestedLoops", "Inline", "LICM", "LoopUnroll", "ReorderBroadcast", "RewriteTensorPointer",
-           "SCCP", "SymbolDCE", "PASSES"]
+           "SCCP", "SymbolDCE"]
