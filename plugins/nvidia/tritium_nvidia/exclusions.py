@@ -27,11 +27,11 @@ _TARGET: list[tuple[str, str, tuple[str, ...]]] = [
      "as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
     ("loops_options/dot-*fp8e4nv*", "fp8e4nv is not a supported fp8 type before sm_89 "
      "(options.supported_fp8_dtypes, as in Triton); the kernel is rejected at compile time", ("cuda:80", "cuda:86")),
-    ("dot_scaled/*e4m3*", "the e4m3 operand is decoded through fp8e4nv, which the fp8 check now rejects before "
-     "sm_89 (a regression of this release: before it these kernels compiled for sm_80); the kernel is rejected at "
-     "compile time", ("cuda:80", "cuda:86")),
-    *[(f"dot_scaled/error-{e}", "its e4m3 operand is rejected before sm_89 by the fp8 check, ahead of the error the "
-       "case expects", ("cuda:80", "cuda:86")) for e in ("scale-shape", "k-mismatch", "out-dtype")],
+    ("dot_scaled/*e4m3*", "an e4m3 operand is taken as fp8e4nv, not a supported fp8 type before sm_89 (as in "
+     "Triton, whose dot_scaled bitcasts it to float8e4nv); the kernel is rejected at compile time",
+     ("cuda:80", "cuda:86")),
+    *[(f"dot_scaled/error-{e}", "its e4m3 operand is rejected before sm_89 (fp8e4nv, as in Triton), ahead of the "
+       "error the case expects", ("cuda:80", "cuda:86")) for e in ("scale-shape", "k-mismatch", "out-dtype")],
     ("clusters/*", "thread-block clusters (num_ctas > 1) need sm_90 or newer, as in Triton; the kernel is "
      "rejected at compile time", ("cuda:80", "cuda:86", "cuda:89")),
 ]
