@@ -8,6 +8,8 @@ naming the plugin; the ``ValueError`` that the contract lets ``tritium_parse_tar
 """
 from __future__ import annotations
 
+import pathlib
+import sys
 import threading
 import warnings
 from typing import Any, Callable
@@ -57,6 +59,18 @@ class Backend:
         # send theirs): the receiving process uses its own installed backend of that name
         from .manager import get_backend
         return (get_backend, (self.name,))
+
+    def package_dir(self) -> pathlib.Path | None:
+        """The folder of the top-level package whose module provides this backend's plugin (the
+        entry point's module, or the module of a plugin object's class); None for a plugin inside
+        ``tritium`` itself or one that no imported package provides.  The compiler hashes the
+        sources under it into its cache keys, so a changed plugin never reuses an older one's kernels."""
+        plugin = self._manager.pm.get_plugin(self.plugin)
+        mod = getattr(plugin, "__name__", "") or type(plugin).__module__
+        top = sys.modules.get(mod.split(".")[0]) if mod else None
+        if top is None or not getattr(top, "__file__", None) or mod.startswith("tritium."):
+            return None
+        return pathlib.Path(top.__file__).parent
 
     # -- calling the plugin --------------------------------------------------------------------
     def call(self, hook: str, passthrough: tuple[type[BaseException], ...] = (), **kwargs: Any) -> Any:
