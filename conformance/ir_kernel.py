@@ -25,7 +25,7 @@ class IRKernel:
     def compile(self, backend: str | None = None, target=None):
         import tritium
         from tritium.hooks import manager
-        from tritium.ir_source import IRSource
+        from tritium.compiler import IRSource
         if target is None:
             target = manager.select_backend(backend, ()).default_target()
         elif isinstance(target, str):

@@ -44,7 +44,7 @@ def __getattr__(name):
         from .compiler import ASTSource
         return ASTSource
     if name == "IRSource":
-        from .ir_source import IRSource
+        from .compiler import IRSource
         return IRSource
     raise AttributeError(f"module 'tritium' has no attribute {name!r}")
 

@@ -215,7 +215,7 @@ def _is_compilation_error(exc: BaseException) -> bool:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
-    from .ir_source import EXTENSIONS
+    from .compiler.source import EXTENSIONS
     ir_file = Path(ns.kernel).suffix[1:] in EXTENSIONS
     if ir_file:
         if not Path(ns.kernel).is_file():

@@ -5,7 +5,7 @@ import json
 import numpy as np
 
 import tritium
-from tritium.compiler import _fingerprint
+from tritium.compiler.stage_runner import fingerprint
 from tritium.examples.vector_add import add_kernel
 from tritium.hooks import manager
 
@@ -37,4 +37,4 @@ def test_key_covers_the_plugin_sources():
     nv = [b for b in manager.list_backends() if b.name != "interpreter"]
     interp = manager.get_backend("interpreter")
     for b in nv:
-        assert _fingerprint(b) != _fingerprint(interp)
+        assert fingerprint(b) != fingerprint(interp)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tritium
-from tritium.ir_source import IRSource, guess_ext
+from tritium.compiler.source import IRSource, guess_ext
 
 _TTGIR = """
 #blocked = #ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [4, 8], warpsPerCTA = [2, 1], order = [1, 0]}>

@@ -221,7 +221,7 @@ def test_parameter_names_in_ttir_tuple_leaves_numbered():
     sig = h.asm["ttir"].split("tt.func public @_k(")[1].split("attributes")[0]
     assert "%X: !tt.ptr<f32>" in sig and "%v: i32" in sig and "%t: f32" in sig and "%t_1: i32" in sig
     # the printed module reads back
-    from tritium.ir_source import IRSource
+    from tritium.compiler import IRSource
     assert IRSource(h.asm["ttir"]) is not None
 
 

@@ -1,27 +1,29 @@
-"""Compiling an :class:`~tritium.ir_source.IRSource`: which of the backend's stages run, and the
-options and launch signature the IR fixes (see :mod:`tritium.ir_source` for the rules)."""
+"""``tritium.compiler.compile_ir``: compiling an :class:`~tritium.compiler.source.IRSource`: which
+of the backend's stages run, and the options and launch signature the IR fixes (see
+:mod:`tritium.compiler.source` for the rules)."""
 from __future__ import annotations
 
 from typing import Any
 
-from .compiler import CompiledKernel, build
-from .frontend.errors import CompilationError
-from .ir_source import IRSource
+from ..frontend.errors import CompilationError
+from .kernel import CompiledKernel
+from .source import IRSource
+from .stage_runner import build
 
 
 def _source_stage(src: IRSource, backend, target, options, has_ttgir_stage: bool):
     """The first stage: the parsed module (TTGIR on a GPU backend: finalized) or the text."""
     def stage(_, metadata):
         if src.ext == "ttgir" and has_ttgir_stage:
-            from .ttgir.pipeline import finalize_ttgir
-            from .ttir.ir import print_module
-            from .ttgir.ir import parse_module
+            from ..ttgir.pipeline import finalize_ttgir
+            from ..ttir.ir import print_module
+            from ..ttgir.ir import parse_module
             module = parse_module(print_module(src.module))  # a fresh copy: the source stays as read
             metadata["threads_per_warp"] = options.threads_per_warp
             return finalize_ttgir(module, target, options, backend)
         if src.module is not None:
-            from .ttir.ir import print_module
-            from .ttgir.ir import parse_module
+            from ..ttir.ir import print_module
+            from ..ttgir.ir import parse_module
             return parse_module(print_module(src.module))
         return src.text
     return stage

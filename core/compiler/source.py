@@ -1,4 +1,11 @@
-"""Kernels given as IR instead of Python: ``tritium.compile("kernel.ttgir")`` (Triton's ``IRSource``).
+"""``tritium.compiler.source``: what a compile starts from.
+
+:class:`ASTSource` is a ``@jit`` function with one specialization: its signature (parameter name
+-> type string such as ``*fp32``), constexpr values and per-argument attributes;
+:func:`decode_key_parts` reads that specialization from the key parts the JIT computed for a
+launch's arguments.
+
+:class:`IRSource` is a kernel given as IR instead of Python: ``tritium.compile("kernel.ttgir")`` (Triton's ``IRSource``).
 
 A source is a file path or the text itself, in one of the stages' languages: ``ttir``, ``ttgir``
 (Tritium's or Triton's spelling, old and new: :mod:`tritium.ttgir.triton_syntax`), ``llir`` (LLVM
@@ -17,6 +24,7 @@ options.  PTX gives its entry's name, parameters (``.ptr`` parameters are pointe
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import re
 from pathlib import Path
@@ -24,6 +32,171 @@ from pathlib import Path
 from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2FNUZType,
                                    Float8E5M2Type, Float16Type, Float32Type, Float64Type, IntegerType,
                                    Signedness)
+
+
+# --- a @jit function and its specialization --------------------------------------------------------
+
+class ASTSource:
+    """A kernel to compile: the function, its signature (parameter name -> type string such as
+    ``*fp32`` or ``constexpr``), constexpr values and per-argument attributes
+    (``{name: {"tt.divisibility": 16}}``)."""
+
+    def __init__(self, fn, signature: dict, constexprs: dict | None = None, attrs: dict | None = None):
+        self.fn = fn
+        self.signature = {_name(fn, k): _sig_value(v) for k, v in signature.items()}
+        self.constexprs = {_name(fn, k): v for k, v in (constexprs or {}).items()}
+        # values as {name: value} or as Triton 3.x writes them, [[name, value], ...]
+        self.attrs = {_name(fn, k): dict(v) if isinstance(v, (list, tuple)) else v for k, v in (attrs or {}).items()}
+        for name in self.constexprs:
+            if isinstance(name, tuple):  # inside a tuple argument: (argument index, index, ...)
+                top = fn.arg_names[name[0]]
+                if top in self.signature:
+                    self.signature[top] = _set_path(self.signature[top], name[1:], "constexpr")
+                continue
+            self.signature[name] = "constexpr"
+        for p in fn.params:  # a constexpr parameter left out takes its default
+            if p.name not in self.signature and p.is_constexpr and p.default is not _EMPTY:
+                self.signature[p.name] = "constexpr"
+        missing = [n for n in fn.arg_names if n not in self.signature]
+        if missing:
+            raise TypeError(f"{fn.__name__}: no type or constexpr value given for {', '.join(missing)}")
+        for n, t in self.signature.items():
+            if t == "constexpr" and n not in self.constexprs and fn.params[fn.arg_names.index(n)].default is _EMPTY:
+                raise TypeError(f"{fn.__name__}: constexpr parameter '{n}' needs a value")
+
+    @property
+    def constants(self) -> dict:
+        """The constexpr values keyed by path, as Triton's ``ASTSource.constants``: ``(i,)`` for
+        parameter ``i``, ``(i, j, ...)`` for an element of a tuple argument."""
+        return {((self.fn.arg_names.index(k),) if isinstance(k, str) else tuple(k)): v
+                for k, v in self.constexprs.items()}
+
+    @property
+    def name(self) -> str:
+        """The compiled kernel's symbol: the function's name, or what its ``@jit(repr=...)`` makes
+        of this specialization (Triton's hook), reduced to identifier characters.  The hook sees
+        ``.signature`` (parameter -> type string, ``"constexpr"`` for constants), ``.constants``
+        (parameter name -> value, as Triton's hook sees them), ``.constexprs`` and ``.attrs``."""
+        repr_fn = getattr(self.fn, "repr", None)
+        if repr_fn is None:
+            return self.fn.__name__
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(repr_fn(_Specialization(self))))
+        return name if name and not name[0].isdigit() else "_" + name
+
+    def key(self) -> str:
+        return repr((self.fn.cache_key, sorted(self.signature.items()),
+                     sorted(((k, repr(v)) for k, v in self.constexprs.items()), key=_by_key),
+                     sorted(((k, sorted(v.items())) for k, v in self.attrs.items()), key=_by_key)))
+
+
+class _Specialization:
+    """What a ``@jit(repr=...)`` hook is given: the ASTSource's names, with ``constants`` keyed by
+    parameter name (nested tuple constants stay under their paths)."""
+
+    def __init__(self, src: ASTSource):
+        self.fn, self.signature, self.constexprs, self.attrs = src.fn, src.signature, src.constexprs, src.attrs
+        self.constants = dict(src.constexprs)
+
+
+_EMPTY = inspect.Parameter.empty
+
+
+def _name(fn, k):
+    """A parameter's name from its name or index; a path ``(index, i, j, ...)`` names an element of a
+    tuple argument (Triton's keys), one of length 1 the parameter itself."""
+    if isinstance(k, tuple):
+        if len(k) == 1:
+            return _name(fn, k[0])
+        return (fn.arg_names.index(k[0]) if isinstance(k[0], str) else int(k[0]),) + tuple(int(i) for i in k[1:])
+    return fn.arg_names[k] if isinstance(k, int) else k
+
+
+def _by_key(item):
+    return repr(item[0]) if isinstance(item[0], tuple) else item[0]
+
+
+def _sig_value(v):
+    """A signature entry: a type string, or for a tuple argument a tuple of entries (a list, as
+    JSON gives it back, is read as one)."""
+    if isinstance(v, list):
+        return tuple(_sig_value(x) for x in v)
+    if isinstance(v, tuple) and not hasattr(type(v), "_fields"):
+        return tuple(_sig_value(x) for x in v)
+    return v
+
+
+def _set_path(ty, path, value):
+    if not path:
+        return value
+    if not isinstance(ty, tuple):
+        raise TypeError(f"a constexpr path goes into {ty!r}, which is not a tuple")
+    items = list(ty)
+    items[path[0]] = _set_path(items[path[0]], path[1:], value)
+    return type(ty)(*items) if hasattr(type(ty), "_fields") else tuple(items)
+
+
+def runtime_leaves(signature: dict, arg_names) -> list:
+    """``(name, type)`` of each run-time parameter of the compiled kernel, tuple arguments
+    flattened into their leaves (``x[1][0]``), constexprs left out."""
+    out = []
+
+    def go(name, ty):
+        if isinstance(ty, tuple):
+            for i, t in enumerate(ty):
+                go(f"{name}[{i}]", t)
+        elif ty != "constexpr":
+            out.append((name, ty))
+    for n in arg_names:
+        go(n, signature[n])
+    return out
+
+
+# --- the JIT's key parts ---------------------------------------------------------------------------
+
+def decode_key_parts(fn, bound, key_parts) -> tuple[dict, dict, dict]:
+    """The specialization the JIT's key parts describe for these launch arguments: the
+    ``(signature, constexprs, attrs)`` an :class:`ASTSource` of ``fn`` takes."""
+    signature, constexprs, attrs = {}, {}, {}
+    for p, v, k in zip(fn.params, bound, key_parts):
+        if k[0] == "c":
+            constexprs[p.name] = v.value if hasattr(v, "value") and type(v).__name__ == "constexpr" else v
+        elif k[0] == "1":
+            constexprs[p.name] = 1
+        elif k[0] == "n":
+            constexprs[p.name] = None
+        elif k[0] == "t":  # a tuple: its structure in the signature, its constexprs and facts by path
+            signature[p.name] = _tuple_signature(v, k, (p.num,), p, constexprs, attrs)
+        else:
+            ty = k[1]
+            if getattr(p, "is_const", False) and ty.startswith("*") and not ty.startswith("*k"):
+                ty = "*k" + ty[1:]  # ``tl.const``: a pointer to constant data
+            signature[p.name] = ty
+            if k[2] == "D":
+                attrs[p.name] = {"tt.divisibility": 16}
+    return signature, constexprs, attrs
+
+
+def _tuple_signature(v, k, path, p, constexprs, attrs):
+    items = []
+    for i, (x, kx) in enumerate(zip(v, k[2])):
+        sub = path + (i,)
+        if kx[0] == "t":
+            items.append(_tuple_signature(x, kx, sub, p, constexprs, attrs))
+        elif kx[0] in ("c", "1", "n"):
+            constexprs[sub] = (x.value if type(x).__name__ == "constexpr" and hasattr(x, "value") else x) \
+                if kx[0] == "c" else (1 if kx[0] == "1" else None)
+            items.append("constexpr")
+        else:
+            ty = kx[1]
+            if getattr(p, "is_const", False) and ty.startswith("*") and not ty.startswith("*k"):
+                ty = "*k" + ty[1:]
+            items.append(ty)
+            if kx[2] == "D":
+                attrs[sub] = {"tt.divisibility": 16}
+    return k[1](*items) if k[1] is not tuple else tuple(items)
+
+
+# --- a kernel given as IR --------------------------------------------------------------------------
 
 EXTENSIONS = ("ttir", "ttgir", "llir", "ptx")
 _FLOATS = {Float16Type: "fp16", BFloat16Type: "bf16", Float32Type: "fp32", Float64Type: "fp64",
@@ -41,7 +214,7 @@ _LLIR_TYPES = {"i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
 
 def type_string(t) -> str:
     """The signature string of an MLIR type: ``*fp32``, ``i32``, ``u8``, ``fp16``..."""
-    from .ttir.types import PointerType
+    from ..ttir.types import PointerType
     if isinstance(t, PointerType):
         return "*" + type_string(t.pointee_type)
     if isinstance(t, IntegerType):
@@ -106,7 +279,7 @@ class IRSource:
 
     # -- reading ---------------------------------------------------------------------------------
     def _read_module(self) -> None:
-        from .ttgir.ir import parse_module
+        from ..ttgir.ir import parse_module
         self.module = parse_module(self.text)
         funcs = [op for op in self.module.ops if op.name == "tt.func"]
         public = [f for f in funcs if f.sym_visibility is None or f.sym_visibility.data != "private"]
@@ -132,7 +305,7 @@ class IRSource:
         """Every distributed layout must be laid out for the module's warps (a 64-lane AMD layout
         in a 32-lane module would index past its warp)."""
         from xdsl.dialects.builtin import TensorType
-        from .ttgir.encodings import DistributedEncoding
+        from ..ttgir.encodings import DistributedEncoding
         want = {"threads per warp": self.options.get("threads_per_warp"), "warps": self.options.get("num_warps")}
         seen = set()
         for op in self.module.walk():

@@ -9,7 +9,7 @@ import tritium
 from conformance import dtypes
 from conformance.cases import ir_files
 from conformance.cases import tutorials_basic as tb
-from tritium.ir_source import IRSource
+from tritium.compiler import IRSource
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 _CTA = "CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [0, 1]"
