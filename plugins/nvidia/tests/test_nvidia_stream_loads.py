@@ -4,7 +4,8 @@ are copied ahead with ``cp.async`` into plain slots and read back with ``ttg.loc
 layout their users want, replacing the load and its conversion through shared memory.  The IR is
 checked on the CPU for sm_80 and sm_90; on a CUDA device the kernel runs against float64 numpy,
 ragged and masked (masked-off lanes of a copied load read zero).  A load with a non-zero
-``other``, a 16-bit load and an indirect one keep their place."""
+``other``, a 16-bit load and an indirect one keep their place, as every such load does with the
+``stream_loads=False`` option."""
 import re
 
 import numpy as np
@@ -12,7 +13,6 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium_nvidia import compiler as nv_compiler
 
 
 @tritium.jit
@@ -61,10 +61,10 @@ def _body(ttgir: str) -> str:
     return ttgir[start:ttgir.index("scf.yield", start)]
 
 
-def _compile(target, w_other=False, w_type="*fp32", stages=3):
+def _compile(target, w_other=False, w_type="*fp32", stages=3, **kw):
     return tritium.compile(weighted_blocks, target=target, signature=dict(SIG, w_ptr=w_type),
                            constexprs={"W_OTHER": w_other, "BM": 64, "BN": 64, "BK": 32},
-                           num_warps=4, num_stages=stages)
+                           num_warps=4, num_stages=stages, **kw)
 
 
 @pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
@@ -87,10 +87,8 @@ def test_loads_the_copy_cannot_take_stay(what):
     assert body.count("tt.load") == 1 and body.count("ttg.async_copy_global_to_local") == 2
 
 
-def test_switched_off_the_loop_keeps_its_load(monkeypatch):
-    monkeypatch.setattr(nv_compiler, "STREAM_LOADS", False)
-    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")  # the switch is not part of the cache key
-    body = _body(_compile("cuda:90").asm["ttgir"])
+def test_switched_off_the_loop_keeps_its_load():
+    body = _body(_compile("cuda:90", stream_loads=False).asm["ttgir"])
     assert body.count("tt.load") == 1 and body.count("ttg.async_copy_global_to_local") == 2
 
 

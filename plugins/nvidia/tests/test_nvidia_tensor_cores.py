@@ -303,14 +303,14 @@ def test_sm90_epilogue_stores_accumulator_tiles_with_stmatrix(out, monkeypatch, 
     assert "stmatrix" not in _compile("cuda:90", 128, 256, 64, warps=8).asm["ptx"]
 
 
-def _attention_ptx(d=64, bm=64):
+def _attention_ptx(d=64, bm=64, **kw):
     from conformance.cases import tutorials_attention as ta
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_h": "i32",
            "stride_m": "i32", "N_CTX": "i32"}
     k = tritium.compile(ta.attn_fwd_kernel, target="cuda:90", signature=sig,
                         constexprs={"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": 64, "CAUSAL": False},
                         attrs={n: D for n in ("Q", "K", "V", "Out", "stride_h", "stride_m", "N_CTX")},
-                        num_warps=4, num_stages=3)
+                        num_warps=4, num_stages=3, **kw)
     ptx = k.asm["ptx"]
     label = re.search(r"bra\s+(\$L__BB\d+_\d+);", ptx[ptx.index("wgmma.mma_async"):]).group(1)
     return ptx[:ptx.index(label + ":")], ptx
@@ -335,13 +335,12 @@ def test_sm90_attention_copies_q_ahead_of_the_pipeline_prologue(monkeypatch, tmp
 
 
 def test_sm90_attention_register_q_stores_after_the_prologue_copies(monkeypatch, tmp_path):
-    """With the cp.async path off, Q is loaded to registers and written to shared memory, and that
-    store and its proxy fence come after the prologue's copies (which no longer wait for Q); the
-    body's barrier after its first wait publishes it (write, proxy fence, barrier, wgmma)."""
-    from tritium_nvidia import compiler
-    monkeypatch.setattr(compiler, "ASYNC_OPERAND_LOADS", False)
+    """With the cp.async path off (``async_operand_loads=False``), Q is loaded to registers and
+    written to shared memory, and that store and its proxy fence come after the prologue's copies
+    (which no longer wait for Q); the body's barrier after its first wait publishes it (write,
+    proxy fence, barrier, wgmma)."""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
-    prologue, _ = _attention_ptx()
+    prologue, _ = _attention_ptx(async_operand_loads=False)
     last_commit = prologue.rindex("cp.async.commit_group;")
     assert prologue.index("ld.global") < prologue.index("cp.async.cg.shared.global")
     assert last_commit < prologue.index("st.shared") < prologue.index("fence.proxy.async")

@@ -115,12 +115,12 @@ def test_coordinates_innermost_first():
     assert re.search(rf"\[%rd\d+, \{{{col_off}, {row_off}\}}\], \[%r\d+\];", ptx), "load coordinates"
 
 
-def _persistent(block_k: int, dtype: str = "fp16", stages: int = 3, warps: int = 4):
+def _persistent(block_k: int, dtype: str = "fp16", stages: int = 3, warps: int = 4, **kw):
     return compile_mapped(cases.map_persistent_matmul_kernel,
                           {"a_desc": ([128, block_k], "zero"), "b_desc": ([128, block_k], "zero"),
                            "c_desc": ([128, 128], "zero")},
                           dtype, {"BM": 128, "BN": 128, "BK": block_k, "GROUP_M": 8, "NUM_SMS": 132},
-                          {"M": "i32", "N": "i32", "K": "i32"}, num_warps=warps, num_stages=stages)
+                          {"M": "i32", "N": "i32", "K": "i32"}, num_warps=warps, num_stages=stages, **kw)
 
 
 def _k_loop(ttgir: str) -> str:
@@ -196,13 +196,10 @@ def test_wide_block_is_pipelined_as_two_boxes(tmp_path):
 
 
 def test_store_waits_for_the_engines_read_at_once_when_not_deferred(tmp_path, monkeypatch):
-    """With ``tma.DEFER_STORE_WAITS`` off, thread 0 waits for the engine's read right after
+    """With ``defer_store_waits=False``, thread 0 waits for the engine's read right after
     committing the store, before anything else."""
-    from tritium_nvidia import tma
-    monkeypatch.setattr(tma, "DEFER_STORE_WAITS", False)
-    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
-    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))  # the switch is not in the cache key
-    k = _persistent(64, warps=8)
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    k = _persistent(64, warps=8, defer_store_waits=False)
     ptx = k.asm["ptx"]
     assert "tritium.store_wait_deferred" not in k.asm["ttgir"] and "bulk_store_wait" not in k.asm["ttgir"]
     commit = ptx.index("cp.async.bulk.commit_group;")
@@ -214,17 +211,14 @@ def test_store_waits_for_the_engine_only_before_its_tile_is_written_again(tmp_pa
     """The persistent matmul's store issues its bulk copies and goes on: thread 0 waits for the
     engine's read of the tile (``ttng.bulk_store_wait``) only before an op that writes those bytes
     (the next tile's copies into the slots sharing them, the next store) and before returning;
-    copies into other bytes (A's slots) go out while the engine reads.  (Here without
-    ``OwnStoreTiles``, which the default adds: the tile then shares bytes with B's slots.)"""
-    from tritium_nvidia import tma
-    monkeypatch.setattr(tma, "DEFER_STORE_WAITS", True)
-    monkeypatch.setattr(tma, "OWN_STORE_TILES", False)
-    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
-    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))  # the switch is not in the cache key
+    copies into other bytes (A's slots) go out while the engine reads.  (Here with
+    ``own_store_tiles=False``; the default gives the tile bytes of its own, otherwise it shares
+    bytes with B's slots.)"""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     k = compile_mapped(cases.map_persistent_matmul_kernel,
                        {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
                        "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
-                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3)
+                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3, own_store_tiles=False)
     ttgir = k.asm["ttgir"]
     store = ttgir.index("tt.descriptor_store")
     assert "tritium.store_wait_deferred" in ttgir[store:ttgir.index("\n", store)]
@@ -331,10 +325,6 @@ def test_a_persistent_store_tile_gets_bytes_of_its_own(tmp_path, monkeypatch):
     loop takes Triton's schedule (3 slots, refilled after the wgmma wait) and the only wait for the
     engine's read stands before the next tile's store (and before returning): no wait among the
     next tile's copies.  The block's shared memory stays within sm_90's 227 KB."""
-    from tritium_nvidia import tma
-    monkeypatch.setattr(tma, "DEFER_STORE_WAITS", True)
-    monkeypatch.setattr(tma, "OWN_STORE_TILES", True)
-    monkeypatch.setenv("TRITIUM_ALWAYS_COMPILE", "1")
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     k = compile_mapped(cases.map_persistent_matmul_kernel,
                        {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},

@@ -52,16 +52,12 @@ def wants_spare_slot(loop) -> bool:
     the loop Triton's schedule instead."""
     if _matmul_wait(loop) is not None:
         return True
-    # attention backward's dK at head dim 128: too many registers live for the late refill's
-    # schedule (``_in_flight_fits``); a spare slot lets the dot run on with the copies issued early
-    return SPARE_SLOT_FOR_LAST_DOT and _last_dot_reads_a_slot(loop) and not _in_flight_fits(loop) \
+    # a loop whose last wgmma accumulates across iterations and reads a buffer the loop fills
+    # (attention backward's dK at head dim 128): too many registers live for the late refill's
+    # schedule (``_in_flight_fits``); a spare slot lets that dot stay in flight into the next
+    # iteration with the copies issued before the first dot
+    return _last_dot_reads_a_slot(loop) and not _in_flight_fits(loop) \
         and _dot_registers(loop) <= SPARE_SLOT_DOT_REGISTERS
-
-
-#: give a loop whose last wgmma accumulates across iterations and reads a buffer the loop fills
-#: (attention backward's dK) a spare slot, so that dot may stay in flight into the next iteration
-#: with the copies issued before the first dot
-SPARE_SLOT_FOR_LAST_DOT = True
 
 
 #: registers a thread holds for that dot while it runs on (accumulator and register operand): the
@@ -243,8 +239,6 @@ def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGr
     issued in between: that later wait retires both, so the second wgmma is issued while the first
     runs instead of after the tensor cores drained.  Nothing else reads the accumulator before the
     later wait (it only flows to the yield), and its slots are refilled no earlier than before."""
-    if not MERGE_ACCUMULATOR_WAITS:
-        return False
     body = loop.body.block
     ops = list(body.ops)
     pos = {op: i for i, op in enumerate(ops)}
@@ -270,10 +264,6 @@ def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGr
     wait.detach()
     wait.erase()
     return True
-
-
-#: switch for ``_merge_into_next_wait``
-MERGE_ACCUMULATOR_WAITS = True
 
 
 def _prune_fences(module: ModuleOp) -> None:
@@ -303,10 +293,6 @@ def _prune_fences(module: ModuleOp) -> None:
 _FENCE_TRANSPARENT = ("ttg.async_copy_global_to_local", "ttg.async_commit_group", "ttg.memdesc_index")
 
 
-#: switch: the writes a sunk fence covers move down with it
-SINK_FENCED_WRITES = True
-
-
 def _fence_transparent(op: Operation) -> bool:
     """Whether a proxy fence (and the shared-memory writes it covers) may move past ``op``: it
     neither reads shared memory through the async proxy nor holds ops that might."""
@@ -331,7 +317,7 @@ def _sink_fences(module: ModuleOp) -> None:
     every write it covers and the reads."""
     for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:
         writes = []
-        prev = fence.prev_op if SINK_FENCED_WRITES else None
+        prev = fence.prev_op
         while prev is not None and prev.name == "ttg.local_alloc" and prev.operands:
             writes.insert(0, prev)
             prev = prev.prev_op

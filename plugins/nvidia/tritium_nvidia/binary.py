@@ -25,16 +25,6 @@ DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 _emit_lock = threading.Lock()
 
 
-
-#: LLVM's loop strength reduction off (``-disable-lsr``) for NVPTX: LSR turns the addresses a
-#: pipelined loop copies from into per-element induction variables, which ptxas carries in unpaired
-#: register halves and copies into one reused pair before each ``cp.async`` (the copies then wait on
-#: each other); without it each address is a fresh 64-bit sum in a pair of its own, as in Triton's
-#: loops.  Matmul 4096^3 on the H200 (with ``pointer-offsets``): 0.93-1.03 -> 1.02-1.07 of Triton
-#: (bench NOTES run 25).
-DISABLE_LSR = True
-
-
 def normalize_arch(arch: int | str) -> str:
     """``90`` / ``"90"`` / ``"sm_90"`` -> ``"90"``; ``"90a"`` / ``"sm_90a"`` -> ``"90a"``."""
     text = str(arch).strip().lower()
@@ -138,7 +128,13 @@ def llir_to_ptx(llvm_ir_text: str, arch: int | str, opt_level: int = 3, enable_f
     tm = _target_machine(arch, opt_level, ptx_version)
     with _emit_lock:
         llvm.set_option("tritium", f"-nvptx-fma-level={1 if enable_fp_fusion else 0}")
-        llvm.set_option("tritium", f"-disable-lsr={'true' if DISABLE_LSR else 'false'}")
+        # LLVM's loop strength reduction off for NVPTX: LSR turns the addresses a pipelined loop
+        # copies from into per-element induction variables, which ptxas carries in unpaired register
+        # halves and copies into one reused pair before each ``cp.async`` (the copies then wait on
+        # each other); without it each address is a fresh 64-bit sum in a pair of its own, as in
+        # Triton's loops.  Matmul 4096^3 on the H200 (with ``pointer-offsets``): 0.93-1.03 ->
+        # 1.02-1.07 of Triton.
+        llvm.set_option("tritium", "-disable-lsr=true")
         try:
             if opt_level > 0:
                 _optimize(module, tm, opt_level)

@@ -21,9 +21,10 @@ def membar_filter(op_a, op_b) -> bool:
 
 
 def tensor_core_passes(target, options) -> list:
-    """accelerate-matmul, remove-layout-conversions, own store tiles, pipeline (``num_stages``),
-    pointer offsets, async operand loads, async dot waits, descriptor stores from the tensor-core
-    layout, map acquires."""
+    """accelerate-matmul, remove-layout-conversions, own store tiles (``own_store_tiles`` with
+    ``defer_store_waits``), pipeline (``num_stages``; its register loads copied ahead too with
+    ``stream_loads``), pointer offsets, async operand loads (``async_operand_loads``), async dot
+    waits, descriptor stores from the tensor-core layout, map acquires."""
     from tritium.ttgir.passes.pipeline import Pipeline
     from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
     from tritium.ttir.passes.cse import CSE
@@ -33,22 +34,23 @@ def tensor_core_passes(target, options) -> list:
     from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
     from tritium.ttgir.passes.pointer_offsets import PointerOffsets
     from . import tma
-    own_tiles = [tma.OwnStoreTiles(options.num_stages)] if tma.DEFER_STORE_WAITS and tma.OWN_STORE_TILES else []
+    own_tiles = [tma.OwnStoreTiles(options.num_stages)] if options.defer_store_waits and options.own_store_tiles else []
     return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
             *own_tiles,
             Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
                      late_refill=wants_late_refill, spare_refill=spare_refill,
                      descriptor_copy=tma.descriptor_copy(target),
-                     stream_buffer=stream_buffer if STREAM_LOADS else None, scratch_rules=tma.SCRATCH_SIZES)] \
-        + ([PointerOffsets()] if POINTER_OFFSETS else []) \
-        + ([AsyncOperandLoads()] if ASYNC_OPERAND_LOADS else []) \
+                     stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES),
+            PointerOffsets()] \
+        + ([AsyncOperandLoads()] if options.async_operand_loads else []) \
         + [AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
 
 
 def after_allocation_passes(target, options) -> list:
-    """TMA stores wait for their reads only where a buffer is reused (``tma.DeferStoreWaits``)."""
+    """TMA stores wait for their reads only where a buffer is reused (``tma.DeferStoreWaits``,
+    option ``defer_store_waits``)."""
     from . import tma
-    return [tma.DeferStoreWaits()] if tma.DEFER_STORE_WAITS else []
+    return [tma.DeferStoreWaits()] if options.defer_store_waits else []
 
 
 def stream_buffer(load):
@@ -68,15 +70,6 @@ def stream_buffer(load):
     order = list(order) if order is not None and len(order) == rank else list(reversed(range(rank)))
     return SwizzledSharedEncodingAttr(1, 1, 1, order)
 
-
-#: a pipelined loop's 32/64-bit loads into registers copied ahead too (``stream_buffer``)
-STREAM_LOADS = True
-
-#: a loop-invariant tensor-core operand (attention's Q) loaded by cp.async (``async_operands``)
-ASYNC_OPERAND_LOADS = True
-
-#: loop-carried pointer tensors as loop-invariant starts plus a scalar offset (``pointer-offsets``)
-POINTER_OFFSETS = True
 
 #: shared memory the pipeline's buffers may take for their spare slot (sm_80/sm_90 give a block up
 #: to 227 KB; the rest is left for conversions and reductions after the loop, which reuse it)

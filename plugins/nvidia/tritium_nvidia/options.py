@@ -68,6 +68,18 @@ class CUDAOptions(Options):
     #: M and N below an instruction's tile run on FMA
     min_dot_size: tuple = ((1, 1, 32), (1, 1, 16))
     extern_libs: tuple = ()
+    #: a pipelined loop's 32- and 64-bit loads into registers are copied ahead by ``cp.async`` like
+    #: its tensor-core operands (False: they stay ``tt.load`` in the loop)
+    stream_loads: bool = True
+    #: a loop-invariant tensor-core operand read by a pipelined loop (attention's Q) is loaded
+    #: straight into shared memory by ``cp.async`` (False: through registers and ``st.shared``)
+    async_operand_loads: bool = True
+    #: a TMA store (``tt.descriptor_store``) waits for the copy engine to read its tile only before
+    #: those bytes are written again and before returning (False: right after each store)
+    defer_store_waits: bool = True
+    #: with ``defer_store_waits``, a TMA store inside a persistent loop gets shared memory of its
+    #: own across the loop where it fits, so the next tile's copies need not wait for its read
+    own_store_tiles: bool = True
 
     def hash_key(self) -> str:
         """The options, and the assembler that will turn the PTX into a cubin (see
@@ -86,6 +98,9 @@ class CUDAOptions(Options):
                              f"{self.allowed_dot_input_precisions}, got {self.default_dot_input_precision!r}")
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
+        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
 
 def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:

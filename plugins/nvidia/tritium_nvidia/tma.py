@@ -309,14 +309,6 @@ def lower_bulk_store_wait(fl: FunctionLowering, op) -> None:
 #: on a ``tt.descriptor_store`` whose wait for the engine's read ``DeferStoreWaits`` moved
 DEFERRED = "tritium.store_wait_deferred"
 
-#: run ``DeferStoreWaits`` (bench NOTES run 28: with ``OwnStoreTiles`` and ``AcquireMapsOnce`` the
-#: persistent TMA matmul went from 2.4% more cycles than Triton's to 0.9% more at 4096^3 and from
-#: 1.9% more to 2.8% fewer at 8192^3; conformance unchanged)
-DEFER_STORE_WAITS = True
-#: with them, ``OwnStoreTiles`` before the pipeline
-OWN_STORE_TILES = True
-
-
 class DeferStoreWaits:
     """A descriptor store need not wait for the engine to read its tile until something writes
     those bytes again: this pass (after allocation, before membar) puts ``ttng.bulk_store_wait``
