@@ -4,6 +4,7 @@ programming model.  ``import tritium as triton`` runs Triton kernels unchanged.
 Importing this package is cheap: the compiler (xDSL, llvmlite) and the plugins load on first use.
 """
 from __future__ import annotations
+from .hooks.types import GPUTarget
 
 __version__ = "0.1.0"
 
@@ -38,7 +39,6 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     if name == "GPUTarget":
-        from .hooks.types import GPUTarget
         return GPUTarget
     if name == "ASTSource":
         from .compiler import ASTSource

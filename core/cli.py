@@ -16,6 +16,11 @@ import traceback
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
+from .runtime.autotuner import Autotuner, Heuristics
+from .runtime.interface import KernelInterface
+from .hooks.manager import parse_target, TritiumPluginWarning, failed_plugins, list_backends
+from .hooks import manager
+from .hooks.hookspecs import PLUGIN_API_VERSION
 
 _SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64",
                  "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5", "fp8e5b16",
@@ -171,11 +176,9 @@ def load_kernel(spec: str) -> tuple[Any, str]:
         raise UsageError(f"{path_text} has no kernel {kernel!r} ("
                          + (f"its @jit functions: {', '.join(names)})" if names else "it defines no @jit function)"))
     fn = getattr(module, kernel)
-    from .runtime.autotuner import Autotuner, Heuristics
 
     while isinstance(fn, (Autotuner, Heuristics)):
         fn = fn.fn
-    from .runtime.interface import KernelInterface
 
     if not isinstance(fn, KernelInterface) or not hasattr(fn, "arg_names"):
         raise UsageError(f"{path_text}:{kernel} is not a @tritium.jit function "
@@ -184,7 +187,6 @@ def load_kernel(spec: str) -> tuple[Any, str]:
 
 
 def _is_kernel(v: Any) -> bool:
-    from .runtime.interface import KernelInterface
     return isinstance(v, KernelInterface)
 
 
@@ -235,7 +237,6 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         signature, consts = map_signature(fn, ns.signature, constexprs)
     target = None
     if ns.target:
-        from .hooks.manager import parse_target
 
         try:
             target = parse_target(ns.target)
@@ -287,7 +288,6 @@ def _check_stage(stage: str, target, ir_path: str | None) -> None:
         from .compiler.compiler import check_stage
     except ImportError:  # a compiler without the check (tests replace it): it reports the stage itself
         return
-    from .hooks import manager
     try:
         if target is None:
             backend = manager.select_backend(None, ())
@@ -306,13 +306,10 @@ def version_text() -> str:
         core = metadata.version("tritium")
     except metadata.PackageNotFoundError:
         core = getattr(importlib.import_module("tritium"), "__version__", "unknown")
-    from .hooks.hookspecs import PLUGIN_API_VERSION
     return f"tritium {core} (plugin API {PLUGIN_API_VERSION})"
 
 
 def cmd_backends(ns: argparse.Namespace) -> int:
-    from .hooks.hookspecs import PLUGIN_API_VERSION
-    from .hooks.manager import TritiumPluginWarning, failed_plugins, list_backends
 
     with warnings.catch_warnings():
         # the failures are listed below; repeating them as warnings would only add noise

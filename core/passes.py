@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from xdsl.dialects.builtin import ModuleOp
+from . import knobs
+from .ttir.ir import print_module
 
 
 @runtime_checkable
@@ -42,13 +44,11 @@ class PassError(RuntimeError):
 
 
 def _knobs():
-    from . import knobs
     return knobs
 
 
 def verify_each_default() -> bool:
     # knobs.compilation.verify_each: on by default while pytest runs a test, off elsewhere
-    from . import knobs
     return knobs.compilation.verify_each
 
 
@@ -60,7 +60,6 @@ def kernel_names(module: ModuleOp) -> list[str]:
 
 
 def _print(module: ModuleOp) -> str:
-    from .ttir.ir import print_module  # late: keeps this module importable without the dialect
 
     return print_module(module)
 

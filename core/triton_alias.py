@@ -18,6 +18,7 @@ import importlib.util
 import os
 import sys
 import types
+import tritium
 
 #: The Triton release whose Python API Tritium implements: ``triton.__version__`` under the alias.
 TRITON_API_VERSION = "3.6.0"
@@ -55,7 +56,6 @@ class _TritonAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def _triton_module() -> types.ModuleType:
-    import tritium
     m = types.ModuleType("triton", "Tritium under Triton's name (tritium.install_as_triton()).")
     m.__version__ = TRITON_API_VERSION
     m.__path__ = []  # a package: ``import triton.language`` goes through the alias finder

@@ -6,6 +6,7 @@ gives that plugin's options object (Inductor reads its fields)."""
 from __future__ import annotations
 
 from ..hooks.types import GPUTarget, Options
+from ..hooks import manager
 
 
 class BaseBackend:
@@ -13,7 +14,6 @@ class BaseBackend:
 
     def __init__(self, target: GPUTarget, backend=None):
         if backend is None:
-            from ..hooks import manager
             if isinstance(target, str):
                 target = manager.parse_target(target)
             backend = manager.get_plugin_manager().backend_for_target(target)

@@ -9,21 +9,19 @@ from ..frontend.errors import CompilationError
 from .kernel import CompiledKernel
 from .source import IRSource
 from .stage_runner import build
+from ..ttgir.pipeline import finalize_ttgir
+from ..ttir.ir import print_module
+from ..ttgir.ir import parse_module
 
 
 def _source_stage(src: IRSource, backend, target, options, has_ttgir_stage: bool):
     """The first stage: the parsed module (TTGIR on a GPU backend: finalized) or the text."""
     def stage(_, metadata):
         if src.ext == "ttgir" and has_ttgir_stage:
-            from ..ttgir.pipeline import finalize_ttgir
-            from ..ttir.ir import print_module
-            from ..ttgir.ir import parse_module
             module = parse_module(print_module(src.module))  # a fresh copy: the source stays as read
             metadata["threads_per_warp"] = options.threads_per_warp
             return finalize_ttgir(module, target, options, backend)
         if src.module is not None:
-            from ..ttir.ir import print_module
-            from ..ttgir.ir import parse_module
             return parse_module(print_module(src.module))
         return src.text
     return stage

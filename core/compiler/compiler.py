@@ -18,6 +18,12 @@ from .compile_ir import compile_ir
 from .kernel import CompiledKernel
 from .source import ASTSource, IRSource, decode_key_parts, runtime_leaves
 from .stage_runner import build
+from ..hooks import manager
+from ..hooks.types import GPUTarget
+from ..frontend.generator import ast_to_ttir
+from ..ttir.pipeline import optimize_ttir
+from ..backends.compiler import BaseBackend
+from ..runtime.cache import triton_key as key
 
 
 def compile(src, target=None, options: dict | None = None, *, signature: dict | None = None,
@@ -27,8 +33,6 @@ def compile(src, target=None, options: dict | None = None, *, signature: dict | 
     ``signature=``/``constexprs=``, or IR: an ``IRSource``, a path to a ``.ttir``/``.ttgir``/
     ``.llir``/``.ptx`` file, or such text (:class:`~tritium.compiler.source.IRSource`).  Returns a
     ``CompiledKernel`` whose ``.asm`` has every stage run (up to ``stage``)."""
-    from ..hooks import manager
-    from ..hooks.types import GPUTarget
     if isinstance(src, (str, os.PathLike)):
         src = IRSource(src)
     elif not isinstance(src, (ASTSource, IRSource)):
@@ -69,7 +73,6 @@ def check_stage(stage, backend, target, src=None) -> None:
 
 def compile_specialized(fn, bound, key_parts, backend, target, opts) -> CompiledKernel:
     """The JIT path: build the ASTSource for these launch arguments and compile it."""
-    from ..hooks import manager
     signature, constexprs, attrs = decode_key_parts(fn, bound, key_parts)
     if target is None:
         target = backend.default_target()
@@ -85,8 +88,6 @@ def compile_specialized(fn, bound, key_parts, backend, target, opts) -> Compiled
 
 def _ttir_stage(src: ASTSource, target, options):
     def stage(_, metadata):
-        from ..frontend.generator import ast_to_ttir
-        from ..ttir.pipeline import optimize_ttir
         module = ast_to_ttir(src.fn, src.signature, src.constexprs, src.attrs, options, target, kernel_name=src.name)
         metadata["name"] = src.name
         return optimize_ttir(module, options)
@@ -134,11 +135,9 @@ def compile_ast(src: ASTSource, backend, target, opts: dict, last_stage: str | N
 def make_backend(target):
     """The installed backend compiling for ``target`` (a ``GPUTarget`` or ``"cuda:90"``), as Triton's
     ``make_backend``: ``make_backend(t).parse_options({})`` is that backend's options object."""
-    from ..backends.compiler import BaseBackend
     return BaseBackend(target)
 
 
 def triton_key() -> str:
     """Changes whenever the compiler does (Triton's ``triton_key``; Inductor keys its caches on it)."""
-    from ..runtime.cache import triton_key as key
     return key()

@@ -32,6 +32,9 @@ from pathlib import Path
 from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2FNUZType,
                                    Float8E5M2Type, Float16Type, Float32Type, Float64Type, IntegerType,
                                    Signedness)
+from ..ttir.types import PointerType
+from ..ttgir.ir import parse_module
+from ..ttgir.encodings import DistributedEncoding
 
 
 # --- a @jit function and its specialization --------------------------------------------------------
@@ -214,7 +217,6 @@ _LLIR_TYPES = {"i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
 
 def type_string(t) -> str:
     """The signature string of an MLIR type: ``*fp32``, ``i32``, ``u8``, ``fp16``..."""
-    from ..ttir.types import PointerType
     if isinstance(t, PointerType):
         return "*" + type_string(t.pointee_type)
     if isinstance(t, IntegerType):
@@ -279,7 +281,6 @@ class IRSource:
 
     # -- reading ---------------------------------------------------------------------------------
     def _read_module(self) -> None:
-        from ..ttgir.ir import parse_module
         self.module = parse_module(self.text)
         funcs = [op for op in self.module.ops if op.name == "tt.func"]
         public = [f for f in funcs if f.sym_visibility is None or f.sym_visibility.data != "private"]
@@ -305,7 +306,6 @@ class IRSource:
         """Every distributed layout must be laid out for the module's warps (a 64-lane AMD layout
         in a 32-lane module would index past its warp)."""
         from xdsl.dialects.builtin import TensorType
-        from ..ttgir.encodings import DistributedEncoding
         want = {"threads per warp": self.options.get("threads_per_warp"), "warps": self.options.get("num_warps")}
         seen = set()
         for op in self.module.walk():

@@ -13,6 +13,8 @@ from typing import Any
 from .. import __version__
 from ..frontend.errors import CompilationError
 from .kernel import CompiledKernel
+from ..runtime.cache import CacheManager, always_compile, make_key
+from ..ttir.ir import print_module
 
 
 def build(backend, target, name: str, source_key: str, options, runtime_sig: dict, plan, error,
@@ -20,7 +22,6 @@ def build(backend, target, name: str, source_key: str, options, runtime_sig: dic
     """Run a source's stages through the on-disk cache.  ``plan()`` (called on a miss) gives
     ``(metadata, stages, first input)``; ``error(stage, exc)`` the CompilationError for an
     internal failure."""
-    from ..runtime.cache import CacheManager, always_compile, make_key
     key = make_key(__version__, fingerprint(backend), source_key, options.hash_key(), str(target), backend.name,
                    backend.info.version, last_stage or "")
     cache = CacheManager(key)
@@ -39,7 +40,6 @@ def build(backend, target, name: str, source_key: str, options, runtime_sig: dic
     metadata, stages, cur = plan()
     asm: dict[str, Any] = {}
     binary_stages = []
-    from ..ttir.ir import print_module
     from xdsl.dialects.builtin import ModuleOp
     for st, fn in stages.items():
         try:

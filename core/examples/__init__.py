@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from .checks import EXAMPLES
+from ..hooks import manager
 
 
 def main(argv=None) -> int:
@@ -22,7 +23,6 @@ def main(argv=None) -> int:
     p.add_argument("-k", dest="only", action="append", default=[], help="run only examples whose name contains this")
     args = p.parse_args(argv)
 
-    from ..hooks import manager
     try:
         backend = manager.get_backend(args.backend) if args.backend else manager.select_backend(None, ())
     except ValueError as exc:

@@ -14,15 +14,17 @@ import operator
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
-from ..language import dtypes as tl
+from ..language import dtypes as tl, functions as F
 from ..language.core import builder_keyword, constexpr, is_builtin, tensor, tuple as tl_tuple
 from ..ttir import ops as tt
 from . import semantic as sem
 from . import semantic_tensor as semt
 from .builder import Builder, ir_type
-from .codegen_control import ControlFlowMixin, contains_return
+from .codegen_control import ControlFlowMixin, contains_return, terminates
 from .errors import CompilationError, describe, error_class, original
 from .scope import PY_BUILTINS, global_value
+from .. import language
+from ..language.core import JITCallable, condition, range as tl_range, static_range
 
 
 def _unwrap(x):
@@ -34,7 +36,6 @@ def _check_result_used(fn, node, gen) -> None:
     fn = _unwrap(fn)
     note = getattr(fn, "_must_use_result", False)
     if not note and getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, tensor):
-        from .. import language  # ``x.advance(...)``: the method forwards to ``tl.advance``
         note = getattr(getattr(language, getattr(fn, "__name__", ""), None), "_must_use_result", False)
     if note:
         what = ast.unparse(node.func)
@@ -331,7 +332,6 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_ListComp(self, node):
         """``[f(v) for v in values if c]`` over a tuple or ``tl.static_range``, unrolled at compile
         time: a tuple of the results."""
-        from ..language.core import static_range
         if len(node.generators) != 1 or node.generators[0].is_async:
             raise self._error(node, "unsupported Python construct in a kernel: a comprehension with "
                               f"{len(node.generators)} `for` clauses (write one)")
@@ -525,9 +525,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn, args, kwargs, node):
-        from ..runtime.jit import JITFunction
         fn = _unwrap(fn)
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, JITCallable):
             return self.call_jit(fn, args, kwargs, node)
         if is_builtin(fn):
             return fn(*args, **{builder_keyword(fn): self.builder}, **kwargs)
@@ -552,23 +551,19 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if fn is hasattr and len(args) == 2 and not kwargs:
             # introspection at compile time, as in Triton: hasattr(x, "dtype") on a tensor
             return constexpr(hasattr(args[0], _unwrap(args[1])))
-        from ..language.core import condition, range as tl_range, static_range
         if fn is tl_range or fn is static_range or fn is condition:
             return fn(*args, **kwargs)
         if fn in (min, max) and any(not _is_static(a) for a in args):
-            from ..language import functions as F
             f = F.minimum if fn is min else F.maximum
             out = args[0]
             for a in args[1:]:
                 out = f(out, a, _builder=self.builder)
             return out
         if fn is print:
-            from ..language import functions as F
             # a device print, as in Triton: ``print("no arg")`` prints ``pid (0, 0, 0) no arg``
             # from every program (tl.static_print prints at compile time)
             return F.device_print(*(args if isinstance(_unwrap(args[0]), str) else [""] + args), _builder=self.builder)
         if fn is range:
-            from ..language.core import range as tl_range
             return tl_range(*args, **kwargs)
         if fn is abs and args and isinstance(args[0], tensor):
             return semt.abs_(args[0], self.builder)
@@ -641,9 +636,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def call_inline(self, fn, args):
         """Emit a @jit function's body at the insertion point (combine regions of reduce/scan)."""
-        from ..runtime.jit import JITFunction
         fn = _unwrap(fn)
-        if not isinstance(fn, JITFunction):
+        if not isinstance(fn, JITCallable):
             raise TypeError(f"combine_fn must be a @jit function, got {fn!r}")
         return self.call_jit(fn, list(args), {}, self.last_node)
 
@@ -745,7 +739,6 @@ def _describe(v) -> str:
 
 
 def _append_to_open_branches(stmt: ast.If, rest: list) -> ast.If:
-    from .codegen_control import terminates
     new = ast.If(test=stmt.test,
                  body=stmt.body if terminates(stmt.body) else stmt.body + rest,
                  orelse=stmt.orelse if terminates(stmt.orelse) else stmt.orelse + rest)

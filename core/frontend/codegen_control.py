@@ -12,6 +12,7 @@ from ..language import dtypes as tl
 from ..language.core import condition, constexpr, range as tl_range, static_range, tensor
 from . import semantic as sem
 from .builder import ir_type
+from ..ttir.mlir_ops import LOOP_ANNOTATION, LoopAnnotationAttr
 
 
 def _unwrap(x):
@@ -426,7 +427,6 @@ def _annotate_licm(op, disable_licm) -> None:
     if isinstance(flag, tensor):
         raise TypeError("disable_licm must be a constexpr bool, got a run-time value")
     if flag:
-        from ..ttir.mlir_ops import LOOP_ANNOTATION, LoopAnnotationAttr
         op.attributes[LOOP_ANNOTATION] = LoopAnnotationAttr(True)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import TritonError
+from ..errors import TritonError, StaticAssertionFailed
 
 
 class CompilationError(TritonError):
@@ -102,7 +102,6 @@ class KernelArgumentOverflowError(CompilationError, OverflowError):
 
 def error_class(exc_or_msg) -> type[CompilationError]:
     """The located error that reports ``exc_or_msg`` (an exception or a message)."""
-    from ..errors import StaticAssertionFailed
     if isinstance(exc_or_msg, StaticAssertionFailed):
         return CompileTimeAssertionFailure
     if isinstance(exc_or_msg, str) and exc_or_msg.startswith("unsupported"):
@@ -122,7 +121,6 @@ def original(exc: BaseException) -> BaseException | None:
     """``exc`` to be kept as a located error's ``__cause__``: its own type and words stay readable
     (``exc_info.value.__cause__``, as Triton's tests read them) while the compiler frames it was
     raised through are dropped, so a traceback shows the cause's message and then the user's line."""
-    from ..errors import StaticAssertionFailed
     if isinstance(exc, StaticAssertionFailed):
         return None  # the assertion is the whole story: ``raise ... from None``
     exc.__suppress_context__ = True

@@ -8,6 +8,7 @@ from ..language.core import constexpr, tuple as tl_tuple
 from .builder import Builder
 from .codegen import CodeGenerator
 from .errors import CompilationError
+from .semantic import check_dtype
 
 
 def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, target,
@@ -60,7 +61,6 @@ def ast_to_ttir(fn, signature: dict, constexprs: dict, attrs: dict, options, tar
     builder.target = target
     gen = CodeGenerator(fn, builder, arg_values, kernel_name or fn.__name__, is_kernel=True, arg_attrs=arg_attrs,
                         noinline=False)
-    from .semantic import check_dtype
     for name, v in _named_leaves(fn.arg_names, arg_values):
         if isinstance(v, tl.dtype):
             try:

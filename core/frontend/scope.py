@@ -7,6 +7,7 @@ import types
 
 from ..language import dtypes as tl
 from ..language.core import constexpr, tensor
+from ..runtime.interface import KernelInterface
 
 _ALLOWED_GLOBAL_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, tl.dtype,
                          constexpr, types.MethodType, staticmethod)
@@ -15,7 +16,6 @@ _ALLOWED_GLOBAL_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunc
 def global_value(name: str, value):
     """What a global (or closure) variable means inside a kernel, or raise NameError-like
     TypeError for values a kernel cannot use."""
-    from ..runtime.jit import KernelInterface
     if isinstance(value, (bool, int, float, str)) or value is None:
         return constexpr(value)
     if isinstance(value, _ALLOWED_GLOBAL_TYPES) or isinstance(value, KernelInterface) or callable(value):

@@ -11,7 +11,7 @@ from ..language import dtypes as tl
 from ..language.core import tensor
 from ..ttir import ops as tt
 from .builder import Builder, ir_type
-from .semantic import _unwrap, binary_operands, broadcast_to_shape, cast, to_tensor
+from .semantic import _unwrap, binary_operands, broadcast_to_shape, cast, to_tensor, broadcast_shapes
 
 
 def _key(types) -> str:
@@ -58,7 +58,6 @@ def extern_elementwise(lib_name: str, lib_path: str, args: list, table: dict, is
 
 
 def _broadcast(a: list, b: list) -> list:
-    from .semantic import broadcast_shapes
     return broadcast_shapes(a, b)
 
 

@@ -15,6 +15,7 @@ from .builder import Builder, ir_type
 from . import semantic as _sem
 from .semantic import (_unwrap, and_, binary_operands, bitcast, broadcast_to_shape, broadcast_values, cast, full,
                        splat, to_tensor)
+from .semantic import add, warn_at_user_line
 
 
 def _ints(seq, what: str) -> list[int]:
@@ -191,7 +192,6 @@ def _to_scalar(x: tensor, builder: Builder) -> tensor:
 
 
 def add_scalar_combine(a: tensor, b: tensor, builder: Builder) -> tensor:
-    from .semantic import add
     return add(a, b, builder)
 
 
@@ -255,7 +255,6 @@ def dot(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype, builder: B
         raise TypeError("dot expects two tensors")
     deprecated = getattr(builder.options, "deprecated_fp8_dot_operand_dtypes", None) or ()
     if "fp8e4b15" in deprecated and "fp8e4b15" in (a.type.scalar.name, b.type.scalar.name):
-        from .semantic import warn_at_user_line
         warn_at_user_line(builder, "the use of fp8e4b15 is deprecated on Hopper and later architectures and can "
                                    "cause significant slow down; prefer fp8e4nv or fp8e5")
     ra, rb = len(a.type.shape), len(b.type.shape)

@@ -23,6 +23,7 @@ from . import hookspecs
 from .backend import Backend, PluginError, TritiumPluginWarning
 from .hookspecs import PLUGIN_API_VERSION, PROJECT
 from .types import BackendInfo, GPUTarget
+from .. import knobs
 
 __all__ = [
     "Backend", "FailedPlugin", "PluginError", "TritiumPluginManager", "TritiumPluginWarning",
@@ -239,7 +240,6 @@ class TritiumPluginManager:
         """explicit name > ``knobs.runtime.backend`` (``TRITIUM_BACKEND``) > the interpreter when
         ``knobs.runtime.interpret`` (``TRITON_INTERPRET=1``) > the backend owning an argument > the
         first backend with a device (the interpreter last) > the interpreter."""
-        from .. import knobs
         name = explicit or knobs.selected_backend()
         if name:
             return self.get_backend(name)

@@ -67,6 +67,14 @@ def _sem():
     return semantic
 
 
+class JITCallable:
+    """What ``@jit`` makes (:class:`tritium.runtime.jit.JITFunction` derives from it): the language
+    and the frontend recognise a function that a kernel may call by this class, without importing
+    the runtime that launches kernels."""
+
+    __slots__ = ()
+
+
 class const:
     """Annotation of a kernel parameter whose pointer points to constant data (``x_ptr: tl.const``):
     its type is ``pointer_type(..., const=True)`` and nothing may be stored through it.  Constness

@@ -3,7 +3,8 @@ frontend's semantic layer with the builder the code generator passes as ``_build
 from __future__ import annotations
 
 from . import dtypes as _t
-from .core import PropagateNan, _unwrap_if_constexpr as _u, builtin, tensor
+from .core import JITCallable, PropagateNan, _unwrap_if_constexpr as _u, builtin, tensor
+from ..errors import StaticAssertionFailed
 
 
 def _s():
@@ -433,9 +434,8 @@ def map_elementwise(scalar_fn, *args, pack=1, _builder=None):
     """Call the @jit function ``scalar_fn`` on the elements of the (broadcast) ``args``: ``pack``
     consecutive elements of each argument per call (arguments ``a0..a{pack-1}, b0..``); it returns
     ``pack`` values per result the same way.  One result is a tensor, several a tuple."""
-    from ..runtime.jit import JITFunction
     fn = _u(scalar_fn)
-    if not isinstance(fn, JITFunction):
+    if not isinstance(fn, JITCallable):
         raise TypeError(f"map_elementwise: the scalar function must be a @jit function, got {fn!r}")
     return _st().map_elementwise(list(args), lambda scalars: _builder.codegen.call_jit(fn, scalars, {},
                                  _builder.codegen.last_node), pack, _builder)
@@ -490,7 +490,6 @@ def static_assert(cond, msg="", _builder=None):
     if isinstance(cond, tensor):
         raise TypeError("static_assert needs a constexpr condition; use device_assert for run-time values")
     if not cond:
-        from ..errors import StaticAssertionFailed
         raise StaticAssertionFailed(f"static_assert failed: {_u(msg)}" if _u(msg) else "static_assert failed")
 
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import builtins
 
-from . import dtypes as _dt
-from .core import _unwrap_if_constexpr as _u, builtin, constexpr, tensor, tuple as tl_tuple
+from . import dtypes as _dt, functions as F
+from .core import _unwrap_if_constexpr as _u, builtin, constexpr, tensor, tuple as tl_tuple, tuple_type
+from .dtypes import pointer_type, uint8
 
 #: the largest number of elements a block may have (as for any tensor)
 _MAX_NUMEL = 1048576
@@ -152,7 +153,6 @@ class tensor_descriptor(tl_tuple):
 
     @property
     def type(self):
-        from .core import tuple_type
         return tuple_type([getattr(v, "type", type(v)) for v in self], list(self._fields))
 
     def __repr__(self) -> str:
@@ -171,7 +171,6 @@ class tensor_descriptor(tl_tuple):
         return [_u(o) for o in offsets]
 
     def _block_ptr(self, offsets, builder):
-        from . import functions as F
         order = builtins.tuple(range(self.ndim - 1, -1, -1))
         return F.make_block_ptr(self.base, list(self.shape), list(self.strides), offsets, list(self.block_shape),
                                 order, _builder=builder)
@@ -223,7 +222,6 @@ class tensor_descriptor(tl_tuple):
     def load(self, offsets, _builder=None):
         """The block at ``offsets`` (one per dimension); elements outside the tensor read zero
         (NaN with ``padding_option="nan"``)."""
-        from . import functions as F
         offsets = self._offsets(offsets, "load")
         if self.tensor_map is not None:
             from ..frontend.semantic_descriptor import descriptor_load
@@ -235,7 +233,6 @@ class tensor_descriptor(tl_tuple):
     def store(self, offsets, value, _builder=None):
         """Store ``value`` (the block's shape; cast to the descriptor's element type) at
         ``offsets``; elements outside the tensor are dropped."""
-        from . import functions as F
         from ..frontend import semantic as sem
         offsets = self._offsets(offsets, "store")
         value = sem.cast(self._check_value(value, "store", _builder), self.dtype, _builder)
@@ -393,7 +390,6 @@ def _cas_minmax(kind: str, ptr, value, mask, base, builder) -> None:
     point at ``base`` and swap a value with itself, which changes nothing."""
     from xdsl.dialects import scf
     from xdsl.ir import Block, Region
-    from . import functions as F
     from ..frontend import semantic as sem
     from ..frontend import semantic_memory as sm
     from ..frontend.builder import ir_type
@@ -464,7 +460,6 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
             and tensor_map.type.int_bitwidth == 64 and _builder is not None:
         # the map's device address as an integer argument (what host-descriptor launches pass)
         from ..frontend import semantic
-        from .dtypes import pointer_type, uint8
         tensor_map = semantic.cast(tensor_map, pointer_type(uint8), _builder)
     if tensor_map is not None and not (isinstance(tensor_map, tensor) and tensor_map.type.is_ptr()):
         raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer or its 64-bit address, "

@@ -13,7 +13,8 @@ import sys
 import weakref
 
 from .interface import grid3
-from .specialize import _FAST, constexpr_key, specialize_arg
+from .specialize import _FAST, constexpr_key, specialize_arg, _TORCH_BY_DTYPE
+from .. import knobs
 
 _ENV_BACKEND = "TRITIUM_BACKEND"
 
@@ -62,7 +63,6 @@ def forget_fast_paths(group: str = "", name: str = "") -> None:
 
 
 def _watch_knobs() -> None:
-    from .. import knobs
     if forget_fast_paths not in knobs._listeners:
         knobs._listeners.append(forget_fast_paths)
 
@@ -148,7 +148,6 @@ def _t_fast(_t_grid, {params}*_t_extra, **_t_kw):
         return fn.run(grid=grid, warmup=False, **named, **kw)
 
     cache: dict = {}
-    from .specialize import _TORCH_BY_DTYPE
     scope = {"_t_defaults": {p.num: p.default for p in fn.params}, "_t_params": fn.params,
              "_t_ck": constexpr_key, "_t_spec": specialize_arg, "_t_specs": fn.specializers, "_t_run": fn.run,
              "_t_cache_get": cache.get, "_t_env_get": _ENV_GET, "_t_env_key": _ENV_KEY, "_t_fast_spec": _FAST.get, "_t_grid3": grid3, "_t_name": fn.__name__,

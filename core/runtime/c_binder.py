@@ -24,6 +24,8 @@ A torch tensor's three fields are read in C++ once ``torch_reader.py`` has built
 (``set_tensor_reader``), through torch's calls before that and for anything it does not take.
 """
 from __future__ import annotations
+from .. import knobs
+from . import cext, torch_reader
 
 SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
@@ -364,10 +366,8 @@ PyMODINIT_FUNC PyInit__tritium_cbinder(void) {
 def load():
     """The extension, or None (no C compiler or Python headers here, or ``TRITIUM_C_BINDER=0``:
     launches keep the generated Python binder; ``knobs.runtime.c_binder``)."""
-    from .. import knobs
     if not knobs.runtime.c_binder:
         return None
-    from . import cext, torch_reader
     mod = cext.load("_tritium_cbinder", SOURCE)
     if mod is not None:
         torch_reader.install(mod.set_tensor_reader)

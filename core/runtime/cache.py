@@ -21,6 +21,7 @@ import shutil
 import uuid
 from pathlib import Path
 from typing import Mapping
+from .. import knobs, __version__
 
 MANIFEST = "__manifest__.json"
 _FORMAT = 1
@@ -28,13 +29,11 @@ _FORMAT = 1
 
 def cache_dir() -> Path:
     """``knobs.cache.dir``: read at each call, so a changed knob or variable takes effect at once."""
-    from .. import knobs
     return Path(knobs.cache.dir)
 
 
 def always_compile() -> bool:
     """``knobs.compilation.always_compile``."""
-    from .. import knobs
     return knobs.compilation.always_compile
 
 
@@ -152,7 +151,6 @@ def triton_key() -> str:
     a changed compiler never matches a key taken before."""
     global _TRITON_KEY
     if _TRITON_KEY is None:
-        from .. import __version__
         root = Path(__file__).resolve().parent.parent
         h = hashlib.sha256()
         for f in sorted(root.rglob("*.py")):

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sysconfig
 import threading
+from .. import knobs
 
 _lock = threading.Lock()
 _locks: dict = {}    # (name, source) -> the lock its build is made under
@@ -25,7 +26,6 @@ _loaded: dict = {}   # (name, source) -> module or None, once tried
 
 
 def _compiler(cxx: bool) -> str | None:
-    from .. import knobs  # knobs.build.cc / .cxx: $CC / $CXX
     if cxx:
         return shutil.which(knobs.build.cxx or "c++") or shutil.which("g++")
     return shutil.which(knobs.build.cc or "cc") or shutil.which("gcc")

@@ -24,9 +24,10 @@ import os
 from .. import knobs as _knobs
 from ..hooks.backend import PluginError
 from ..tools.tensor_descriptor import TensorDescriptor
-from .binder import _MISSING
+from .binder import _MISSING, _ENV_GET, _ENV_KEY
 from .direct_binder import FAST_OPTIONS, DirectBinder
 from .specialize import _address as _address_of
+from ..language.tensor_descriptor import make_tensor_descriptor
 
 _HELPER = "__tritium_make_tensor_descriptor__"
 
@@ -96,7 +97,6 @@ def companion(fn, layout: tuple):
     base_scope = fn.global_scope
 
     def global_scope():
-        from ..language.tensor_descriptor import make_tensor_descriptor
         scope = base_scope()
         scope[_HELPER] = make_tensor_descriptor
         return scope
@@ -308,7 +308,6 @@ def _t_launch(_t_grid, {params}*_t_extra, num_warps=_t_M, num_stages=_t_M, **_t_
         return _t_comp[_t_grid]({call})
     return _t_comp[_t_grid]({call}**_t_opts(num_warps, num_stages))
 """
-        from .binder import _ENV_GET, _ENV_KEY
         envval = _ENV_GET(_ENV_KEY)  # TRITIUM_BACKEND as the launch that installs the binder saw it
         scope = {"_t_M": _MISSING, "_t_defaults": {p.num: p.default for p in fn.params}, "_t_env": _ENV_GET,
                  "_t_envkey": _ENV_KEY, "_t_envval": envval, "_t_D": TensorDescriptor, "_t_BT": base_type,

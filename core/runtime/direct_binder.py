@@ -24,7 +24,11 @@ from __future__ import annotations
 import inspect
 import sys
 
-from .binder import _ENV_GET, _ENV_KEY, _MISSING, _WITH_FAST
+from .binder import _ENV_GET, _ENV_KEY, _MISSING, _WITH_FAST, named_as, _ENV_DATA
+from .specialize import int_type_str
+from ..language.dtypes import dtype
+from .interface import grid3
+from .driver import Driver
 
 #: launch options the fast path takes by keyword (the rest go to the general path)
 FAST_OPTIONS = ("num_warps", "num_stages")
@@ -33,7 +37,6 @@ FAST_OPTIONS = ("num_warps", "num_stages")
 def _wide(v: int) -> str:
     """The class of an integer outside 32 bits (``OverflowError`` outside 64: the general path
     reports it)."""
-    from .specialize import int_type_str
     return int_type_str(v)
 
 
@@ -69,7 +72,6 @@ def pattern_of(fn, bound, key_parts) -> tuple | None:
 def _plain_constexpr(v) -> bool:
     """Whether ``(type(v), v)`` tells constexprs apart as finely as ``constexpr_key`` does: plain
     values, dtypes, and objects equal only to themselves (functions, ``@jit`` functions)."""
-    from ..language.dtypes import dtype
     t = type(v)
     return t in (int, float, bool, str, type(None), tuple) or isinstance(v, dtype) or t.__eq__ is object.__eq__
 
@@ -150,7 +152,6 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
                  "_t_miss": self._miss, "_t_grid_of": self._grid_of,
                  "_t_type": type, "_t_tuple": tuple}
         exec(compile(src, f"<tritium direct binder of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
-        from .binder import named_as
         launch, key = named_as(scope["_t_launch"], fn.__name__), scope["_t_key"]
         launch.source = src
         return self.in_c(launch) or launch, key
@@ -159,7 +160,6 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         """The same launch step in C (``c_binder.py``) with ``python_launch`` (the generated
         binder) as its fallback; None where the extension is not available."""
         from . import c_binder
-        from .binder import _ENV_DATA
         mod = c_binder.load()
         if mod is None or not isinstance(_ENV_DATA, dict):
             return None
@@ -190,7 +190,6 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         return general(grid, *values, *extra, **kw)
 
     def _grid_of(self, grid, kernel, values, opts):
-        from .interface import grid3
         if callable(grid):
             meta = dict(zip(self.fn.arg_names, values))
             meta.update({n: v for n, v in zip(self.options, opts) if v is not _MISSING})
@@ -256,7 +255,6 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
 
 
 def _no_direct():
-    from .driver import Driver
     return Driver.make_direct_launcher
 
 

@@ -18,12 +18,17 @@ from .interface import KernelInterface, grid3
 from .specialize import (LAUNCH_OPTIONS, TensorWrapper, annotated_specializer, annotation_type, constexpr_key,
                          flatten_tuple_args, specialize_arg)
 from .specialize import reinterpret  # noqa: F401  (triton.runtime.jit.reinterpret)
+from ..language.core import JITCallable, constexpr
+from .direct_binder import fill
+from .binder import _torch_tensor_type, build_fast_launch, env_token, make_entry
+from ..frontend.errors import KernelArgumentError
+from ..language import core
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
 _ENV = os.environ
 
 
-class JITFunction(KernelInterface):
+class JITFunction(KernelInterface, JITCallable):
     def __init__(self, fn: Callable, *, noinline: bool = False, do_not_specialize=(), debug: bool | None = None,
                  repr: Callable | None = None, launch_metadata=None, do_not_specialize_on_alignment=()):
         self.fn = fn
@@ -245,7 +250,6 @@ class JITFunction(KernelInterface):
         return values
 
     def mangle(self, sig) -> str:
-        from ..language.core import constexpr
 
         def part(v):
             if isinstance(v, constexpr):
@@ -339,13 +343,11 @@ class JITFunction(KernelInterface):
         kernel.launch(grid, stream, args, device)
         if stream is None and backend_name is None and explicit_target is None and not wrapped and placed \
                 and not has_tuple and all(len(key_parts[i]) == 4 for i, _ in pointers):
-            from .direct_binder import fill
             fill(self, kernel, bound, key_parts, opts, device, driver)
         return kernel
 
     def _fill_fast(self, kernel, runtime, key_parts, device, placed, driver, pointers):
         """Record this specialization for the generated binder (binder.py)."""
-        from .binder import _torch_tensor_type, build_fast_launch, env_token, make_entry
         if self._fast[2] is None and _torch_tensor_type() is not None:
             self._fast = build_fast_launch(self)  # torch arrived after the binder was built
             self._by_grid.clear()
@@ -371,7 +373,6 @@ class JITFunction(KernelInterface):
         tuples (creating the partial costs more than finding it).  ``_by_grid`` is emptied
         whenever the binder changes."""
         if self._fast is None:
-            from .binder import build_fast_launch
             self._fast = build_fast_launch(self)
         entry = self._direct.launch if self._direct is not None else self._fast[0]
         if not callable(grid):
@@ -396,7 +397,6 @@ class JITFunction(KernelInterface):
                 for f, p in zip(base, self.params)]
 
     def _argument_error(self, message: str, cls=None):
-        from ..frontend.errors import KernelArgumentError
         line, col = self.file_position(self.parse())
         return (cls or KernelArgumentError)(message, filename=self.file, lineno=line, col=col,
                                             source_line=self.source_line(line), fn_name=self.__name__)
@@ -542,7 +542,6 @@ def _specialize_unaligned(v, param) -> tuple:
 def _is_annotation(ann, name: str) -> bool:
     """Whether ``ann`` is ``tl.<name>`` (the class, or its text under ``from __future__ import
     annotations``)."""
-    from ..language import core
     if ann is getattr(core, name):
         return True
     if isinstance(ann, str):
@@ -607,7 +606,6 @@ def _exec_source_of(fn, depth: int = 12) -> tuple[list[str], int] | None:
 
 
 def _hash_dependency(h, name, v, seen):
-    from ..language.core import constexpr
     if isinstance(v, JITFunction):
         if id(v) in seen:
             return

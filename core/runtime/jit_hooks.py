@@ -31,6 +31,12 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from ..language.core import constexpr
+from ..knobs import JitFunctionInfo
+from ..language.dtypes import dtype, str_to_ty
+from .interface import KernelInterface
+from .specialize import constexpr_key, flatten_tuple_args
+from .. import knobs as _knobs
 
 
 def _leaf_type(k) -> Any:
@@ -43,7 +49,6 @@ def _leaf_type(k) -> Any:
 
 def describe(fn, bound, key_parts, backend, target, opts: dict):
     """(signature, constants, attrs, options) of one specialization, as a JIT hook sees them."""
-    from ..language.core import constexpr
     signature, constants, attrs = {}, {}, {}
 
     def walk(path, v, k):
@@ -84,7 +89,6 @@ def _jsonable(v):
 
 def call(hook, fn, bound, key_parts, backend, target, opts: dict, device, is_warmup: bool, key) -> Any:
     """Call ``hook`` (a JIT hook, see the module docstring) for this specialization; its result."""
-    from ..knobs import JitFunctionInfo
     signature, constants, attrs, options = describe(fn, bound, key_parts, backend, target, opts)
     num_ctas = getattr(options, "num_ctas", 1)
     fusion = getattr(options, "enable_fp_fusion", True)
@@ -124,9 +128,6 @@ def _import_path(path: str):
 
 
 def _constant_record(v):
-    from ..language.core import constexpr
-    from ..language.dtypes import dtype
-    from .interface import KernelInterface
     v = v.value if isinstance(v, constexpr) else v
     if isinstance(v, dtype):
         return {"dtype": str(v)}
@@ -162,7 +163,6 @@ def _launch_record(bound, key_parts, backend, target, opts) -> dict:
 
 
 def _constant_value(r, where: str):
-    from ..language.dtypes import str_to_ty
     if isinstance(r, dict):
         if "dtype" in r:
             return str_to_ty(r["dtype"])
@@ -179,7 +179,6 @@ def _constant_value(r, where: str):
 
 def _part_value(r, where: str):
     """(placeholder value, key part) of one argument's record; run-time arguments have no value."""
-    from .specialize import constexpr_key
     kind = r[0]
     if kind == "t":
         cls = tuple if r[1] is None else _import_path(r[1])
@@ -208,9 +207,7 @@ def preload(fn, specialization_data: str):
     """Compile ``fn`` for the specialization ``specialization_data`` describes (the JSON text a
     JIT hook received) and cache it as a launch of that specialization would; the compiled
     kernel, or None when ``jit_cache_hook`` asks not to compile."""
-    from .. import knobs as _knobs
     from ..hooks import manager
-    from .specialize import flatten_tuple_args
     data = json.loads(specialization_data)
     name = f"{fn.__module__}.{fn.__qualname__}"
     if data.get("name") != name:

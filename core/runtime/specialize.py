@@ -14,6 +14,10 @@ it is ``("c", constexpr_key(value))``.  The kernel takes the tuple's run-time le
 parameters, in order (:func:`flatten_tuple_args`).
 """
 from __future__ import annotations
+from ..language.dtypes import dtype as tl_dtype, ty_to_str, dtype
+from ..language.core import constexpr
+from .interface import KernelInterface
+from ..language import dtypes as tl
 
 LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream",
                   "launch_cooperative_grid", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
@@ -65,7 +69,6 @@ def reinterpret(tensor, dtype):
     """``tensor``'s memory seen as ``dtype`` (a ``tritium.language`` dtype, or a torch/numpy
     dtype of the same name); reinterpreting a wrapper as its base tensor's own dtype gives the
     base tensor back."""
-    from ..language.dtypes import dtype as tl_dtype
     if isinstance(tensor, TensorWrapper):
         if not isinstance(dtype, tl_dtype) and dtype == getattr(tensor.base, "dtype", None):
             return tensor.base
@@ -99,7 +102,6 @@ def _address(v) -> int:
 
 def pointer_type_str(v) -> str | None:
     if isinstance(v, TensorWrapper):
-        from ..language.dtypes import ty_to_str
         return "*" + ty_to_str(v.dtype)
     dt = getattr(v, "dtype", None)
     if dt is not None and hasattr(v, "data_ptr") and str(dt).startswith("torch."):
@@ -195,11 +197,9 @@ def constexpr_key(v) -> tuple:
     source hash; anything else: its repr)."""
     if type(v) is int:  # the usual constexpr: a block size
         return ("int", v)
-    from ..language.core import constexpr
     v = v.value if type(v) is constexpr else v
     if isinstance(v, (int, float, bool, str, type(None), tuple)):
         return (type(v).__name__, v)
-    from .interface import KernelInterface
     if isinstance(v, KernelInterface) and hasattr(type(v), "cache_key"):
         return ("fn", v.cache_key)
     return (type(v).__name__, repr(v))
@@ -210,8 +210,6 @@ def is_namedtuple_type(cls) -> bool:
 
 
 def _tuple_leaf_key(v, param) -> tuple:
-    from ..language.core import constexpr
-    from ..language.dtypes import dtype
     if isinstance(v, constexpr):
         return ("c", constexpr_key(v))
     if isinstance(v, tuple):
@@ -290,7 +288,6 @@ def annotation_type(ann) -> str:
     ``"tl.float16"``, ``n: int`` -> ``i32``, ``b: bool`` -> ``i1``), or ``""`` when the
     annotation names no scalar dtype (none, ``tl.constexpr``, ``torch.Tensor``, pointers...)."""
     import inspect
-    from ..language import dtypes as tl
     from .jit import type_canonicalisation_dict
     if ann is None or ann is inspect.Parameter.empty:
         return ""

@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from . import cext
+from .. import knobs
 
 NAME = "_tritium_torch_reader"
 
@@ -129,7 +131,6 @@ def _ready(module) -> None:
 
 
 def _load(torch, options) -> None:
-    from . import cext
     module = None
     try:
         module = cext.load(NAME, SOURCE, **options)
@@ -143,7 +144,6 @@ def _load(torch, options) -> None:
 def install(set_reader) -> None:
     """Hand the reader's address to ``set_reader`` (the C binder module's ``set_tensor_reader``)
     now if it is built, else once a background build finishes; nothing where it cannot be."""
-    from .. import knobs
     if not knobs.runtime.torch_reader:  # TRITIUM_TORCH_READER=0
         return
     torch = sys.modules.get("torch")
@@ -160,7 +160,6 @@ def install(set_reader) -> None:
             if options is None:
                 _state["done"].set()
                 return
-            from . import cext
             if cext.built(NAME, SOURCE, **options):
                 _state["thread"] = threading.current_thread()
                 started = None   # built: load it here, now

@@ -25,6 +25,8 @@ import sys
 import tempfile
 import types
 from typing import Any, Iterator, Sequence
+import tritium
+import tritium.language as tl
 
 _ALIAS = "triton"
 _HELPERS_PACKAGE = "tritium_inductor_runtime"
@@ -146,8 +148,6 @@ def _function_sources(source: str) -> str:
 
 def tritium_namespace() -> dict[str, Any]:
     """The names an Inductor kernel reads, bound to Tritium's."""
-    import tritium
-    import tritium.language as tl
     helpers = tritium_triton_helpers()
     return {"triton": tritium, "tl": tl, "triton_helpers": helpers, "libdevice": helpers.libdevice,
             "tl_math": helpers.math}

@@ -7,13 +7,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from typing import Any, List
+from ..runtime.specialize import TensorWrapper
 
 
 def _strides_in_elements(t) -> list[int]:
     torch = sys.modules.get("torch")
     if torch is not None and type(t) is torch.Tensor:  # the common case, first: no further lookups
         return list(t.stride())
-    from ..runtime.specialize import TensorWrapper
     if isinstance(t, TensorWrapper):  # tritium.reinterpret: the strides are the wrapped array's
         t = t.base
     stride = getattr(t, "stride", None)

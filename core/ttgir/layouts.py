@@ -29,6 +29,7 @@ from xdsl.ir import Attribute
 from ..ttir.types import PointerType
 from .encodings import BlockedEncodingAttr, DistributedEncoding, SliceEncodingAttr
 from .linear_layout import IndexTerm, LinearLayout, log2
+from .linear_encoding import LinearEncodingAttr
 
 
 def linear_layout(enc: DistributedEncoding, shape: Sequence[int]) -> LinearLayout:
@@ -218,7 +219,6 @@ def reshaped_layout(enc: DistributedEncoding, src_shape: Sequence[int],
     of :func:`reshaped_blocked` where there is one, else the ``#ttg.linear`` layout whose register,
     lane and warp bases are the source's carried through the row-major reshape (Triton's choice
     too); None when the source has no linear layout or the shapes are not powers of two."""
-    from .linear_encoding import LinearEncodingAttr
     blocked = reshaped_blocked(enc, src_shape, dst_shape)
     if blocked is not None:
         return blocked
@@ -243,7 +243,6 @@ def reshaped_layout(enc: DistributedEncoding, src_shape: Sequence[int],
 def permuted_layout(enc: Attribute, perm: Sequence[int]) -> DistributedEncoding | None:
     """The layout of ``tt.trans(x, order=perm)`` that keeps every element in its thread: blocked
     fields permuted, or ``#ttg.linear`` bases permuted; None for other layouts."""
-    from .linear_encoding import LinearEncodingAttr
     if isinstance(enc, BlockedEncodingAttr):
         inv = {p: i for i, p in enumerate(perm)}
         return BlockedEncodingAttr([enc.size_per_thread[p] for p in perm], [enc.threads_per_warp[p] for p in perm],

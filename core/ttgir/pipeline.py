@@ -21,6 +21,7 @@ from .passes.membar import Membar
 from .passes.optimize_thread_locality import OptimizeThreadLocality
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.separable_reductions import SeparableReductions
+from .layouts import SCRATCH_LIMIT_ATTR
 
 
 def _opt(options, key: str, default):
@@ -48,7 +49,6 @@ def set_scratch_limit(module: ModuleOp, options) -> None:
     slices).  Both :func:`make_ttgir` and :func:`finalize_ttgir` apply it, so a module that starts
     as TTGIR text (``tritium.compile("k.ttgir")``) gets the same bound as one from the frontend."""
     from xdsl.dialects.builtin import IntegerAttr
-    from .layouts import SCRATCH_LIMIT_ATTR
     limit = _opt(options, "convert_scratch_limit", None)
     if limit and SCRATCH_LIMIT_ATTR not in module.attributes:
         module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(int(limit), 32)

@@ -12,6 +12,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
 from .encodings import SharedMemorySpaceAttr, ints
+from .layouts import bit_width
 
 
 @irdl_attr_definition
@@ -41,7 +42,6 @@ class MemDescType(ParametrizedAttribute, TypeAttribute):
         return bool(self.mutable.data)
 
     def size_in_bytes(self) -> int:
-        from .layouts import bit_width
         n = 1
         for s in self.shape:
             n *= s

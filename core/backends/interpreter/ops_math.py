@@ -7,6 +7,7 @@ import math
 import re
 
 import numpy as np
+from ...frontend.errors import error_at_op
 
 
 def ieee_remainder(x, y):
@@ -203,7 +204,6 @@ def _extern(tr, op):
     symbol = op.symbol.data
     fn = libdevice_function(symbol, _generic) if symbol.startswith("__nv_") else extern_function(symbol, info)
     if fn is None:
-        from ...frontend.errors import error_at_op
         raise error_at_op(op, f"the interpreter backend has no implementation of the extern function {symbol}")
     out = type_info(op.result.type)
     if out.kind == "float":
@@ -215,6 +215,5 @@ def _extern(tr, op):
 
 @translates("tt.elementwise_inline_asm")
 def _inline_asm(tr, op):
-    from ...frontend.errors import error_at_op
     raise error_at_op(op, "inline_asm_elementwise is not supported by the interpreter backend: the assembly is "
                           "for a GPU target; run the kernel on its GPU backend (backend='nvidia')")

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...hooks import hookimpl
-from ...hooks.types import BackendInfo, Options
-from .driver import TARGET, InterpreterDriver
+from ...hooks.types import BackendInfo, Options, ConformanceExclusion
+from .driver import TARGET, InterpreterDriver, parse_binary
+from ...ttir.ir import parse_module, print_module
+from ...ttir.passes.fuse_nested_loops import FLATTEN_ATTR, FuseNestedLoops
 
 TRITIUM_PLUGIN_API = 1
 NAME = "interpreter"
@@ -68,9 +70,6 @@ def _interp_stage(src, metadata):
     fused (fuse-nested-loops, which the GPU backends run first thing in TTGIR); records the
     kernel name.  The text is checked to parse back (falling back to MLIR's generic form, which always does), and the
     parsed module is kept for the driver's ``load_binary`` in this process."""
-    from ...ttir.ir import parse_module, print_module
-    from ...ttir.passes.fuse_nested_loops import FLATTEN_ATTR, FuseNestedLoops
-    from .driver import parse_binary
 
     if isinstance(src, (str, bytes)):
         text = src if isinstance(src, str) else src.decode()
@@ -111,7 +110,6 @@ def tritium_driver(backend):
 def tritium_conformance_exclusions(backend, target):
     if backend != NAME:
         return None
-    from ...hooks.types import ConformanceExclusion
     reason = "inline assembly is written for a GPU target ({}); the interpreter rejects inline_asm_elementwise " \
              "at the call's line"
     return [ConformanceExclusion("inline_asm/*", reason.format("PTX here")),

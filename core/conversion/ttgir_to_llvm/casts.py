@@ -9,6 +9,7 @@ from .elementwise import map_values
 from .fp8 import f32_to_fp8, fp8_format as _fmt, fp8_to_f32
 from .lowering import FunctionLowering, lowers
 from .types import BF16, F32, I1, I16, bits_of, const, is_fp8, scalar_type
+from ..target_info import intrinsic
 
 
 def _rtz_narrow(b: ir.IRBuilder, x: ir.Value, dst: ir.Type) -> ir.Value:
@@ -16,7 +17,6 @@ def _rtz_narrow(b: ir.IRBuilder, x: ir.Value, dst: ir.Type) -> ir.Value:
     that went away from it."""
     r = b.fptrunc(x, dst)
     back = b.fpext(r, F32)
-    from ..target_info import intrinsic
     away = b.fcmp_ordered(">", intrinsic(b, "llvm.fabs.f32", F32, [back]), intrinsic(b, "llvm.fabs.f32", F32, [x]))
     rb = b.bitcast(r, I16)
     stepped = b.bitcast(b.sub(rb, const(I16, 1)), dst)

@@ -9,6 +9,7 @@ import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
 from .lowering import FunctionLowering, LoweringError, flat_types, flatten, lowers, unflatten
+from ...ttir.mlir_ops import licm_disabled
 
 _TERMINATORS = ("scf.yield", "scf.condition")
 
@@ -32,7 +33,6 @@ class _LoopID(ir.values.MDValue):
 
 def _mark_back_edge(fl: FunctionLowering, op, branch) -> None:
     """``!llvm.loop`` on a loop's back edge for its ``llvm.loop_annotation`` (``disable_licm``)."""
-    from ...ttir.mlir_ops import licm_disabled
     if licm_disabled(op):
         module = fl.fn.module
         licm = module.add_metadata([ir.MetaDataString(module, "llvm.licm.disable")])

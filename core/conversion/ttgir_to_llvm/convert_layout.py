@@ -12,11 +12,12 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
-from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch_limit
+from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch_limit, linear_layout
 from .lowering import FunctionLowering, lowers
 from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
 from .types import I1, I8, I32, I64, bits_of, const
+from .shape_ops import linear_index
 
 
 def _mem(ty: ir.Type) -> ir.Type:
@@ -113,7 +114,6 @@ def _derived(v, op) -> bool:
 
 
 def _same_register_count(src_t, dst_t) -> bool:
-    from ...ttgir.layouts import linear_layout
     a, b = linear_layout(src_t.encoding, src_t.get_shape()), linear_layout(dst_t.encoding, dst_t.get_shape())
     return a.num_registers == b.num_registers and not any(a.free_masks().values()) and \
         not any(b.free_masks().values())
@@ -184,7 +184,6 @@ def _convert(fl: FunctionLowering, op) -> None:
 
 def _row_index(fl: FunctionLowering, coords: list, shape, pad: int) -> ir.Value:
     """Element index of ``coords`` in the scratch buffer: row-major, rows ``shape[-1] + pad`` long."""
-    from .shape_ops import linear_index
     if not pad:
         return linear_index(fl, coords, shape)
     b = fl.builder

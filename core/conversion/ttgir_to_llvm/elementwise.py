@@ -9,6 +9,8 @@ from ...ttir.attrs import CMPF_PREDICATES, CMPI_PREDICATES
 from ..target_info import intrinsic
 from .lowering import FunctionLowering, LoweringError, lowers
 from .types import BF16, I32, I64, bits_of, const, is_float, scalar_type
+from .shape_ops import linear_index
+from ...frontend.errors import error_at_op
 
 
 def map_values(fl: FunctionLowering, op, fn) -> None:
@@ -49,7 +51,6 @@ def _constant(fl: FunctionLowering, op) -> None:
         # a non-splat constant: element of each register by its coordinates (known per thread only
         # at run time) -> a small table in registers selected with the linear index
         shape = t.get_shape()
-        from .shape_ops import linear_index
         idx = [linear_index(fl, row, shape) for row in fl.coords(t)]
         arr = ir.Constant(ir.ArrayType(ty, len(data)), [const(ty, x) for x in data])
         g = ir.GlobalVariable(fl.module, arr.type, fl.module.get_unique_name("cst"))
@@ -258,7 +259,6 @@ def _extern(fl: FunctionLowering, op) -> None:
     ty = fl.ty(op.results[0].type)
     sym = fl.target.map_extern(op.symbol.data)
     if sym is None:
-        from ...frontend.errors import error_at_op
         raise error_at_op(op, f"the {fl.target.backend_name} backend has no implementation of the extern "
                               f"function {op.symbol.data}")
     map_values(fl, op, lambda *a: fl.target.extern_function(fl.builder, sym, list(a), ty))
@@ -279,7 +279,6 @@ def _check_constraints(fl: FunctionLowering, op) -> None:
         code = part.strip().lstrip("=+&*")
         if not code or code.isdigit() or code.startswith(("~{", "{")) or code in allowed:
             continue
-        from ...frontend.errors import error_at_op
         raise error_at_op(op, f"inline assembly constraint {code!r} is not one the {fl.target.backend_name} backend "
                               f"can allocate for this target (expected one of {', '.join(sorted(allowed))}, a tied "
                               "operand's number or an explicit {register}); was the assembly written for another "

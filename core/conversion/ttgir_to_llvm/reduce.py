@@ -14,6 +14,7 @@ from ...ttgir.scratch import axis_bits, round8
 from .convert_layout import elem_bytes, shared_load, shared_store
 from .lowering import FunctionLowering, lowers
 from .types import I32, bits_of, const
+from .shape_ops import linear_index
 
 _TERMS = ("tt.reduce.return", "tt.scan.return")
 
@@ -136,7 +137,6 @@ def _reduce(fl: FunctionLowering, op) -> None:
             base_off += round8(n_out * w * elem_bytes(fl.ty(v.type)))
         thread = fl.thread_coords(info)
         widx = warp_axis_index(fl, wbits)
-        from .shape_ops import linear_index
         out_idx = {}
         for key in acc:
             coords = [b.xor(thread[d], const(I32, key[d])) if key[d] else thread[d]

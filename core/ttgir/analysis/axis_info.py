@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, Int
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ...ttir.types import PointerType, element_type, shape_of
+from ..layouts import bit_width, contig_per_thread
 
 MAX_DIV = 1 << 30  # the divisibility of 0
 
@@ -74,7 +75,6 @@ def _elem_bytes(t: Attribute) -> int:
     elt = element_type(t)
     if isinstance(elt, PointerType):
         elt = elt.pointee_type
-    from ..layouts import bit_width
     try:
         return max(bit_width(elt) // 8, 1)
     except TypeError:
@@ -348,7 +348,6 @@ def vector_width(analysis: AxisInfoAnalysis, ptr: SSAValue, elem_bits: int, mask
         n = min(n, analysis.get(mask).constancy[d])
     t = ptr.type
     if isinstance(t, TensorType) and t.encoding is not None and hasattr(t.encoding, "linear_layout"):
-        from ..layouts import contig_per_thread
         n = min(n, contig_per_thread(t.encoding, t.get_shape())[d])
     p = 1
     while p * 2 <= n:

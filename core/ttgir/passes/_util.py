@@ -6,7 +6,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, NoneAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ...ttir.types import PointerType
-from ..encodings import BlockedEncodingAttr
+from ..encodings import BlockedEncodingAttr, DistributedEncoding, DotOperandEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
 
 
@@ -86,7 +86,6 @@ def block_of(op: Operation) -> Block:
 def broadcastable(enc: Attribute) -> bool:
     """Layouts that stay meaningful when a dimension shrinks to 1 and grows back (``tt.broadcast``'s
     operand and result share them): blocked and vendor register layouts, not slices or operands."""
-    from ..encodings import DistributedEncoding, DotOperandEncodingAttr, SliceEncodingAttr
     return isinstance(enc, DistributedEncoding) and not isinstance(enc, (SliceEncodingAttr, DotOperandEncodingAttr))
 
 

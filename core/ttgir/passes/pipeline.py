@@ -54,6 +54,10 @@ from ..types import MemDescType
 from ..scratch import scratch_size
 from .allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
 from ._util import with_extra_iter_args
+from ...ttir.ops import TransOp, SplatOp
+from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
+from ..encodings import SwizzledSharedEncodingAttr
+from ...ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY
 
 STAGES_ATTR = "tt.num_stages"
 #: on a slot buffer this pass made: the stages of its loop (``slots_ahead`` reads it)
@@ -152,7 +156,6 @@ class _Loop:
         """``local_alloc(tt.descriptor_load)`` or ``local_alloc(tt.trans(tt.descriptor_load))`` whose
         copy into a slot of the alloc's buffer type the backend takes (``descriptor_copy``): noted
         in ``self.loads``."""
-        from ...ttir.ops import TransOp
         if self.descriptor_copy is None or self.registers or not isinstance(alloc, LocalAllocOp) or alloc.src is None:
             return False
         src = alloc.src.owner
@@ -268,7 +271,6 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None, sc
     a load of its own (the tile copied twice, the second from L2, into two pipelined buffers), only
     where ``stages + 1`` slots of every buffer the loop's loads fill, the extra ones included, and
     the function's other buffers stay within ``shared_budget``."""
-    from ...ttir.ops import TransOp
     body = loop.body.block
     fed = [op for op in body.ops if isinstance(op, LocalAllocOp) and op.src is not None
            and isinstance(op.src.owner, (LoadOp, TransOp))]
@@ -736,7 +738,6 @@ def _pipeline_registers(info: _Loop) -> None:
 def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:
     """The original address iter args now only advance themselves (the copies use the ones carried
     ahead): drop them, and the arithmetic that advanced them."""
-    from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
     body = loop.body.block
     y = body.last_op
     changed = False
@@ -771,17 +772,14 @@ def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:
 
 
 def _barrier_encoding():
-    from ..encodings import SwizzledSharedEncodingAttr
     return SwizzledSharedEncodingAttr(1, 1, 1, [0])
 
 
 def _splat(v: SSAValue, t) -> Operation:
-    from ...ttir.ops import SplatOp
     return SplatOp(v, t)
 
 
 def _cache_evict(load: LoadOp) -> tuple[str, str]:
-    from ...ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY
     return CACHE_MODIFIER.keyword(load.cache), EVICTION_POLICY.keyword(load.evict)
 
 

@@ -27,6 +27,7 @@ from ...ttir import arith
 from ...ttir.ops import AddPtrOp, SplatOp
 from ...ttir.types import PointerType
 from ._util import with_extra_iter_args
+from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
 
 _I64 = IntegerType(64)
 
@@ -76,7 +77,6 @@ def _to_i64(v: SSAValue, at: InsertPoint) -> SSAValue:
 
 def rewrite_loop(loop: scf.ForOp) -> scf.ForOp:
     """Apply the rewrite to every eligible iter arg of ``loop``; the loop that results."""
-    from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
     steps = {j: s for j in range(len(loop.iter_args)) if (s := _uniform_step(loop, j)) is not None}
     if not steps:
         return loop

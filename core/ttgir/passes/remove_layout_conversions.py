@@ -35,6 +35,7 @@ from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
 from ._util import broadcastable, convert_before, encoding, set_type, with_encoding
 from .layout_forward import forward_fold
+from ..layouts import bit_width, permuted_layout, reshaped_layout
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
 # expand_dims and broadcast only rename registers (the operand takes the slice / the same layout):
@@ -152,7 +153,6 @@ _NARROWING = {"arith.truncf", "arith.trunci", "tt.fp_to_fp"}
 def _sink_past_narrowing(cvt: ConvertLayoutOp) -> bool:
     """Rule 6: ``cast(convert(x))`` with a narrowing cast becomes ``convert(cast(x))``: the same one
     conversion, moving fewer bytes (an fp32 accumulator stored as fp16 converts as fp16)."""
-    from ..layouts import bit_width
     uses = list(cvt.result.uses)
     if len(uses) != 1:
         return False
@@ -175,7 +175,6 @@ def _sink_past_narrowing(cvt: ConvertLayoutOp) -> bool:
 
 def _reshape_past(cvt: ConvertLayoutOp) -> bool:
     """Rules 7 and 8 for every reshape and transpose of ``cvt``'s result."""
-    from ..layouts import permuted_layout, reshaped_layout
     changed = False
     for use in list(cvt.result.uses):
         op = use.operation

@@ -32,6 +32,7 @@ from ..memory_ops import AdvanceOp, LoadOp, MakeTensorPtrOp, StoreOp
 from ..ops import AddPtrOp, BroadcastOp, ExpandDimsOp, MakeRangeOp, SplatOp
 from ..types import PointerType, element_type
 from ._fold import is_const, make_const
+from ..attrs import CACHE_MODIFIER, EVICTION_POLICY
 
 I1 = A.I1
 
@@ -215,7 +216,6 @@ class _Lowering:
 
 
 def _cache_evict(op) -> tuple[str, str]:
-    from ..attrs import CACHE_MODIFIER, EVICTION_POLICY
 
     return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
 
