@@ -133,6 +133,16 @@ def arg_size(ty: str) -> int:
         raise ValueError(f"unsupported kernel argument type {ty!r}") from None
 
 
+def leaf_type(signature: dict, name: str) -> str:
+    """The type of run-time parameter ``name`` in a kernel's ``signature``: a parameter's own, or
+    for a leaf of a tuple argument (``ptrs[1][0]``) the entry at that path of its nested types."""
+    base, _, rest = name.partition("[")
+    ty = signature[base]
+    for index in rest.rstrip("]").split("][") if rest else ():
+        ty = ty[int(index)]
+    return ty
+
+
 def explicit_kernarg_layout(types: list[str]) -> list[tuple[int, int]]:
     """``(offset, size)`` of each argument: naturally aligned, in order (the AMDGPU ABI)."""
     out, off = [], 0
@@ -167,16 +177,17 @@ def check_hsaco(binary: bytes, metadata: dict) -> None:
         raise ValueError(str(e.args[0])) from None
     if k.symbol != f"{name}.kd":
         raise ValueError(f"kernel descriptor symbol is {k.symbol!r}, expected {name + '.kd'!r}")
-    types = [metadata["signature"][n] for n in metadata.get("arg_names", ())]
+    types = [leaf_type(metadata["signature"], n) for n in metadata.get("arg_names", ())]
     want = explicit_kernarg_layout(types)
     got = [(int(a[".offset"]), int(a[".size"])) for a in k.explicit_args]
     if got != want:
         raise ValueError(f"kernel arguments (offset, size) are {got}, the signature {types} needs {want}")
     end = max([o + n for o, n in want] + [int(a[".offset"]) + int(a[".size"]) for a in k.args])
     hidden = len(k.args) > len(k.explicit_args)
-    # without hidden arguments the segment is exactly the signature's; with them LLVM reserves the
-    # whole implicit-argument block after the explicit ones
-    if k.kernarg_segment_size < end or (not hidden and k.kernarg_segment_size != end):
+    # without hidden arguments the segment is the signature's, rounded up to 4 bytes (LLVM's
+    # kernarg segment alignment); with them LLVM reserves the whole implicit-argument block after
+    # the explicit ones
+    if k.kernarg_segment_size < end or (not hidden and k.kernarg_segment_size != (end + 3) // 4 * 4):
         raise ValueError(f"kernarg segment is {k.kernarg_segment_size} bytes, the arguments need {end}")
     wave = int(metadata.get("threads_per_warp", 0) or 0)
     if arch in ARCHS:
