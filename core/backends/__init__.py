@@ -3,6 +3,7 @@ same plugin hooks as any installed backend."""
 
 from dataclasses import dataclass
 from typing import Any
+from ..hooks import manager
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,6 @@ def _backends() -> dict:
     that takes the first active backend, as Inductor's ``set_driver_to_gpu`` does, finds the
     GPU's), then the interpreter once more as ``cpu``: it is the backend for CPU memory, which is
     what Triton's CPU backend is called (Inductor's ``cpu_backend="triton"`` looks it up)."""
-    from ..hooks import manager
     listed = sorted(manager.list_backends(), key=lambda b: b.name == manager.INTERPRETER)
     out = {b.name: Backend(_compiler_class(b), _driver_class(b)) for b in listed}
     if manager.INTERPRETER in out and "cpu" not in out:

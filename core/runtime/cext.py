@@ -19,6 +19,7 @@ import subprocess
 import sysconfig
 import threading
 from .. import knobs
+from .cache import cache_dir
 
 _lock = threading.Lock()
 _locks: dict = {}    # (name, source) -> the lock its build is made under
@@ -106,7 +107,6 @@ def load(name: str, source: str, **build):
         if key not in _loaded:
             mod = None
             try:
-                from .cache import cache_dir
                 path = _build(str(cache_dir()), name, source, **build)
                 if path is not None:
                     mod = _import(name, path)
@@ -122,7 +122,6 @@ def built(name: str, source: str, **build) -> bool:
     if (name, source) in _loaded:
         return True
     try:
-        from .cache import cache_dir
         target = _target(str(cache_dir()), name, source, **build)
         return target is not None and os.path.exists(target[2])
     except OSError:

@@ -28,6 +28,7 @@ from .binder import _MISSING, _ENV_GET, _ENV_KEY
 from .direct_binder import FAST_OPTIONS, DirectBinder
 from .specialize import _address as _address_of
 from ..language.tensor_descriptor import make_tensor_descriptor
+from ..hooks import manager
 
 _HELPER = "__tritium_make_tensor_descriptor__"
 
@@ -120,7 +121,6 @@ def _device_key(base):
 
 def _select(bound, launch_kwargs) -> tuple:
     """(backend, target) the launch's maps are asked of; target None when its device is absent."""
-    from ..hooks import manager
     plain = [v.base if type(v) is TensorDescriptor else v for v in bound]
     name = launch_kwargs.get("backend") or _knobs.selected_backend()
     backend = manager.get_backend(name) if name else manager.select_backend(None, plain)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 from typing import Any, Callable, Sequence
+from ..hooks import manager
 
 
 class LaunchDeviceError(ValueError):
@@ -206,7 +207,6 @@ class _DriverConfig:
 
     @property
     def default(self) -> Driver:
-        from ..hooks import manager
         return manager.select_backend(None, ()).driver()
 
     @property

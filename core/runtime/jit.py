@@ -21,8 +21,9 @@ from .specialize import reinterpret  # noqa: F401  (triton.runtime.jit.reinterpr
 from ..language.core import JITCallable, constexpr
 from .direct_binder import fill
 from .binder import _torch_tensor_type, build_fast_launch, env_token, make_entry
-from ..frontend.errors import KernelArgumentError
+from ..frontend.errors import KernelArgumentError, KernelArgumentOverflowError
 from ..language import core
+from ..hooks import manager
 
 _BACKEND_ENV = "TRITIUM_BACKEND"
 _ENV = os.environ
@@ -279,7 +280,6 @@ class JITFunction(KernelInterface, JITCallable):
         except TypeError as e:
             raise self._argument_error(str(e)) from None
         except OverflowError as e:
-            from ..frontend.errors import KernelArgumentOverflowError
             raise self._argument_error(str(e), KernelArgumentOverflowError) from None
         # A tuple argument is passed as its leaves (specialize.flatten_tuple_args): the kernel's
         # parameters, the device and the launch's arguments are found among those.
@@ -402,7 +402,6 @@ class JITFunction(KernelInterface, JITCallable):
                                             source_line=self.source_line(line), fn_name=self.__name__)
 
     def _select_backend(self, explicit, bound, key_parts):
-        from ..hooks import manager
         name = explicit or _knobs.selected_backend()  # TRITIUM_BACKEND, else TRITON_INTERPRET
         if name:
             return manager.get_backend(name)

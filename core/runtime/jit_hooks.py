@@ -37,6 +37,7 @@ from ..language.dtypes import dtype, str_to_ty
 from .interface import KernelInterface
 from .specialize import constexpr_key, flatten_tuple_args
 from .. import knobs as _knobs
+from ..hooks import manager
 
 
 def _leaf_type(k) -> Any:
@@ -70,7 +71,6 @@ def describe(fn, bound, key_parts, backend, target, opts: dict):
     if target is None:
         target = backend.default_target()
     elif isinstance(target, str):
-        from ..hooks import manager
         target = manager.parse_target(target)
     options = backend.parse_options(target, dict(opts))
     return signature, constants, attrs, options
@@ -207,7 +207,6 @@ def preload(fn, specialization_data: str):
     """Compile ``fn`` for the specialization ``specialization_data`` describes (the JSON text a
     JIT hook received) and cache it as a launch of that specialization would; the compiled
     kernel, or None when ``jit_cache_hook`` asks not to compile."""
-    from ..hooks import manager
     data = json.loads(specialization_data)
     name = f"{fn.__module__}.{fn.__qualname__}"
     if data.get("name") != name:

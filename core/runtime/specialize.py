@@ -18,6 +18,7 @@ from ..language.dtypes import dtype as tl_dtype, ty_to_str, dtype
 from ..language.core import constexpr
 from .interface import KernelInterface
 from ..language import dtypes as tl
+from .dlpack import describe
 
 LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug", "stream",
                   "launch_cooperative_grid", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
@@ -269,7 +270,6 @@ def specialize_arg(v, param) -> tuple:
         addr = _address(v)
         return ("a", ty, "D" if addr % 16 == 0 else "")
     if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
-        from .dlpack import describe
         addr, dtype, kind, index = describe(v)
         if dtype is None:
             raise TypeError(f"argument '{param.name}': unsupported DLPack dtype")
