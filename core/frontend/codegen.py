@@ -24,7 +24,11 @@ from .codegen_control import ControlFlowMixin, contains_return, terminates
 from .errors import CompilationError, describe, error_class, original
 from .scope import PY_BUILTINS, global_value
 from .. import language
-from ..language.core import JITCallable, condition, range as tl_range, static_range
+from ..language.core import JITCallable, condition, range as tl_range, semantics, static_range
+from . import builder, semantic_descriptor, semantic_dot_scaled, semantic_extern, semantic_memory
+
+# the language's builtins reach the semantic layer through the registry the language owns
+semantics.register(sem, semt, semantic_memory, semantic_extern, semantic_dot_scaled, semantic_descriptor, builder)
 
 
 def _unwrap(x):

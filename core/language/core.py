@@ -62,9 +62,27 @@ def _foreign_builder_keyword(fn) -> str:
     return "_semantic" if "_semantic" in params and "_builder" not in params else "_builder"
 
 
+class FrontendSemantics:
+    """The frontend's semantic modules, which the builtins forward to (``semantics.semantic``,
+    ``semantics.semantic_tensor``, ...).  The frontend registers them when it loads
+    (``tritium.frontend.codegen``); the language does not import the frontend, which needs xDSL,
+    and builtins run only while the frontend generates a kernel."""
+
+    def register(self, *modules) -> None:
+        for m in modules:
+            setattr(self, m.__name__.rpartition(".")[2], m)
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"the frontend's {name} is not loaded: the language's builtins run only "
+                           "inside a @jit function being compiled")
+
+
+#: the frontend's semantic modules (:class:`FrontendSemantics`)
+semantics = FrontendSemantics()
+
+
 def _sem():
-    from ..frontend import semantic
-    return semantic
+    return semantics.semantic
 
 
 class JITCallable:
@@ -203,8 +221,7 @@ class tensor:
             return self
         if self.type.numel != 1:
             raise ValueError(f"item() needs a tensor of one element, got shape {list(self.type.shape)}")
-        from ..frontend import semantic_tensor
-        return semantic_tensor.reshape(self, [], False, _builder)
+        return semantics.semantic_tensor.reshape(self, [], False, _builder)
 
     def _member(name):  # noqa: N805 - helper building methods that forward to tl functions
         def method(self, *args, _builder=None, **kwargs):
@@ -456,7 +473,7 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
     builder = _builder if _builder is not None else _semantic
     if builder is None:
         raise ValueError("extern_elementwise() can only be called inside a @jit function")
-    from ..frontend.semantic_extern import extern_elementwise as impl
+    impl = semantics.semantic_extern.extern_elementwise
     return impl(_unwrap_if_constexpr(lib_name), _unwrap_if_constexpr(lib_path), list(args),
                 arg_type_symbol_dict, _unwrap_if_constexpr(is_pure), builder)
 

@@ -3,23 +3,20 @@ frontend's semantic layer with the builder the code generator passes as ``_build
 from __future__ import annotations
 
 from . import dtypes as _t
-from .core import JITCallable, PropagateNan, _unwrap_if_constexpr as _u, builtin, tensor
+from .core import JITCallable, PropagateNan, _unwrap_if_constexpr as _u, builtin, semantics as _semantics, tensor
 from ..errors import StaticAssertionFailed
 
 
 def _s():
-    from ..frontend import semantic
-    return semantic
+    return _semantics.semantic
 
 
 def _st():
-    from ..frontend import semantic_tensor
-    return semantic_tensor
+    return _semantics.semantic_tensor
 
 
 def _sm():
-    from ..frontend import semantic_memory
-    return semantic_memory
+    return _semantics.semantic_memory
 
 
 # --- programs and creation ---------------------------------------------------------------------
@@ -521,7 +518,7 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _builde
     """Target assembly applied elementwise (``pack`` elements per invocation, packed into one
     register per operand); ``dtype`` a dtype or a sequence of them (one result each).  Backends
     without inline assembly (the interpreter) reject it at the call's line."""
-    from ..frontend import semantic_extern
+    semantic_extern = _semantics.semantic_extern
     return semantic_extern.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _builder)
 
 
@@ -536,7 +533,7 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
     exponents (value ``2 ** (s - 127)``, 0xFF is NaN), or ``None`` for an unscaled operand.
     ``fast_math=True`` lets the compiled code skip the NaN of scale 0xFF.  The result is float32
     (plus ``acc`` when given)."""
-    from ..frontend import semantic_dot_scaled
+    semantic_dot_scaled = _semantics.semantic_dot_scaled
     return semantic_dot_scaled.dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast_math,
                                           lhs_k_pack, rhs_k_pack, out_dtype, _builder)
 

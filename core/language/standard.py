@@ -10,17 +10,15 @@ from __future__ import annotations
 
 from .. import language as tl
 from ..runtime.jit import jit
-from .core import _unwrap_if_constexpr as _u, builtin
+from .core import _unwrap_if_constexpr as _u, builtin, semantics as _semantics
 
 
 def _s():
-    from ..frontend import semantic
-    return semantic
+    return _semantics.semantic
 
 
 def _st():
-    from ..frontend import semantic_tensor
-    return semantic_tensor
+    return _semantics.semantic_tensor
 
 
 def _block(x, what: str, b):

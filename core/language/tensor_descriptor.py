@@ -23,6 +23,7 @@ import builtins
 
 from . import dtypes as _dt, functions as F
 from .core import _unwrap_if_constexpr as _u, builtin, constexpr, tensor, tuple as tl_tuple, tuple_type
+from .core import semantics as _semantics
 from .dtypes import pointer_type, uint8
 
 #: the largest number of elements a block may have (as for any tensor)
@@ -177,7 +178,7 @@ class tensor_descriptor(tl_tuple):
 
     def _check_value(self, value, what: str, builder):
         """``value`` as a tensor of the block's shape (scalars are broadcast to it)."""
-        from ..frontend import semantic as sem
+        sem = _semantics.semantic
         value = _u(value)
         if isinstance(value, tensor) and value.type.is_block():
             if list(value.type.shape) != list(self.block_shape):
@@ -189,8 +190,8 @@ class tensor_descriptor(tl_tuple):
     def _pointers(self, index_lists, builder):
         """Pointers to, and the in-bounds mask of, the elements at the outer product of
         ``index_lists`` (one 1-d int tensor per dimension): tensors of the block's rank."""
-        from ..frontend import semantic as sem
-        from ..frontend import semantic_tensor as semt
+        sem = _semantics.semantic
+        semt = _semantics.semantic_tensor
         rank = len(index_lists)
         ptr, mask = self.base, None
         for d, (idx, size, stride) in enumerate(zip(index_lists, self.shape, self.strides)):
@@ -205,8 +206,8 @@ class tensor_descriptor(tl_tuple):
         return ptr, mask
 
     def _block_pointers(self, offsets, builder):
-        from ..frontend import semantic as sem
-        from ..frontend import semantic_tensor as semt
+        sem = _semantics.semantic
+        semt = _semantics.semantic_tensor
         idx = []
         for off, b in zip(offsets, self.block_shape):
             r = semt.arange(0, b, builder)
@@ -224,7 +225,7 @@ class tensor_descriptor(tl_tuple):
         (NaN with ``padding_option="nan"``)."""
         offsets = self._offsets(offsets, "load")
         if self.tensor_map is not None:
-            from ..frontend.semantic_descriptor import descriptor_load
+            descriptor_load = _semantics.semantic_descriptor.descriptor_load
             return descriptor_load(self.tensor_map, self.dtype, list(self.block_shape), offsets, _builder)
         return F.load(self._block_ptr(offsets, _builder), boundary_check=builtins.tuple(range(self.ndim)),
                       padding_option=self.padding_option, _builder=_builder)
@@ -233,19 +234,19 @@ class tensor_descriptor(tl_tuple):
     def store(self, offsets, value, _builder=None):
         """Store ``value`` (the block's shape; cast to the descriptor's element type) at
         ``offsets``; elements outside the tensor are dropped."""
-        from ..frontend import semantic as sem
+        sem = _semantics.semantic
         offsets = self._offsets(offsets, "store")
         value = sem.cast(self._check_value(value, "store", _builder), self.dtype, _builder)
         if self.tensor_map is not None:
-            from ..frontend.semantic_descriptor import descriptor_store
+            descriptor_store = _semantics.semantic_descriptor.descriptor_store
             return descriptor_store(self.tensor_map, self.dtype, list(self.block_shape), offsets, value, _builder)
         return F.store(self._block_ptr(offsets, _builder), value, boundary_check=builtins.tuple(range(self.ndim)),
                        _builder=_builder)
 
     # -- reductions into the tensor -------------------------------------------------------------
     def _reduce(self, kind: str, offsets, value, builder):
-        from ..frontend import semantic as sem
-        from ..frontend import semantic_memory as sm
+        sem = _semantics.semantic
+        sm = _semantics.semantic_memory
         offsets = self._offsets(offsets, f"atomic_{kind}")
         value = self._check_value(value, f"atomic_{kind}", builder)
         dt = self.dtype
@@ -313,8 +314,8 @@ class tensor_descriptor(tl_tuple):
         return x_offsets, rows
 
     def _row_pointers(self, x_offsets, y_offset, builder):
-        from ..frontend import semantic as sem
-        from ..frontend import semantic_tensor as semt
+        sem = _semantics.semantic
+        semt = _semantics.semantic_tensor
         cols = semt.arange(0, self.block_shape[1], builder)
         y = _u(y_offset)
         y = sem.cast(y, _dt.int32, builder) if isinstance(y, tensor) else int(y)
@@ -325,8 +326,8 @@ class tensor_descriptor(tl_tuple):
         """``desc.gather(x_offsets, y_offset)``: the rows ``x_offsets`` (a 1-d tensor) of the
         columns ``y_offset .. y_offset + block_shape[1]`` of a 2-d descriptor whose block is one
         row; elements outside the tensor read as the padding."""
-        from ..frontend import semantic_memory as sm
-        from ..frontend import semantic as sem
+        sm = _semantics.semantic_memory
+        sem = _semantics.semantic
         if len(args) != 2:
             raise ValueError(f"descriptor gather only supports 2D indexing, but got {len(args)}")
         x_offsets, _rows = self._check_rows("gather", args[0])
@@ -340,8 +341,8 @@ class tensor_descriptor(tl_tuple):
         """``desc.scatter(value, x_offsets, y_offset)``: write the rows of ``value`` to the rows
         ``x_offsets`` of the columns ``y_offset ..`` of a 2-d descriptor whose block is one row;
         elements outside the tensor are dropped."""
-        from ..frontend import semantic_memory as sm
-        from ..frontend import semantic as sem
+        sm = _semantics.semantic_memory
+        sem = _semantics.semantic
         if len(args) != 2:
             raise ValueError(f"descriptor scatter only supports 2D indexing, but got {len(args)}")
         x_offsets, rows = self._check_rows("scatter", args[0])
@@ -390,9 +391,9 @@ def _cas_minmax(kind: str, ptr, value, mask, base, builder) -> None:
     point at ``base`` and swap a value with itself, which changes nothing."""
     from xdsl.dialects import scf
     from xdsl.ir import Block, Region
-    from ..frontend import semantic as sem
-    from ..frontend import semantic_memory as sm
-    from ..frontend.builder import ir_type
+    sem = _semantics.semantic
+    sm = _semantics.semantic_memory
+    ir_type = _semantics.builder.ir_type
 
     shape = list(value.type.shape)
     safe_ptr = sem.where(mask, ptr, sem.broadcast_to_shape(base, shape, builder), builder)
@@ -459,7 +460,7 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if isinstance(tensor_map, tensor) and tensor_map.type.is_int() and not tensor_map.type.is_block() \
             and tensor_map.type.int_bitwidth == 64 and _builder is not None:
         # the map's device address as an integer argument (what host-descriptor launches pass)
-        from ..frontend import semantic
+        semantic = _semantics.semantic
         tensor_map = semantic.cast(tensor_map, pointer_type(uint8), _builder)
     if tensor_map is not None and not (isinstance(tensor_map, tensor) and tensor_map.type.is_ptr()):
         raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer or its 64-bit address, "

@@ -54,9 +54,18 @@ def set_scratch_limit(module: ModuleOp, options) -> None:
         module.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(int(limit), 32)
 
 
-def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
+def prepare_ttgir(module: ModuleOp, options) -> ModuleOp:
+    """What a ``ttgir`` stage does before its passes: every plugin's encodings known to the
+    ``ttg`` dialect, the conversion scratch bound on the module."""
     ensure_plugin_encodings()
-    set_scratch_limit(ttir_module, options)
+    set_scratch_limit(module, options)
+    return module
+
+
+def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
+    """The core's TTGIR passes alone (:func:`ttgir_passes`); a backend's stage runs them and its
+    own as one list (``prepare_ttgir``, ``PassManager``, ``finalize_ttgir``)."""
+    prepare_ttgir(ttir_module, options)
     PassManager("ttgir", ttgir_passes(target, options)).run(ttir_module)
     return ttir_module
 

@@ -13,7 +13,7 @@ int32 (nonzero for true), as libdevice does.
 """
 from __future__ import annotations
 
-from ..core import TRITON_BUILTIN, extern_elementwise
+from ..core import TRITON_BUILTIN, extern_elementwise, semantics as _semantics
 
 F32, F64, I32, I64, U32, U64 = "fp32", "fp64", "int32", "int64", "uint32", "uint64"
 
@@ -26,7 +26,7 @@ def _make(name: str, table: dict):
         builder = _builder if _builder is not None else _semantic
         if builder is None:
             raise ValueError(f"libdevice.{name}() can only be called inside a @jit function")
-        from ...frontend.semantic_extern import extern_elementwise as impl
+        impl = _semantics.semantic_extern.extern_elementwise
         return impl("libdevice", "", list(args), table, True, builder, fn_name=f"libdevice.{name}")
 
     fn.__name__ = fn.__qualname__ = name
