@@ -5,7 +5,27 @@ with :class:`NVIDIATargetInfo`; ``ptx`` LLVM's NVPTX backend (libdevice linked w
 ``cubin`` nvJitLink or ptxas.  Every stage records what the driver needs in ``metadata``."""
 from __future__ import annotations
 
+from xdsl.dialects.builtin import AnyFloat, IntegerType
+
+from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+from tritium.passes import PassManager
+from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
+from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.passes.pipeline import Pipeline
+from tritium.ttgir.passes.pointer_offsets import PointerOffsets
+from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
+from tritium.ttgir.pipeline import finalize_ttgir, prepare_ttgir, ttgir_passes as core_ttgir_passes
+from tritium.ttir.passes.cse import CSE
+from tritium.ttir.passes.dce import DCE
+
+from . import dialect  # noqa: F401  (registers the ttng ops the passes create)
+from . import tma
+from .accelerate_matmul import AccelerateMatmul
+from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
+from .async_operands import AsyncOperandLoads
+from .binary import llir_to_ptx, ptx_to_cubin
 from .options import capability
+from .target_info import NVIDIATargetInfo
 
 
 _ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
@@ -20,37 +40,30 @@ def membar_filter(op_a, op_b) -> bool:
     return op_a.name in _ASYNC_COPIES
 
 
-def tensor_core_passes(target, options) -> list:
-    """accelerate-matmul, remove-layout-conversions, own store tiles (``own_store_tiles`` with
-    ``defer_store_waits``), pipeline (``num_stages``; its register loads copied ahead too with
-    ``stream_loads``), pointer offsets, async operand loads (``async_operand_loads``), async dot
-    waits, descriptor stores from the tensor-core layout, map acquires."""
-    from tritium.ttgir.passes.pipeline import Pipeline
-    from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
-    from tritium.ttir.passes.cse import CSE
-    from tritium.ttir.passes.dce import DCE
-    from .accelerate_matmul import AccelerateMatmul
-    from .async_operands import AsyncOperandLoads
-    from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
-    from tritium.ttgir.passes.pointer_offsets import PointerOffsets
-    from . import tma
+def ttgir_passes(target, options) -> list:
+    """The whole TTGIR pass list for ``target``, in order: the core's layout passes, then the
+    tensor-core path (accelerate-matmul onto ``nvidia_mma``, the software pipeline, asynchronous
+    operand loads and dot waits, TMA stores).  ``finalize_ttgir`` follows (allocation, the
+    after-allocation passes, membar)."""
     own_tiles = [tma.OwnStoreTiles(options.num_stages)] if options.defer_store_waits and options.own_store_tiles else []
-    return [AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
-            *own_tiles,
-            Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
-                     late_refill=wants_late_refill, spare_refill=spare_refill,
-                     descriptor_copy=tma.descriptor_copy(target),
-                     stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES),
-            PointerOffsets()] \
-        + ([AsyncOperandLoads()] if options.async_operand_loads else []) \
-        + [AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE()]
+    return [
+        *core_ttgir_passes(target, options),  # decompose dot_scaled/bf16x3, convert-to-ttgir, coalesce, ...
+        AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
+        *own_tiles,  # a persistent loop's TMA store keeps bytes of its own (option own_store_tiles)
+        Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
+                 late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=tma.descriptor_copy(target),
+                 stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES),
+        PointerOffsets(),
+        *([AsyncOperandLoads()] if options.async_operand_loads else []),
+        AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE(),
+    ]
 
 
 def after_allocation_passes(target, options) -> list:
     """TMA stores wait for their reads only where a buffer is reused (``tma.DeferStoreWaits``,
-    option ``defer_store_waits``)."""
-    from . import tma
-    return [tma.DeferStoreWaits()] if options.defer_store_waits else []
+    option ``defer_store_waits``; options of another type, a bare ``Options`` in a test, take
+    the default)."""
+    return [tma.DeferStoreWaits()] if getattr(options, "defer_store_waits", True) else []
 
 
 def stream_buffer(load):
@@ -58,9 +71,6 @@ def stream_buffer(load):
     elements of 32 or 64 bits, so that every element is at least one ``cp.async`` of 4 bytes (Triton
     pipelines such a load when a thread's contiguous part is 32 bits or more), into plain slots
     (no swizzle: the reads back are per element, in whatever layout the users want)."""
-    from xdsl.dialects.builtin import AnyFloat, IntegerType
-    from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
-    from tritium.ttgir.layouts import bit_width
     t = load.result.type
     ety = t.element_type
     if not isinstance(ety, (AnyFloat, IntegerType)) or bit_width(ety) not in (32, 64):
@@ -76,31 +86,21 @@ def stream_buffer(load):
 PIPELINE_SHARED_BUDGET = 200 * 1024
 
 
-def make_ttgir(target, options):
-    def stage(module, metadata):
-        from tritium.passes import PassManager
-        from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
-        from . import dialect  # noqa: F401  (the ttng ops)
-        module = _make(module, target, options)
-        PassManager("ttgir-nvidia", tensor_core_passes(target, options)).run(module)
-        # scratch rules, after-allocation passes and the barrier rule: through the plugin's hooks
-        module = finalize_ttgir(module, target, options)
-        metadata["threads_per_warp"] = options.threads_per_warp
-        return module
-    return stage
+def make_ttgir(module, metadata, target, options):
+    prepare_ttgir(module, options)
+    PassManager("ttgir", ttgir_passes(target, options)).run(module)
+    # scratch rules, after-allocation passes and the barrier rule: through the plugin's hooks
+    module = finalize_ttgir(module, target, options)
+    metadata["threads_per_warp"] = options.threads_per_warp
+    return module
 
 
-def make_llir(target, options):
-    def stage(module, metadata):
-        from tritium.conversion.ttgir_to_llvm import lower_to_llvm
-        from .target_info import NVIDIATargetInfo
-        text, meta = lower_to_llvm(module, NVIDIATargetInfo(capability(target), options.maxnreg,
-                                                                 options.num_ctas, options.enable_reflect_ftz),
-                                   options)
-        metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
-                        threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas)
-        return text
-    return stage
+def make_llir(module, metadata, target, options):
+    info = NVIDIATargetInfo(capability(target), options.maxnreg, options.num_ctas, options.enable_reflect_ftz)
+    text, meta = lower_to_llvm(module, info, options)
+    metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
+                    threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas)
+    return text
 
 
 def machine_arch(target) -> str:
@@ -109,24 +109,20 @@ def machine_arch(target) -> str:
     return "90a" if capability(target) == 90 else str(target.arch)
 
 
-def make_ptx(target, options):
-    def stage(llir, metadata):
-        from .binary import llir_to_ptx
-        return llir_to_ptx(llir, machine_arch(target), enable_fp_fusion=options.enable_fp_fusion,
-                           ptx_version=options.ptx_version, ftz=options.enable_reflect_ftz)
-    return stage
+def make_ptx(llir, metadata, target, options):
+    return llir_to_ptx(llir, machine_arch(target), enable_fp_fusion=options.enable_fp_fusion,
+                       ptx_version=options.ptx_version, ftz=options.enable_reflect_ftz)
 
 
-def make_cubin(target, options):
-    def stage(ptx, metadata):
-        from .binary import ptx_to_cubin
-        return ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
-                            maxnreg=options.maxnreg, metadata=metadata)
-    return stage
+def make_cubin(ptx, metadata, target, options):
+    return ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
+                        maxnreg=options.maxnreg, metadata=metadata)
+
+
+#: the stages after ``ttir``, in order
+STAGES = {"ttgir": make_ttgir, "llir": make_llir, "ptx": make_ptx, "cubin": make_cubin}
 
 
 def add_stages(target, stages: dict, options) -> None:
-    stages["ttgir"] = make_ttgir(target, options)
-    stages["llir"] = make_llir(target, options)
-    stages["ptx"] = make_ptx(target, options)
-    stages["cubin"] = make_cubin(target, options)
+    for name, make in STAGES.items():
+        stages[name] = lambda src, metadata, make=make: make(src, metadata, target, options)
