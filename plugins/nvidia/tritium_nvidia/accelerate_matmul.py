@@ -22,42 +22,25 @@ software pipeliner turns into multi-buffered asynchronous copies.
 from __future__ import annotations
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import Float16Type, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
+from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr, SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
+from tritium.ttgir.passes._util import set_type
 from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED
 from tritium.ttgir.types import MemDescType
+from tritium.ttir.arith import SubFOp
 from tritium.ttir.descriptor_ops import DescriptorLoadOp
 from tritium.ttir.memory_ops import LoadOp
-from tritium.ttir.ops import FpToFpOp
+from tritium.ttir.ops import ElementwiseInlineAsmOp, FpToFpOp
 
-from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
-from .encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
+from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp, element_kind
+from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
+
 
 REASON = "tritium.fma_reason"
-
-
-def _kind(t) -> str:
-    """``f16``, ``bf16``, ``f32``, ``f64``, ``i8``, ``e4m3``, ``e5m2`` or another name."""
-    e = t.element_type
-    name = type(e).__name__
-    if isinstance(e, Float16Type):
-        return "f16"
-    if name == "BFloat16Type":
-        return "bf16"
-    if isinstance(e, Float32Type):
-        return "f32"
-    if isinstance(e, IntegerType):
-        return f"i{e.width.data}"
-    # the tensor cores' fp8 formats only: the FNUZ variants and fp8e4b15 have other biases
-    if name == "Float8E4M3FNType":
-        return "e4m3"
-    if name == "Float8E5M2Type":
-        return "e5m2"
-    return name
 
 
 #: operand kind -> (instruction K, elements per 32-bit register)
@@ -126,7 +109,7 @@ class AccelerateMatmul:
     def plan(self, op: Operation) -> tuple[int, str]:
         """(mma version, "") or (0, reason for staying on FMA)."""
         a, b, c = op.operands[0].type, op.operands[1].type, op.operands[2].type
-        ka, kb, kc = _kind(a), _kind(b), _kind(c)
+        ka, kb, kc = element_kind(a), element_kind(b), element_kind(c)
         precision = op.input_precision
         if ka != kb:
             return 0, f"mixed operand types {ka} x {kb}"
@@ -204,7 +187,6 @@ class AccelerateMatmul:
         shape = src.type.get_shape()
         enc = shared_encoding_for(src.type, _fast_dim(src) if fast_dim is None else fast_dim)
         if enc is None:  # rows narrower than 32 bytes: plain row-major, unswizzled
-            from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
             enc = SwizzledSharedEncodingAttr(1, 1, 1, tuple(range(len(shape) - 1, -1, -1)))
         alloc = LocalAllocOp(MemDescType(shape, src.type.element_type, enc), src)
         # a loop-invariant operand (attention's Q) is written to shared memory once, before the loop
@@ -231,7 +213,7 @@ class AccelerateMatmul:
     def _to_v2(self, op: Operation) -> None:
         c = op.operands[2].type
         shape = c.get_shape()
-        kind = _kind(op.operands[0].type)
+        kind = element_kind(op.operands[0].type)
         # see plan(): fp8 before sm_89 goes through shared memory as fp8 (the pipeliner's copies
         # move it as it is in memory) and is upcast to fp16 in the dot-operand registers
         upcast = kind in ("e4m3", "e5m2") and self.capability < 89
@@ -254,7 +236,6 @@ class AccelerateMatmul:
                 op.operands[i] = up.result
         mma_t = self._mma_type(op, enc)
         op.operands[2] = self._accumulator(op, mma_t)
-        from tritium.ttgir.passes._util import set_type
         set_type(op.results[0], mma_t)
         back = ConvertLayoutOp(op.results[0], c)
         op.parent_block().insert_op_after(back, op)
@@ -265,7 +246,7 @@ class AccelerateMatmul:
     def _to_v3(self, op: Operation) -> None:
         c = op.operands[2].type
         m, n = c.get_shape()
-        kind = _kind(op.operands[0].type)
+        kind = element_kind(op.operands[0].type)
         wm, wn = _warps_v3(m, self.num_warps)
         instr_n = min(256, n // wn)
         enc = NvidiaMmaEncodingAttr(3, (wm, wn), (16, instr_n, INSTR_K[kind][0]))
@@ -302,8 +283,6 @@ def _tf32_parts(op: Operation, v: SSAValue) -> tuple[SSAValue, SSAValue]:
     """(high, low) parts of fp32 tensor ``v``, computed before ``op``: ``high`` is ``v`` rounded to
     tf32 (to nearest, ties away), ``low = v - high`` (exact), so ``v = high + low`` and a tf32
     product of the parts loses only the low part's own rounding."""
-    from tritium.ttir.arith import SubFOp
-    from tritium.ttir.ops import ElementwiseInlineAsmOp
     hi = ElementwiseInlineAsmOp([v], [v.type], "cvt.rna.tf32.f32 $0, $1;", "=r,r", True, 1)
     lo = SubFOp(v, hi.res[0])
     op.parent_block().insert_op_before(hi, op)

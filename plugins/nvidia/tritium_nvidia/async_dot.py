@@ -14,9 +14,13 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i32
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tritium.ttgir.dialect import num_warps_of
+from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.passes.pipeline import slots_ahead
 from tritium.ttgir.types import MemDescType
 
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
+
 
 #: the copies the pipeline pass issues into slots (cp.async, and TMA completing on an mbarrier)
 _ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
@@ -34,7 +38,6 @@ def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
     """Both operands are slots that are refilled two iterations after they are read (a spare slot),
     or one iteration after but only once ``wait`` has run (every copy of the body follows it), so
     the dot may still be reading them during the next iteration."""
-    from tritium.ttgir.passes.pipeline import slots_ahead
     ahead = [slots_ahead(v) for v in (dot.a, dot.b)]
     if all(a >= 2 for a in ahead):
         return True
@@ -67,7 +70,6 @@ SPARE_SLOT_DOT_REGISTERS = 96
 
 
 def _threads(loop) -> int:
-    from tritium.ttgir.dialect import num_warps_of
     module = loop
     while not isinstance(module, ModuleOp):
         module = module.parent_op()
@@ -115,7 +117,6 @@ IN_FLIGHT_REGISTERS = 160
 
 
 def _regs32(t, threads: int) -> int:
-    from tritium.ttgir.layouts import bit_width
     n = 1
     for d in t.get_shape():
         n *= d
@@ -203,7 +204,6 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
     if any(op.name in _ASYNC_COPIES and pos[op] < pos[dot] for op in ops):
         # copies issued before the dot refill, in the next iteration, slots this dot may still be
         # reading, unless each slot it reads is refilled two iterations after (a spare slot)
-        from tritium.ttgir.passes.pipeline import slots_ahead
         slots = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
         if not slots or not all(slots_ahead(v) >= 2 for v in slots if loop.is_ancestor(_buffer_owner(v))):
             return False

@@ -37,6 +37,10 @@ from __future__ import annotations
 import ctypes
 import os
 
+from tritium import knobs
+from tritium.runtime import cext
+
+
 SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -360,8 +364,6 @@ def load():
     """The extension module, built on first use (``tritium.runtime.cext``); None where it cannot
     be (no compiler, no Python headers, a failed build or import), or when
     ``TRITIUM_CUDA_LAUNCH`` asks for a Python launch path."""
-    from tritium import knobs
     if (knobs.nvidia.launch_impl or "c") != "c":  # TRITIUM_CUDA_LAUNCH
         return None
-    from tritium.runtime import cext
     return cext.load("_tritium_claunch", SOURCE)

@@ -13,7 +13,7 @@ result may still be in flight until a ``warp_group_dot_wait`` with fewer ``pendi
 Importing this module registers the dialect, so TTGIR text holding these ops parses."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i32
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, IntegerType, TensorType, i32
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
                        result_def, traits_def, var_operand_def, var_result_def)
@@ -23,6 +23,26 @@ from xdsl.utils.exceptions import VerifyException
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.attrs import INPUT_PRECISION
 from tritium.ttir.dialect import register_dialect
+
+
+def element_kind(t) -> str:
+    """A tensor type's element as the tensor cores name it: ``f16``, ``bf16``, ``f32``, ``f64``, ``i8``, ``e4m3``, ``e5m2`` or another name."""
+    e = t.element_type
+    name = type(e).__name__
+    if isinstance(e, Float16Type):
+        return "f16"
+    if name == "BFloat16Type":
+        return "bf16"
+    if isinstance(e, Float32Type):
+        return "f32"
+    if isinstance(e, IntegerType):
+        return f"i{e.width.data}"
+    # the tensor cores' fp8 formats only: the FNUZ variants and fp8e4b15 have other biases
+    if name == "Float8E4M3FNType":
+        return "e4m3"
+    if name == "Float8E5M2Type":
+        return "e5m2"
+    return name
 
 
 @irdl_op_definition
@@ -53,8 +73,7 @@ class WarpGroupDotOp(IRDLOperation):
     def needs_partial_accumulator(self) -> bool:
         """fp8 products summed into fp32 in chunks of at most ``maxNumImpreciseAcc`` (a chunk's sum in
         the tensor core's reduced-precision accumulator, the chunks added in fp32)."""
-        from .accelerate_matmul import _kind
-        return (_kind(self.a.type) in ("e4m3", "e5m2") and _kind(self.d.type) == "f32"
+        return (element_kind(self.a.type) in ("e4m3", "e5m2") and element_kind(self.d.type) == "f32"
                 and self.max_num_imprecise_acc <= self.a.type.get_shape()[-1])
 
     @property

@@ -17,11 +17,12 @@ import numpy as np
 
 from tritium.hooks import GPUTarget
 from tritium.runtime.driver import Driver, LaunchDeviceError, one_device
+from tritium.runtime.errors import OutOfResources
 from tritium.runtime.interface import grid3
 
-from . import launcher as _launcher
-from . import memory, queries
+from . import launcher as _launcher, memory, queries
 from .options import WARP_SIZE
+
 
 _STATIC_SHARED_LIMIT = 48 * 1024
 
@@ -256,7 +257,6 @@ class CudaDriver(Driver):
         if shared > _STATIC_SHARED_LIMIT:
             limit = self.get_device_properties(device)["max_shared_mem"]
             if shared > limit:
-                from tritium.runtime.errors import OutOfResources
                 raise OutOfResources(shared, limit, "shared memory")
             self.check(cu.cuFuncSetAttribute(
                 function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared - static_shared),

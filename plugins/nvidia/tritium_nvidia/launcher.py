@@ -24,10 +24,12 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
+from tritium import knobs
 from tritium.runtime.interface import grid3
 
-from . import queries
+from . import c_launch, queries
 from .memory import pointer_getter
+
 
 # Storage for each scalar kind.  Narrow integers live in 32-bit slots: the driver copies as many
 # bytes as the kernel's parameter declares, and on little-endian hosts those are the low ones.
@@ -248,7 +250,6 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     from cuda.bindings import driver as cu
 
     if not impl:
-        from tritium import knobs
         impl = knobs.nvidia.launch_impl  # TRITIUM_CUDA_LAUNCH
     impl = impl if impl and impl != "c" else DEFAULT_IMPL
     if impl not in ("bindings", "ctypes"):
@@ -336,7 +337,6 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
                      fallback=fallback)
     direct = scope["make"](*state.buf.slots, *[constants[n] for n in _CLOSURE])
     if claunch is not None:  # the C ``Direct`` around the slot writer; the Python launcher its fallback
-        from . import c_launch
         direct = c_launch.load().Direct(claunch, direct, tuple(positions), arity, state.owner, queries.NAMESPACE,
                                         device)
         body = ("# c_launch.Direct: the owner, device and stream checks, the slot writes and the launch in C;\n"
@@ -352,7 +352,6 @@ def _c_launch(state: LaunchState):
     scalars, whose slots take converted bits)."""
     if state.impl != "bindings":
         return None
-    from . import c_launch
     slots = state.buf.slots[:len(state.arg_types)]
     kinds = [c_launch.SLOT_KINDS.get(type(slot)) if arg_kind(ty) in (_SCALAR, _POINTER) else None
              for (_, ty), slot in zip(state.arg_types, slots)]

@@ -20,10 +20,13 @@ from xdsl.dialects.builtin import TensorType
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.memory import access_vector
 from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
-from tritium.ttir.memory_ops import pointee_value_type
 from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
+from tritium.ttir.memory_ops import pointee_value_type
 
+from .dialect import element_kind
 from .encodings import NvidiaMmaEncodingAttr
+from .tma import LOWERINGS as TMA
+
 
 F32 = ir.FloatType()
 _SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
@@ -34,8 +37,7 @@ def _asm(b: ir.IRBuilder, ret: ir.Type, text: str, constraints: str, args: list,
 
 
 def _ptx_kind(t) -> str:
-    from .accelerate_matmul import _kind
-    k = _kind(t)
+    k = element_kind(t)
     return {"f32": "tf32", "i8": "s8"}.get(k, k)
 
 
@@ -90,8 +92,7 @@ def _unpack(b: ir.IRBuilder, word: ir.Value, ty: ir.Type, n: int) -> list[ir.Val
 
 def _acc_kind(t) -> str:
     """PTX accumulator type of a dot result: ``f32``, ``f16`` or ``s32``."""
-    from .accelerate_matmul import _kind
-    return {"i32": "s32", "f16": "f16"}.get(_kind(t), "f32")
+    return {"i32": "s32", "f16": "f16"}.get(element_kind(t), "f32")
 
 
 def _frag(b: ir.IRBuilder, regs: list, index: dict, origin: tuple, frag) -> list[ir.Value]:
@@ -481,7 +482,6 @@ def op_lowering(op):
     if op.name == "tt.dot":
         enc = getattr(op.results[0].type, "encoding", None)
         return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
-    from .tma import LOWERINGS as TMA  # the descriptor accesses, mbarriers and bulk-copy waits
     return TMA.get(op.name) or LOWERINGS.get(op.name)
 
 

@@ -5,7 +5,9 @@ import functools
 import re
 from dataclasses import dataclass
 
+from tritium import knobs
 from tritium.hooks import GPUTarget, Options
+
 
 TARGET_KIND = "cuda"
 #: compute capabilities Tritium generates code for (``cuda:90a`` selects the arch-specific Hopper
@@ -117,7 +119,6 @@ def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     # the process-wide defaults: knobs.language.default_fp_fusion (TRITIUM_DEFAULT_FP_FUSION /
     # TRITON_DEFAULT_FP_FUSION) and fp32_default (TRITON_F32_DEFAULT); a launch's own
     # enable_fp_fusion= / default_dot_input_precision= still decides
-    from tritium import knobs
     defaults["enable_fp_fusion"] = knobs.language.default_fp_fusion
     if knobs.language.fp32_default:
         defaults["default_dot_input_precision"] = knobs.language.fp32_default

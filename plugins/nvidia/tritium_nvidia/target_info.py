@@ -8,7 +8,9 @@ import llvmlite.ir as ir
 from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, intrinsic
 
 from .binary import DATA_LAYOUT, TRIPLE, libdevice_symbols
+from .lowering_tc import op_lowering
 from .options import WARP_SIZE
+
 
 F32, F64, F16 = ir.FloatType(), ir.DoubleType(), ir.HalfType()
 _LOG2E = 1.4426950408889634
@@ -240,7 +242,6 @@ class NVIDIATargetInfo(TargetInfo):
     inline_asm_constraints = frozenset("bchrlfdqni")
 
     def op_lowering(self, op):
-        from .lowering_tc import op_lowering
         return op_lowering(op)
 
     # --- debugging ----------------------------------------------------------------------------

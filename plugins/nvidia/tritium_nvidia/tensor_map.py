@@ -22,7 +22,12 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from tritium import knobs
+from tritium.runtime.specialize import pointer_type_str
+
+from .memory import DeviceArray, _check, on_device, pointer_getter
 from .options import capability
+
 
 #: element type (signature spelling) -> (CUtensorMapDataType name, bytes, floating point)
 DATA_TYPES = {
@@ -46,7 +51,6 @@ def enabled() -> bool:
     """On unless ``knobs.nvidia.tma`` is False (``TRITIUM_TMA=0``).  Asked on every launch with a
     host descriptor: an assigned knob is found in the group's dict, else the variable is read
     through the environment's own mapping."""
-    from tritium import knobs
     assigned = knobs.nvidia.__dict__.get("tma")
     if assigned is not None:
         return bool(assigned)
@@ -164,7 +168,6 @@ def _upload(arr, data: bytes, device: int) -> None:
     and the copy has landed before any later launch on any stream reads it."""
     import numpy as np
     from cuda.bindings import driver as cu
-    from .memory import _check, on_device
     host = np.frombuffer(data, np.uint8).copy()  # alive until the copy is waited for
     with on_device(device):
         stream = _streams.get(device)
@@ -221,8 +224,6 @@ def mapper(target, driver):
 
 
 def _tensor_map(descriptor, driver):
-    from tritium.runtime.specialize import pointer_type_str
-    from .memory import DeviceArray, pointer_getter
     base = descriptor.base
     try:
         elt = (pointer_type_str(base) or "")[1:]

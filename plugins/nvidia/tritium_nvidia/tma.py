@@ -40,6 +40,15 @@ from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linear
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.ops import ConvertLayoutOp
+from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
+from tritium.ttgir.passes.membar import Membar
+
+from .dialect import BulkStoreWaitOp, TensorMapAcquireOp
+from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
+from .options import capability
+from .tensor_map import map_box, map_box_count, map_swizzle
+
 
 #: the copy engine's shared-memory operand alignment (bytes), and a swizzled box's (one whole
 #: pattern: the hardware swizzles on address bits)
@@ -58,7 +67,6 @@ def tile_bytes(t) -> int:
 
 def tile_swizzle(t) -> int:
     """The swizzle (bytes, 0 for none) the host encodes this tile's map with (``map_swizzle``)."""
-    from .tensor_map import map_swizzle
     return map_swizzle(t.get_shape(), max(bit_width(t.element_type) // 8, 1))
 
 
@@ -95,7 +103,6 @@ def box_encoding(t):
     """Where the copy engine puts the box of tile type ``t`` in shared memory: row-major, or for a
     swizzled map the ``#ttg.nvmma_shared`` layout of that swizzle (rows of ``swizzle`` bytes, each
     16-byte chunk's index XORed with the row's within the 8-row pattern)."""
-    from .encodings import NVMMASharedEncodingAttr
     swz = tile_swizzle(t)
     if swz:
         return NVMMASharedEncodingAttr(swz, False, max(bit_width(t.element_type), 8))
@@ -161,7 +168,6 @@ def _boxes(b: ir.IRBuilder, t, dst, coords: list) -> list:
     """The map's boxes making up tile ``t`` (``tensor_map.map_box``): (shared address, coordinates
     innermost first) each; one box, or 128-byte columns side by side, each a whole swizzled block
     of the tile's ``nvmma_shared`` layout."""
-    from .tensor_map import map_box, map_box_count
     ebytes = max(bit_width(t.element_type) // 8, 1)
     shape = _block_shape(t)
     n = map_box_count(shape, ebytes)
@@ -277,7 +283,6 @@ class AcquireMapsOnce:
         from xdsl.dialects.builtin import UnitAttr
         from xdsl.ir import Block
         from xdsl.rewriter import InsertPoint, Rewriter
-        from .dialect import TensorMapAcquireOp
         for func in [op for op in module.walk() if op.name == "tt.func"]:
             if not func.body.blocks:
                 continue
@@ -323,10 +328,8 @@ class DeferStoreWaits:
     name = "nvidia-defer-store-waits"
 
     def run(self, module) -> None:
-        from xdsl.rewriter import InsertPoint, Rewriter
         from xdsl.dialects.builtin import UnitAttr
-        from tritium.ttgir.passes.membar import Membar
-        from .dialect import BulkStoreWaitOp
+        from xdsl.rewriter import InsertPoint, Rewriter
         reader = Membar(scratch_rules=SCRATCH_SIZES)
         reader.whole = 1 << 30  # only ops with placed buffers matter here
         for func in [op for op in module.walk() if op.name == "tt.func"]:
@@ -376,7 +379,6 @@ class OwnStoreTiles:
 
     def run(self, module) -> None:
         from xdsl.dialects.builtin import TensorType, UnitAttr
-        from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
         for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
             top = outermost_loop(op)
             if top is op:
@@ -408,8 +410,6 @@ class StoreTilesInPlace:
     name = "nvidia-store-tiles-in-place"
 
     def run(self, module) -> None:
-        from tritium.ttgir.ops import ConvertLayoutOp
-        from .encodings import NvidiaMmaEncodingAttr
         for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
             cvt = op.value.owner
             if not isinstance(cvt, ConvertLayoutOp) or len(list(cvt.results[0].uses)) != 1:
@@ -430,7 +430,6 @@ def descriptor_copy(target):
     when the engine's box placement (:func:`box_encoding`) is that buffer's (``transposed``: the
     buffer holds the box's transpose, as ``tl.dot(a, b.T)``'s ``B``), and each slot starts on the
     box's alignment."""
-    from .options import capability
     if capability(target) < 90:
         return None
 

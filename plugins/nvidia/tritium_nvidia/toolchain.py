@@ -26,6 +26,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tritium import knobs
+
+
 #: the highest PTX ISA version the bundled LLVM (llvmlite 0.50, LLVM 22) can emit
 LLVM_MAX_PTX = 90
 
@@ -58,7 +61,6 @@ def _toolkit_roots() -> list[Path]:
 
 def _knob(name: str):
     """(the value requested through ``tritium.knobs.nvidia.<name>`` or its variables, where it came from)."""
-    from tritium import knobs
     d = knobs.nvidia.knob_descriptors[name]
     return d.raw(knobs.nvidia), d.source(knobs.nvidia)
 
@@ -114,7 +116,6 @@ def _find_libdevice(env: str | None, source: str) -> str | None:
 def nvjitlink_version() -> tuple[int, int] | None:
     """``(major, minor)`` of the loadable nvJitLink library, or ``None`` when it is unusable or
     ``knobs.nvidia.disable_nvjitlink`` (``TRITIUM_DISABLE_NVJITLINK=1``)."""
-    from tritium import knobs
     if knobs.nvidia.disable_nvjitlink:
         return None
     return _nvjitlink_version()
