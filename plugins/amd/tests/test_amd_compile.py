@@ -10,8 +10,8 @@ import tritium as triton
 import tritium.language as tl
 from conformance.cases import tutorials_basic as tb
 from tritium.examples import matmul
-from tritium_amd.elf import check_hsaco
-from tritium_amd.elf import EM_AMDGPU, read_hsaco
+from tritium_amd.toolchain.elf import check_hsaco
+from tritium_amd.toolchain.elf import EM_AMDGPU, read_hsaco
 
 D = {"tt.divisibility": 16}
 TARGETS = ["hip:gfx942", "hip:gfx1100"]

@@ -1,4 +1,4 @@
-"""Device-library calls on AMD (``tritium_amd.device_libs``): names mapped to ocml's, ROCm's
+"""Device-library calls on AMD (``tritium_amd.lowering.device_libs``): names mapped to ocml's, ROCm's
 bitcode linked when it is installed (exercised with a small synthetic library built here, placed
 where ROCm keeps it: no real ocml is available on this machine), the plain-IR fallback otherwise
 (JIT-run on the host against exact or numpy references), and the error at the kernel's line for a
@@ -15,8 +15,8 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 from tritium.language.extra import libdevice
-from tritium_amd import device_libs, ocml_fallback
-from tritium_amd.elf import check_hsaco
+from tritium_amd.lowering import device_libs, ocml_fallback
+from tritium_amd.toolchain.elf import check_hsaco
 
 F32, F64, I32, I64 = ir.FloatType(), ir.DoubleType(), ir.IntType(32), ir.IntType(64)
 _C = {F32: ctypes.c_float, F64: ctypes.c_double, I32: ctypes.c_int32, I64: ctypes.c_int64}

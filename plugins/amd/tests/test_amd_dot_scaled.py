@@ -6,7 +6,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium_amd.elf import check_hsaco
+from tritium_amd.toolchain.elf import check_hsaco
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 from conformance.cases import tutorials_basic as tb
-from tritium_amd import binary, toolchain
-from tritium_amd.elf import check_hsaco
+from tritium_amd.toolchain import binary, tools
+from tritium_amd.toolchain.elf import check_hsaco
 
 TARGETS = ["hip:gfx942", "hip:gfx1100"]
 
@@ -41,7 +41,7 @@ SOFTMAX_SIG = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": 
 def test_assembler_path_reproduces_llvmlites_object(target):
     """The external assembler, fed the amdgcn stage's text, gives the same code and kernel
     descriptor bytes as llvmlite's object emission."""
-    if toolchain.find_assembler() is None:
+    if tools.find_assembler() is None:
         pytest.skip("no AMDGPU assembler (pip install ziglang)")
     arch = target.split(":")[1]
     k = triton.compile(tb.softmax_kernel, target=target, signature=SOFTMAX_SIG,
@@ -62,7 +62,7 @@ def shift(x_ptr, z_ptr, B: tl.constexpr):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_inline_asm_kernel_builds_a_code_object(target):
-    if toolchain.find_assembler() is None:
+    if tools.find_assembler() is None:
         pytest.skip("no AMDGPU assembler (pip install ziglang)")
     k = triton.compile(shift, target=target, signature={"x_ptr": "*i32", "z_ptr": "*i32"}, constexprs={"B": 1024})
     assert binary.has_inline_asm(k.asm["llir"])
@@ -72,7 +72,7 @@ def test_inline_asm_kernel_builds_a_code_object(target):
 
 
 def test_missing_assembler_is_named(monkeypatch):
-    monkeypatch.setattr(toolchain, "find_assembler", lambda: None)
+    monkeypatch.setattr(tools, "find_assembler", lambda: None)
     # the compiler reports the stage's error as a CompilationError naming the kernel
     with pytest.raises(triton.CompilationError, match="no AMDGPU assembler was found.*pip install ziglang"):
         triton.compile(shift, target="hip:gfx942", signature={"x_ptr": "*i32", "z_ptr": "*i32"},

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from tritium.ttgir.encodings import DotOperandEncodingAttr
-from tritium_amd.dot_matrix import plan, swaps_sources
-from tritium_amd.encodings import AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
-from tritium_amd.instructions import _MFMA, _WMMA, warps_per_cta
+from tritium_amd.lowering.dot_matrix import plan, swaps_sources
+from tritium_amd.passes.encodings import AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
+from tritium_amd.passes.instructions import _MFMA, _WMMA, warps_per_cta
 
 
 # --- documented placements ------------------------------------------------------------------------

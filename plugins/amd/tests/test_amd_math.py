@@ -1,4 +1,4 @@
-"""The fp32 math written in plain LLVM IR for AMD (``tritium_amd.math_lib``), run on the host CPU
+"""The fp32 math written in plain LLVM IR for AMD (``tritium_amd.lowering.math_lib``), run on the host CPU
 through llvmlite's JIT: the same IR builders, only the target differs, so the formulas are checked
 against numpy/math here although no AMD GPU is."""
 import ctypes
@@ -9,7 +9,7 @@ import llvmlite.ir as ir
 import numpy as np
 import pytest
 
-from tritium_amd import math_lib
+from tritium_amd.lowering import math_lib
 
 F32 = ir.FloatType()
 
@@ -77,7 +77,7 @@ def test_bf16_widening_is_exact_for_every_bit_pattern():
     """``AMDTargetInfo.bf16_to_f32`` (the shift the kernels use instead of ``fpext bfloat``), JIT-run
     on the host over all 65,536 bf16 values against numpy's reading of the same bits."""
     from tritium.conversion.ttgir_to_llvm.types import BF16
-    from tritium_amd.target_info import AMDTargetInfo
+    from tritium_amd.lowering.target_info import AMDTargetInfo
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     module = ir.Module(name="m")

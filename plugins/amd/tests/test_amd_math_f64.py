@@ -1,4 +1,4 @@
-"""The fp64 device-library fallback written in plain LLVM IR (``tritium_amd.math_f64``), JIT-run on
+"""The fp64 device-library fallback written in plain LLVM IR (``tritium_amd.lowering.math_f64``), JIT-run on
 the host CPU: the same IR builders the AMD kernels use, so each function's error is bounded here
 against numpy / ``math`` in float64 although no AMD GPU is.  Bounds: 4e-15 relative (1e-300
 absolute) unless the table says otherwise; the conformance suite asks 1e-9."""
@@ -10,7 +10,7 @@ import llvmlite.ir as ir
 import numpy as np
 import pytest
 
-from tritium_amd import math_f64
+from tritium_amd.lowering import math_f64
 
 F64 = ir.DoubleType()
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from tritium.hooks import GPUTarget, Options
-from tritium_amd import driver, memory, toolchain
+from tritium_amd.runtime import device_pointers, driver
 from tritium_amd.plugin import amd_plugin as plugin
-from tritium_amd.elf import explicit_kernarg_layout
+from tritium_amd.toolchain import tools
+from tritium_amd.toolchain.elf import explicit_kernarg_layout
 from tritium_amd.options import HIPOptions
 
 
@@ -95,21 +96,21 @@ def test_tritium_backends_says_why(capsys):
 
 
 def test_lld_search_and_missing_message(monkeypatch):
-    assert "pip install ziglang" in toolchain.missing_lld_message()
-    toolchain.find_lld.cache_clear()
+    assert "pip install ziglang" in tools.missing_lld_message()
+    tools.find_lld.cache_clear()
     monkeypatch.setenv("TRITIUM_LLD_PATH", "/nonexistent/ld.lld")
-    with pytest.raises(toolchain.ToolchainError, match="TRITIUM_LLD_PATH"):
-        toolchain.find_lld()
+    with pytest.raises(tools.ToolchainError, match="TRITIUM_LLD_PATH"):
+        tools.find_lld()
     monkeypatch.delenv("TRITIUM_LLD_PATH")
-    toolchain.find_lld.cache_clear()
-    assert toolchain.find_lld() is not None
-    assert "LLD" in (toolchain.lld_version() or "")
+    tools.find_lld.cache_clear()
+    assert tools.find_lld() is not None
+    assert "LLD" in (tools.lld_version() or "")
 
 
 def test_link_without_lld_names_what_to_install(monkeypatch):
-    from tritium_amd import binary
-    monkeypatch.setattr(toolchain, "find_lld", lambda: None)
-    with pytest.raises(toolchain.ToolchainError, match="pip install ziglang"):
+    from tritium_amd.toolchain import binary
+    monkeypatch.setattr(tools, "find_lld", lambda: None)
+    with pytest.raises(tools.ToolchainError, match="pip install ziglang"):
         binary.link_hsaco(b"\x7fELF")
 
 
@@ -133,11 +134,11 @@ class _CAI:
 
 
 def test_pointer_getters():
-    assert memory.pointer_getter(None)(None) == 0
-    assert memory.pointer_getter(1234)(1234) == 1234
-    assert memory.pointer_getter(_CAI())(_CAI()) == 0x2000
+    assert device_pointers.pointer_getter(None)(None) == 0
+    assert device_pointers.pointer_getter(1234)(1234) == 1234
+    assert device_pointers.pointer_getter(_CAI())(_CAI()) == 0x2000
     a = np.arange(4, dtype=np.float32)
-    assert memory.pointer_getter(a)(a) == a.ctypes.data   # DLPack
-    assert memory.device_of(a) is None                    # host memory is not ours
+    assert device_pointers.pointer_getter(a)(a) == a.ctypes.data   # DLPack
+    assert device_pointers.device_of(a) is None                    # host memory is not ours
     with pytest.raises(TypeError, match="pointer argument"):
-        memory.pointer_getter("x")
+        device_pointers.pointer_getter("x")

@@ -1,4 +1,4 @@
-"""The LDS layout of MFMA/WMMA operands (``tritium_amd.shared_layout``): the swizzled placement is a
+"""The LDS layout of MFMA/WMMA operands (``tritium_amd.passes.shared_layout``): the swizzled placement is a
 bijection whose bit map (what the lowering computes addresses with) agrees with the encoding's
 element formula, a tensor written from the global-load layout and read back in the ``dot_op``
 layout arrives whole, each lane's K run is one vector access, and the swizzle spreads one read
@@ -13,8 +13,8 @@ import pytest
 from xdsl.dialects.builtin import IntegerType, TensorType, f16, f32
 
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr, SwizzledSharedEncodingAttr
-from tritium_amd.instructions import _MFMA, _WMMA, warps_per_cta
-from tritium_amd.shared_layout import operand_shared_encoding
+from tritium_amd.passes.instructions import _MFMA, _WMMA, warps_per_cta
+from tritium_amd.passes.shared_layout import operand_shared_encoding
 
 from test_amd_layouts import encoding
 

@@ -4,7 +4,7 @@ ISA's definition and the sequence checked against ``lane ^ mask`` on all 64 lane
 compiled softmax reduces with them: ``test_amd_compile.py``)."""
 import pytest
 
-from tritium_amd.target_info import _DPP_XOR_GFX9, _DPP_XOR_GFX11
+from tritium_amd.lowering.target_info import _DPP_XOR_GFX9, _DPP_XOR_GFX11
 
 
 def _quad(perm):

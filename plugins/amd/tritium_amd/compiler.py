@@ -2,7 +2,7 @@
 
 ``ttgir`` runs the shared TTGIR pipeline with the target's wavefront size, then AMD's
 accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), the stream pipeliner
-(``num_stages``; :mod:`.stream_pipeline`), then allocation and membar with
+(``num_stages``; :mod:`.passes.stream_pipeline`), then allocation and membar with
 AMD's barrier rule; ``llir`` the shared lowering with :class:`AMDTargetInfo` (which also lowers the
 MFMA/WMMA dots); ``amdgcn`` LLVM's AMDGPU backend (optimised IR -> assembly text); ``hsaco`` the
 object from the same optimised IR, linked by ``ld.lld``.  Every stage records what the driver
@@ -53,10 +53,10 @@ def make_ttgir(target, options):
         from tritium.passes import PassManager
         from tritium.ttir.passes.cse import CSE
         from tritium.ttir.passes.dce import DCE
-        from .accelerate_matmul import accelerate_matmul
-        from .in_thread_transpose import in_thread_transpose
-        from .optimize_epilogue import optimize_epilogue
-        from .stream_pipeline import StreamPipeline
+        from .passes.accelerate_matmul import accelerate_matmul
+        from .passes.in_thread_transpose import in_thread_transpose
+        from .passes.optimize_epilogue import optimize_epilogue
+        from .passes.stream_pipeline import StreamPipeline
         # the options' convert_scratch_limit (64 KiB of LDS) bounds each conversion's scratch
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
@@ -78,9 +78,9 @@ def make_ttgir(target, options):
 def make_llir(target, options):
     def stage(module, metadata):
         from tritium.conversion.ttgir_to_llvm import lower_to_llvm
-        from .device_libs import link
-        from .device_runtime import add_device_runtime
-        from .target_info import AMDTargetInfo
+        from .lowering.device_libs import link
+        from .lowering.device_runtime import add_device_runtime
+        from .lowering.target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
         limit = arch_of(target).lds_bytes
         if shared > limit:
@@ -104,7 +104,7 @@ def make_llir(target, options):
 
 def make_amdgcn(target, options, state: dict):
     def stage(llir, metadata):
-        from .binary import emit_assembly, optimize
+        from .toolchain.binary import emit_assembly, optimize
         # the hsaco stage emits its object from the same optimised IR
         state["optimized"] = optimize(llir, str(target.arch))
         return emit_assembly(state["optimized"], str(target.arch))
@@ -113,8 +113,8 @@ def make_amdgcn(target, options, state: dict):
 
 def make_hsaco(target, options, state: dict):
     def stage(asm, metadata):
-        from .binary import assemble, emit_object, has_inline_asm, link_hsaco
-        from .elf import read_hsaco
+        from .toolchain.binary import assemble, emit_object, has_inline_asm, link_hsaco
+        from .toolchain.elf import read_hsaco
         optimized = state.pop("optimized")
         # inline assembly: llvmlite's LLVM has no AMDGPU assembly parser, so the object comes from
         # the assembly text through an external assembler (the same text the amdgcn stage printed)

@@ -39,11 +39,11 @@ class AmdPlugin(BackendPlugin):
         add_stages(target, stages, options)
 
     def make_driver(self):
-        from .driver import HipDriver
+        from .runtime.driver import HipDriver
         return HipDriver()
 
     def layout_encodings(self):
-        from .encodings import AMD_ENCODINGS
+        from .passes.encodings import AMD_ENCODINGS
         return list(AMD_ENCODINGS)
 
     def membar_filter(self, target):

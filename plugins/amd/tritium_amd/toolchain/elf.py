@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from .options import ARCHS
+from ..options import ARCHS
 
 EM_AMDGPU = 224
 SHT_SYMTAB, SHT_NOTE = 2, 7

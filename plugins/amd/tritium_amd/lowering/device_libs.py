@@ -26,8 +26,8 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from . import ocml_fallback
-from .binary import TRIPLE, data_layout
-from .toolchain import _rocm_roots
+from ..toolchain.binary import TRIPLE, data_layout
+from ..toolchain.tools import _rocm_roots
 
 LIBRARIES = ("ocml.bc", "ockl.bc")
 _LIB_PREFIXES = ("__ocml_", "__ockl_")

@@ -14,8 +14,8 @@ import llvmlite.binding as llvm
 
 from tritium.conversion.llvm_init import initialize_llvm
 
-from . import toolchain
-from .toolchain import ToolchainError
+from . import tools
+from .tools import ToolchainError
 
 TRIPLE = "amdgcn-amd-amdhsa"
 
@@ -77,10 +77,10 @@ def has_inline_asm(llvm_ir: str) -> bool:
 
 def assemble(asm: str, arch: str) -> bytes:
     """The relocatable object of AMDGCN assembly text, by an external AMDGPU assembler
-    (``toolchain.find_assembler``)."""
-    cmd = toolchain.find_assembler()
+    (``tools.find_assembler``)."""
+    cmd = tools.find_assembler()
     if cmd is None:
-        raise ToolchainError(toolchain.missing_assembler_message())
+        raise ToolchainError(tools.missing_assembler_message())
     with tempfile.TemporaryDirectory(prefix="tritium-as-") as tmp:
         src, dst = os.path.join(tmp, "kernel.s"), os.path.join(tmp, "kernel.o")
         with open(src, "w") as f:
@@ -96,9 +96,9 @@ def assemble(asm: str, arch: str) -> bytes:
 
 def link_hsaco(obj: bytes, name: str = "kernel") -> bytes:
     """Link an AMDGPU object into an HSA code object with ``ld.lld -shared``."""
-    lld = toolchain.find_lld()
+    lld = tools.find_lld()
     if lld is None:
-        raise ToolchainError(toolchain.missing_lld_message())
+        raise ToolchainError(tools.missing_lld_message())
     with tempfile.TemporaryDirectory(prefix="tritium-lld-") as tmp:
         src, dst = os.path.join(tmp, f"{name}.o"), os.path.join(tmp, f"{name}.hsaco")
         with open(src, "wb") as f:

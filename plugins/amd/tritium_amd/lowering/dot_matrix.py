@@ -16,7 +16,7 @@ import llvmlite.ir as ir
 from tritium.conversion.target_info import intrinsic
 from tritium.ttgir.linear_layout import LinearLayout
 
-from .instructions import Instr
+from ..passes.instructions import Instr
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 F16, F32 = ir.HalfType(), ir.FloatType()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .options import Arch
+from ..options import Arch
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import llvmlite.ir as ir
 
 from tritium.conversion.target_info import I16, I32, I64, TargetInfo, intrinsic
 
-from .binary import TRIPLE, data_layout
-from .options import ARCHS
+from ..toolchain.binary import TRIPLE, data_layout
+from ..options import ARCHS
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 _CONST = 4  # the constant address space (the dispatch packet lives there)
@@ -335,8 +335,8 @@ class AMDTargetInfo(TargetInfo):
         return r if ity is ty else b.bitcast(r, ty)
 
     def convert_scratch_encoding(self, src_t, dst_t):
-        # an MFMA/WMMA operand goes through LDS K-contiguous and swizzled (shared_layout.py)
-        from .shared_layout import operand_shared_encoding
+        # an MFMA/WMMA operand goes through LDS K-contiguous and swizzled (passes/shared_layout.py)
+        from ..passes.shared_layout import operand_shared_encoding
         return operand_shared_encoding(dst_t)
 
     # --- kernels ------------------------------------------------------------------------------
@@ -391,7 +391,7 @@ class AMDTargetInfo(TargetInfo):
     # --- plugin-owned lowerings ----------------------------------------------------------------
     def op_lowering(self, op):
         if op.name == "tt.dot":
-            from .accelerate_matmul import instr_of
+            from ..passes.accelerate_matmul import instr_of
             ins = instr_of(op)
             if ins is not None:
                 from .dot_matrix import lower_matrix_dot

@@ -18,10 +18,10 @@ import numpy as np
 from tritium.hooks import GPUTarget
 from tritium.runtime.driver import Driver
 
-from . import memory
-from .elf import check_hsaco
-from .memory import HipDeviceArray
-from .options import ARCHS, TARGET_KIND
+from . import device_pointers
+from ..toolchain.elf import check_hsaco
+from .device_pointers import HipDeviceArray
+from ..options import ARCHS, TARGET_KIND
 
 HIP_PACKAGE = "hip-python"
 
@@ -74,7 +74,7 @@ def arg_packers(signature: dict[int, str]) -> list:
             def pack_ptr(v, cache=cache):
                 getter = cache.get(type(v))
                 if getter is None:
-                    getter = cache[type(v)] = memory.pointer_getter(v)
+                    getter = cache[type(v)] = device_pointers.pointer_getter(v)
                 return ctypes.c_void_p(getter(v))
             out.append(pack_ptr)
         elif ty in _SCALARS:
@@ -250,10 +250,10 @@ class HipDriver(Driver):
         return launch
 
     def owns(self, arg) -> bool:
-        return memory.device_of(arg) is not None
+        return device_pointers.device_of(arg) is not None
 
     def device_of(self, arg) -> int | None:
-        return memory.device_of(arg)
+        return device_pointers.device_of(arg)
 
     def synchronize(self) -> None:
         if self._init():
@@ -279,10 +279,10 @@ class HipDriver(Driver):
     def empty(self, shape, dtype, device: int = 0):
         torch = self._torch()
         if torch is not None:
-            return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, memory.dtype_name(dtype)),
+            return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, device_pointers.dtype_name(dtype)),
                                device=f"cuda:{device}")
         self.set_current_device(device)
-        return HipDeviceArray(self, shape, memory.dtype_name(dtype), device)
+        return HipDeviceArray(self, shape, device_pointers.dtype_name(dtype), device)
 
     def from_numpy(self, array, device: int = 0):
         torch = self._torch()
@@ -294,7 +294,7 @@ class HipDriver(Driver):
     def to_numpy(self, arg):
         if isinstance(arg, HipDeviceArray):
             return arg.copy_to_host()
-        if memory._torch_rocm(arg):
+        if device_pointers._torch_rocm(arg):
             return arg.detach().cpu().numpy()
         if hasattr(arg, "get"):  # CuPy
             return arg.get()

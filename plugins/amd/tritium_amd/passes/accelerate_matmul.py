@@ -18,7 +18,7 @@ from tritium.ttir.ops import DotOp, FpToFpOp
 
 from .encodings import AMDMatrixEncoding, AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
 from .instructions import _MFMA, _WMMA, Instr, choose, operand_key, warps_per_cta
-from .options import Arch
+from ..options import Arch
 
 _VERSION = {"cdna2": 2, "cdna3": 3}
 
