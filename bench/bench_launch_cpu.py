@@ -52,11 +52,11 @@ def pretend_cuda(torch) -> None:
     """CPU tensors as CUDA tensors of device 0, each attribute replaced by a C-level one of the
     same cost: ``is_cuda`` reads ``is_leaf`` (True for these tensors), ``get_device()`` calls
     ``storage_offset()`` (0 for them); the plugin places them on device 0."""
-    from tritium_nvidia import memory
+    from tritium_nvidia import device_pointers
 
     torch.Tensor.is_cuda = torch._C.TensorBase.is_leaf
     torch.Tensor.get_device = torch._C.TensorBase.storage_offset
-    memory._torch_device = lambda t: 0
+    device_pointers._torch_device = lambda t: 0
 
 
 def pretend_torch_initialised_cuda(torch) -> None:

@@ -278,7 +278,7 @@ def test_non_contiguous_view_warns():
 def test_nvidia_messages_in_tritiums_words():
     pytest.importorskip("tritium_nvidia")
     from tritium_nvidia.driver import _no_driver_text
-    from tritium_nvidia.memory import Unplaceable, locate
+    from tritium_nvidia.device_pointers import Unplaceable, locate
     text = _no_driver_text(RuntimeError('"cuda" is an NVIDIA driver library and can only be found via system '
                                         'search. Ensure the NVIDIA display driver is installed.'))
     assert text.startswith("no NVIDIA driver found") and "--target cuda:90" in text and "system search" not in text

@@ -9,7 +9,7 @@ from ..frontend.errors import CompilationError
 from .kernel import CompiledKernel
 from .source import IRSource
 from .stage_runner import build
-from ..ttgir.pipeline import finalize_ttgir
+from ..ttgir.pass_lists import finalize_ttgir
 from ..ttir.ir import print_module
 from ..ttgir.ir import parse_module
 

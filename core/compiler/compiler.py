@@ -21,7 +21,7 @@ from .stage_runner import build
 from ..hooks import manager
 from ..hooks.types import GPUTarget
 from ..frontend.generator import ast_to_ttir
-from ..ttir.pipeline import optimize_ttir
+from ..ttir.pass_lists import optimize_ttir
 from ..backends.compiler import BaseBackend
 from ..runtime.cache import triton_key as key
 

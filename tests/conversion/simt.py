@@ -261,7 +261,7 @@ def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None,
     store (emulated with shuffles), as NVIDIA's sm_90 does."""
     from tritium.conversion.ttgir_to_llvm import lower_to_llvm
     from tritium.ttgir.dialect import module_int
-    from tritium.ttgir.pipeline import finalize_ttgir
+    from tritium.ttgir.pass_lists import finalize_ttgir
     num_warps = module_int(module, "ttg.num-warps")
     warp_size = module_int(module, "ttg.threads-per-warp")
     finalize_ttgir(module, None, {})

@@ -18,7 +18,7 @@ import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.hooks.types import GPUTarget, Options  # noqa: E402
 from tritium.ttgir.ir import print_module  # noqa: E402
-from tritium.ttgir.pipeline import make_ttgir  # noqa: E402
+from tritium.ttgir.pass_lists import make_ttgir  # noqa: E402
 from tritium.ttir.ir import parse_module  # noqa: E402
 
 

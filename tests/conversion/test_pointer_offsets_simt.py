@@ -17,9 +17,9 @@ import tritium.language as tl  # noqa: E402
 from tritium.hooks.types import GPUTarget, Options  # noqa: E402
 from tritium.ttgir.encodings import DotOperandEncodingAttr, SwizzledSharedEncodingAttr  # noqa: E402
 from tritium.ttgir.ir import print_module  # noqa: E402
-from tritium.ttgir.passes.pipeline import Pipeline  # noqa: E402
+from tritium.ttgir.passes.software_pipeline import Pipeline  # noqa: E402
 from tritium.ttgir.passes.pointer_offsets import PointerOffsets  # noqa: E402
-from tritium.ttgir.pipeline import make_ttgir  # noqa: E402
+from tritium.ttgir.pass_lists import make_ttgir  # noqa: E402
 from tritium.ttir.ir import parse_module  # noqa: E402
 
 BM, BN, BK = 16, 16, 16

@@ -53,7 +53,7 @@ KERNELS = [
 def test_lowers_for_64_lanes(mod, name, sig, consts):
     import tritium.conversion.ttgir_to_llvm.reduce  # noqa: F401  (registers scratch sizes)
     from tritium.conversion.ttgir_to_llvm import lower_to_llvm
-    from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir
+    from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir
     from tritium.ttir.ir import parse_module
     fn = getattr(importlib.import_module(f"tritium.examples.{mod}"), name)
     ttir = tritium.compile(fn, signature=sig, constexprs=consts, target="interpreter", stage="ttir").asm["ttir"]

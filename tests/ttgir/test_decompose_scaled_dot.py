@@ -14,7 +14,7 @@ from tritium.backends.interpreter import plugin
 from tritium.hooks.types import GPUTarget, Options
 from tritium.ttgir.passes.convert_to_ttgir import convert_to_ttgir
 from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED, decompose_scaled_dot
-from tritium.ttgir.pipeline import ttgir_passes
+from tritium.ttgir.pass_lists import ttgir_passes
 from tritium.ttir.ir import parse_module, print_module
 
 

@@ -20,7 +20,7 @@ import tritium as triton  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.hooks.types import GPUTarget  # noqa: E402
 from tritium.ttgir.ir import parse_module  # noqa: E402
-from tritium.ttgir.pipeline import make_ttgir  # noqa: E402
+from tritium.ttgir.pass_lists import make_ttgir  # noqa: E402
 
 _INIT = {"sum": "tl.zeros([BLOCK_M], dtype=tl.float32)",
          "max": 'tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)',

@@ -8,7 +8,7 @@ from tritium.ttgir.analysis.axis_info import AxisInfoAnalysis, vector_width
 from tritium.ttgir.ir import parse_module, print_module
 from tritium.ttgir.passes import allocate_shared_memory, coalesce, convert_to_ttgir, membar
 from tritium.ttgir.passes.remove_layout_conversions import count_conversions, remove_layout_conversions
-from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir
+from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir
 
 KERNELS = Path(__file__).parent / "kernels"
 

@@ -19,7 +19,7 @@ from tritium.ttgir.ir import parse_module  # noqa: E402
 from tritium.ttgir.layouts import permuted_layout, reshaped_layout  # noqa: E402
 from tritium.ttgir.encodings import BlockedEncodingAttr  # noqa: E402
 from tritium.ttgir.linear_encoding import LinearEncodingAttr  # noqa: E402
-from tritium.ttgir.pipeline import make_ttgir  # noqa: E402
+from tritium.ttgir.pass_lists import make_ttgir  # noqa: E402
 
 
 @triton.jit

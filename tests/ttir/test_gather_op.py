@@ -10,7 +10,7 @@ import tritium
 import tritium.language as tl
 from tritium.hooks.types import GPUTarget, Options
 from tritium.ttgir.ir import print_module as print_ttgir
-from tritium.ttgir.pipeline import make_ttgir
+from tritium.ttgir.pass_lists import make_ttgir
 from tritium.ttir.ir import parse_module, print_module
 
 GATHER = """module {

@@ -13,7 +13,7 @@ from ...hooks.types import GPUTarget
 from ...runtime.driver import Driver
 from ...ttgir.ir import parse_module  # TTIR, or TTGIR (its layouts are ignored)
 from .errors import InterpreterError
-from .memory import AddressSpace
+from .address_space import AddressSpace
 from .numerics import rounder
 from .ops_arith import wrap_int
 from .translate import Kernel

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
-from .memory import atomic, gather, scatter
+from .address_space import atomic, gather, scatter
 from .numerics import type_info
 from .registry import translates
 

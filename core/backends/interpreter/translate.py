@@ -18,7 +18,7 @@ from xdsl.traits import Pure
 from . import (ops_arith, ops_control, ops_dot_scaled, ops_math, ops_memory, ops_reduce,  # noqa: F401 (fill the table)
                ops_tensor, ops_ttgir)
 from .errors import InterpreterError, location_of
-from .memory import AccessError
+from .address_space import AccessError
 from .numerics import TypeInfo, type_info
 from .registry import TRANSLATORS, run_block
 

@@ -8,6 +8,6 @@ from .lowering import LOWERINGS, FunctionLowering, LoweringError, lower_to_llvm,
 # every op family registers its lowerings with ``lowers`` when its module is imported: the package
 # imports them all, so any import of the lowering finds every family
 from . import (casts, control_flow, convert_layout, debug_ops, dot_fma, elementwise, gather,  # noqa: F401,E402
-               memory, mx_decode, reduce, scan, shape_ops, shared_ops)
+               global_memory, mx_decode, reduce, scan, shape_ops, shared_ops)
 
 __all__ = ["LOWERINGS", "FunctionLowering", "LoweringError", "lower_to_llvm", "lowers"]

@@ -49,7 +49,7 @@ def sched_strategy(module, arch) -> str | None:
 
 def make_ttgir(target, options):
     def stage(module, metadata):
-        from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as _make
+        from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir as _make
         from tritium.passes import PassManager
         from tritium.ttir.passes.cse import CSE
         from tritium.ttir.passes.dce import DCE

@@ -21,7 +21,7 @@ import torch
 
 from tritium_nvidia import binary, elf, kernels
 from tritium_nvidia.driver import CudaDriver
-from tritium_nvidia.memory import DeviceArray
+from tritium_nvidia.device_pointers import DeviceArray
 
 SIG = {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "i32", 4: "fp32"}
 BLOCK = 128  # num_warps=4

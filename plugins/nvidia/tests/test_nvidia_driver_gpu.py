@@ -28,7 +28,7 @@ def test_properties():
 @pytest.mark.parametrize("grid", [(8, 1, 1), (2, 2, 2), (1, 1, 8)])
 def test_vector_add_device_array(add, grid):
     np = pytest.importorskip("numpy")
-    from tritium_nvidia.memory import DeviceArray
+    from tritium_nvidia.device_pointers import DeviceArray
     drv, launch = add
     n = 1000
     x, y = np.random.randn(n).astype("f4"), np.random.randn(n).astype("f4")

@@ -9,7 +9,7 @@ import tritium
 import tritium.language as tl
 from tritium.examples.vector_add import add_kernel
 from tritium.runtime.driver import LaunchDeviceError
-from tritium_nvidia import memory
+from tritium_nvidia import device_pointers
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
@@ -93,9 +93,9 @@ def test_unknown_raw_pointer_rejected():
 
 def test_raw_pointer_attribution_device0():
     x = torch.rand(4, device="cuda:0")
-    assert memory.pointer_device(x.data_ptr()) == 0
+    assert device_pointers.pointer_device(x.data_ptr()) == 0
     pinned = torch.zeros(4).pin_memory()
-    assert memory.pointer_device(pinned.data_ptr()) == memory.ANYWHERE
+    assert device_pointers.pointer_device(pinned.data_ptr()) == device_pointers.ANYWHERE
 
 
 # ------------------------------------------------------------------------------- two GPUs

@@ -18,7 +18,7 @@ import tritium
 import tritium.language as tl
 from tritium.hooks.types import GPUTarget
 from tritium.ttgir.ir import parse_module
-from tritium.ttgir.pipeline import make_ttgir
+from tritium.ttgir.pass_lists import make_ttgir
 from tritium.ttir.ir import print_module
 
 HERE = os.path.dirname(__file__)

@@ -4,7 +4,7 @@ import ctypes
 import pytest
 
 from tritium.hooks import GPUTarget, Options
-from tritium_nvidia import launcher, memory
+from tritium_nvidia import device_pointers, launcher
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 from tritium_nvidia.options import CUDAOptions
 
@@ -84,18 +84,18 @@ class _CAI:
 
 
 def test_pointer_getters():
-    assert memory.pointer_getter(None)(None) == 0
-    assert memory.pointer_getter(1234)(1234) == 1234
-    assert memory.pointer_getter(_CAI())(_CAI()) == 0x1000
+    assert device_pointers.pointer_getter(None)(None) == 0
+    assert device_pointers.pointer_getter(1234)(1234) == 1234
+    assert device_pointers.pointer_getter(_CAI())(_CAI()) == 0x1000
     with pytest.raises(TypeError, match="pointer argument"):
-        memory.pointer_getter("x")
+        device_pointers.pointer_getter("x")
 
 
 def test_dlpack_pointer_from_numpy():
     np = pytest.importorskip("numpy")
     a = np.arange(8, dtype=np.float32)[2:]
-    assert memory._dlpack_pointer(a) == a.ctypes.data
-    assert memory.device_of(a) is None  # host memory is not ours
+    assert device_pointers._dlpack_pointer(a) == a.ctypes.data
+    assert device_pointers.device_of(a) is None  # host memory is not ours
 
 
 @pytest.mark.parametrize("var", ["TRITIUM_DEFAULT_FP_FUSION", "TRITON_DEFAULT_FP_FUSION"])
@@ -111,5 +111,5 @@ def test_default_fp_fusion_from_the_environment(monkeypatch, var):
 def test_a_negative_integer_argument_is_no_device_memory():
     # backend selection asks the plugin about every argument; a negative scalar (a kernel's int
     # parameter) crashed the address lookup before it reached the driver
-    from tritium_nvidia import memory
-    assert memory.device_of(-1) is None and memory.device_of(-(1 << 70)) is None and memory.device_of(1 << 64) is None
+    from tritium_nvidia import device_pointers
+    assert device_pointers.device_of(-1) is None and device_pointers.device_of(-(1 << 70)) is None and device_pointers.device_of(1 << 64) is None

@@ -16,7 +16,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.ttgir.dialect import num_warps_of
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.passes.pipeline import slots_ahead
+from tritium.ttgir.passes.software_pipeline import slots_ahead
 from tritium.ttgir.types import MemDescType
 
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp

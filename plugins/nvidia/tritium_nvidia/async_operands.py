@@ -31,7 +31,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, LocalAllocOp
-from tritium.ttgir.passes.pipeline import _cache_evict, _is_zero
+from tritium.ttgir.passes.software_pipeline import _cache_evict, _is_zero
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.memory_ops import LoadOp
 

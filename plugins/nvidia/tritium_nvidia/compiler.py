@@ -11,10 +11,10 @@ from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.passes import PassManager
 from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.passes.pipeline import Pipeline
+from tritium.ttgir.passes.software_pipeline import Pipeline
 from tritium.ttgir.passes.pointer_offsets import PointerOffsets
 from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
-from tritium.ttgir.pipeline import finalize_ttgir, prepare_ttgir, ttgir_passes as core_ttgir_passes
+from tritium.ttgir.pass_lists import finalize_ttgir, prepare_ttgir, ttgir_passes as core_ttgir_passes
 from tritium.ttir.passes.cse import CSE
 from tritium.ttir.passes.dce import DCE
 

@@ -20,7 +20,7 @@ from tritium.runtime.driver import Driver, LaunchDeviceError, one_device
 from tritium.runtime.errors import OutOfResources
 from tritium.runtime.interface import grid3
 
-from . import launcher as _launcher, memory, queries
+from . import device_pointers, launcher as _launcher, queries
 from .options import WARP_SIZE
 
 
@@ -100,15 +100,15 @@ class CudaDriver(Driver):
     def activate(self, device: int = 0):
         """Make ``device``'s primary context current on this thread (retaining it once)."""
         self._require()
-        ctx = memory.primary_context(device)
-        if memory.current_context() != int(ctx):
+        ctx = device_pointers.primary_context(device)
+        if device_pointers.current_context() != int(ctx):
             self.check(self.cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         return ctx
 
     def on_device(self, device: int):
         """``with driver.on_device(d):`` -- ``d`` current for the body, then what was before."""
         self._require()
-        return memory.on_device(device)
+        return device_pointers.on_device(device)
 
     # ---------------------------------------------------------------------- Driver interface
     def is_active(self) -> bool:
@@ -163,17 +163,17 @@ class CudaDriver(Driver):
         found: dict[str, int] = {}
         for name, value in pointers:
             try:
-                device = memory.locate(value)
-            except memory.Unplaceable as e:
+                device = device_pointers.locate(value)
+            except device_pointers.Unplaceable as e:
                 raise LaunchDeviceError(f"pointer argument {name!r} is {e}; pass CUDA device memory") from None
-            if device != memory.ANYWHERE:
+            if device != device_pointers.ANYWHERE:
                 found[name] = device
         return one_device(found, lambda d: f"cuda:{d}")
 
     def launch_on(self, device: int, launcher, grid, stream, args) -> None:
         """Launch with ``device``'s primary context pushed (popped after): the current device
         stays what it was."""
-        with memory.on_device(device):
+        with device_pointers.on_device(device):
             launcher(grid, stream, args)
 
     def make_direct_launcher(self, launcher, device: int, arity: int, positions: tuple[int, ...]):
@@ -238,7 +238,7 @@ class CudaDriver(Driver):
         """Load into ``device``'s primary context (pushed for the call, so the current device
         does not change)."""
         self._require()
-        with memory.on_device(device):
+        with device_pointers.on_device(device):
             return self._load(name, binary, metadata, device)
 
     def _load(self, name: str, binary: bytes, metadata: dict, device: int) -> KernelHandle:
@@ -265,7 +265,7 @@ class CudaDriver(Driver):
         return KernelHandle(name, device, module, function, n_regs, n_spills, max_threads, shared)
 
     def unload(self, handle: KernelHandle) -> None:
-        with memory.on_device(handle.device):
+        with device_pointers.on_device(handle.device):
             self.check(self.cu.cuModuleUnload(handle.module), "cuModuleUnload", handle.name)
 
     def make_launcher(self, handle: KernelHandle, metadata: dict, signature: dict[int, str],
@@ -300,9 +300,9 @@ class CudaDriver(Driver):
         cu = self.cu
         if int(err) not in (int(cu.CUresult.CUDA_ERROR_INVALID_CONTEXT), int(cu.CUresult.CUDA_ERROR_INVALID_HANDLE)):
             return int(err)
-        if memory.current_context() == int(memory.primary_context(handle.device)):
+        if device_pointers.current_context() == int(device_pointers.primary_context(handle.device)):
             return int(err)
-        with memory.on_device(handle.device):
+        with device_pointers.on_device(handle.device):
             return int(retry())
 
     def _static_shared(self, handle: KernelHandle) -> int:
@@ -362,18 +362,18 @@ class CudaDriver(Driver):
         return launch
 
     def owns(self, arg) -> bool:
-        return memory.device_of(arg) is not None
+        return device_pointers.device_of(arg) is not None
 
     def device_of(self, arg) -> int | None:
-        return memory.device_of(arg)
+        return device_pointers.device_of(arg)
 
     def synchronize(self, device: int | None = None) -> None:
         """Wait for ``device``, or for every device this process has used through us."""
         if not self._init():
             return
-        devices = [device] if device is not None else sorted(memory._CONTEXTS) or [self.get_current_device()]
+        devices = [device] if device is not None else sorted(device_pointers._CONTEXTS) or [self.get_current_device()]
         for d in devices:
-            with memory.on_device(d):
+            with device_pointers.on_device(d):
                 self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
 
     # ------------------------------------------------------------------------ memory helpers
@@ -387,23 +387,23 @@ class CudaDriver(Driver):
 
     def empty(self, shape, dtype, device: int = 0):
         torch = self._torch()
-        name = memory.dtype_name(dtype)
+        name = device_pointers.dtype_name(dtype)
         if torch is not None:
             return torch.empty(tuple(np.atleast_1d(shape)), dtype=getattr(torch, name), device=f"cuda:{device}")
         self._require()
-        return memory.DeviceArray(shape, name, device)
+        return device_pointers.DeviceArray(shape, name, device)
 
     def from_numpy(self, array, device: int = 0):
         torch = self._torch()
         if torch is not None:
             return torch.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
         self._require()
-        return memory.DeviceArray(array.shape, array.dtype, device).copy_from_host(array)
+        return device_pointers.DeviceArray(array.shape, array.dtype, device).copy_from_host(array)
 
     def to_numpy(self, arg):
-        if isinstance(arg, memory.DeviceArray):
+        if isinstance(arg, device_pointers.DeviceArray):
             return arg.copy_to_host()
-        if memory._is_torch_tensor(arg):
+        if device_pointers._is_torch_tensor(arg):
             return arg.detach().cpu().numpy()
         if hasattr(arg, "get"):          # CuPy
             return arg.get()

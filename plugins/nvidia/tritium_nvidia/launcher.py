@@ -28,7 +28,7 @@ from tritium import knobs
 from tritium.runtime.interface import grid3
 
 from . import c_launch, queries
-from .memory import pointer_getter
+from .device_pointers import pointer_getter
 
 
 # Storage for each scalar kind.  Narrow integers live in 32-bit slots: the driver copies as many

@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
-from tritium.conversion.ttgir_to_llvm.memory import access_vector
+from tritium.conversion.ttgir_to_llvm.global_memory import access_vector
 from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
 from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
 from tritium.ttir.memory_ops import pointee_value_type

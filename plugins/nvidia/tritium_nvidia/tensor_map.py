@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tritium import knobs
 from tritium.runtime.specialize import pointer_type_str
 
-from .memory import DeviceArray, _check, on_device, pointer_getter
+from .device_pointers import DeviceArray, _check, on_device, pointer_getter
 from .options import capability
 
 

@@ -243,4 +243,5 @@ def test_registered_through_the_plugin_hooks():
     with pytest.raises(ValueError):
         drv.check_binary(binary, {"name": "missing"})
     assert drv.owns(np.zeros(3)) and not drv.owns([1, 2])
-    assert [e.case for e in b.conformance_exclusions(b.default_target())] == ["inline_asm/*", "inline_asm_amdgcn/*"]
+    assert [e.case for e in b.conformance_exclusions(b.default_target())] == ["inline_asm/*", "inline_asm_amdgcn/*",
+                                                                             "errors/dot-too-small"]

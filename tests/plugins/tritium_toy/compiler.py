@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tritium.conversion.ttgir_to_llvm import lower_to_llvm
-from tritium.ttgir.pipeline import finalize_ttgir, make_ttgir as core_ttgir
+from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir as core_ttgir
 
 from .target_info import ToyTargetInfo
 

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from tritium.ttir.ir import parse_module, print_module
 from tritium.ttir.passes import DCE, SCCP, ReorderBroadcast
-from tritium.ttir.pipeline import optimize_ttir
+from tritium.ttir.pass_lists import optimize_ttir
 
 
 def test_elementwise_moves_after_splat_and_broadcast(apply):

@@ -53,7 +53,7 @@ class StreamPipeline:
     def run(self, module: ModuleOp) -> None:
         from tritium.ttgir.analysis.axis_info import AxisInfoAnalysis, vector_width
         from tritium.ttgir.layouts import bit_width
-        from tritium.ttgir.passes.pipeline import Pipeline
+        from tritium.ttgir.passes.software_pipeline import Pipeline
         analysis = AxisInfoAnalysis(module)
 
         def wide_enough(load) -> bool:

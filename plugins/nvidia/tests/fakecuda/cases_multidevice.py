@@ -19,9 +19,9 @@ os.environ["TRITIUM_BACKEND"] = "nvidia"
 import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
-from tritium_nvidia import memory  # noqa: E402
+from tritium_nvidia import device_pointers  # noqa: E402
 from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
-from tritium_nvidia.memory import DeviceArray  # noqa: E402
+from tritium_nvidia.device_pointers import DeviceArray  # noqa: E402
 
 N, BLOCK = 1000, 256
 
@@ -160,12 +160,12 @@ def test_select_device_rules(device0_current):
     assert drv.select_device([("a", DLPackOn(np.zeros(1), 0, kind=3)), ("b", x1)]) == 1  # pinned host: any
     with pytest.raises(LaunchDeviceError, match="'h' is a DLPack tensor in host memory, not CUDA memory"):
         drv.select_device([("h", DLPackOn(np.zeros(1), 0, kind=1))])
-    assert memory.device_of(x1) == 1 and drv.owns(x1)
+    assert device_pointers.device_of(x1) == 1 and drv.owns(x1)
 
 
 def test_device_array_memory_helpers_keep_the_current_device(device0_current):
     drv = device0_current
     a = drv.from_numpy(np.arange(8, dtype=np.float32), device=1)
-    assert isinstance(a, DeviceArray) and a.device == 1 and memory.device_of(a) == 1
+    assert isinstance(a, DeviceArray) and a.device == 1 and device_pointers.device_of(a) == 1
     drv.to_numpy(a)
     assert FAKE.current_context_device() == 0

@@ -28,7 +28,7 @@ import tritium.language as tl  # noqa: E402
 from tritium.runtime import direct_binder  # noqa: E402
 from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
 from tritium.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from tritium_nvidia import memory, queries  # noqa: E402
+from tritium_nvidia import device_pointers, queries  # noqa: E402
 from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
 
 STREAMS = {0: 0x5000, 1: 0x5100}   # each device's "current stream", as torch would answer
@@ -36,8 +36,8 @@ CURRENT = [0]                       # torch's current device
 
 torch.Tensor.is_cuda = property(lambda t: hasattr(t, "fake_device"))
 torch.Tensor.get_device = lambda t: getattr(t, "fake_device", -1)
-_host_device = memory._torch_device
-memory._torch_device = lambda t: t.fake_device if hasattr(t, "fake_device") else _host_device(t)
+_host_device = device_pointers._torch_device
+device_pointers._torch_device = lambda t: t.fake_device if hasattr(t, "fake_device") else _host_device(t)
 torch.cuda.is_initialized = lambda: True
 torch._C._cuda_getCurrentRawStream = lambda device: STREAMS[device]
 torch._C._cuda_getDevice = lambda: CURRENT[0]
@@ -345,7 +345,7 @@ def test_other_argument_kinds_after_the_pattern_is_set():
     x, y, out = tensors()
     axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)
     raw = [tritium.reinterpret(t.data_ptr(), tl.float32) for t in (x, y, out)]
-    memory.pointer_device = lambda ptr: 0  # the fake does not know these CPU addresses
+    device_pointers.pointer_device = lambda ptr: 0  # the fake does not know these CPU addresses
     last = launched(lambda: axpy[(2,)](*raw, 100, 1.0, BLOCK=64, backend="nvidia"), 3)
     assert list(last.params[:3]) == [x.data_ptr(), y.data_ptr(), out.data_ptr()]
     host = np.zeros(1024, np.float32)
