@@ -52,7 +52,7 @@ def pretend_cuda(torch) -> None:
     """CPU tensors as CUDA tensors of device 0, each attribute replaced by a C-level one of the
     same cost: ``is_cuda`` reads ``is_leaf`` (True for these tensors), ``get_device()`` calls
     ``storage_offset()`` (0 for them); the plugin places them on device 0."""
-    from tritium_nvidia import device_pointers
+    from tritium_nvidia.runtime import device_pointers
 
     torch.Tensor.is_cuda = torch._C.TensorBase.is_leaf
     torch.Tensor.get_device = torch._C.TensorBase.storage_offset

@@ -290,10 +290,10 @@ def _resolve_tool(binary: str, requested: Optional[str], source: str) -> NvidiaT
 
 def _nvidia_toolchain():
     try:
-        from tritium_nvidia import toolchain
+        from tritium_nvidia.toolchain import tools
     except ImportError:  # the NVIDIA plugin is not installed
         return None
-    return toolchain
+    return tools
 
 
 def _group_name(obj) -> str:

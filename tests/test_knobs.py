@@ -258,7 +258,7 @@ def test_override_arch_and_default_fp_fusion_reach_an_nvidia_compile(clean):
 
 
 def test_ptxas_knob_reports_the_real_version(clean, tmp_path):
-    tc = pytest.importorskip("tritium_nvidia.toolchain")
+    tc = pytest.importorskip("tritium_nvidia.toolchain.tools")
     tool = knobs.nvidia.ptxas
     if tool.path is None:
         assert tool.version.count(".") == 1  # nvJitLink's CUDA version, or "0.0" with no assembler

@@ -277,8 +277,8 @@ def test_non_contiguous_view_warns():
 # -- 11, 12. driver messages, one target list --------------------------------------------------
 def test_nvidia_messages_in_tritiums_words():
     pytest.importorskip("tritium_nvidia")
-    from tritium_nvidia.driver import _no_driver_text
-    from tritium_nvidia.device_pointers import Unplaceable, locate
+    from tritium_nvidia.runtime.driver import _no_driver_text
+    from tritium_nvidia.runtime.device_pointers import Unplaceable, locate
     text = _no_driver_text(RuntimeError('"cuda" is an NVIDIA driver library and can only be found via system '
                                         'search. Ensure the NVIDIA display driver is installed.'))
     assert text.startswith("no NVIDIA driver found") and "--target cuda:90" in text and "system search" not in text

@@ -12,7 +12,7 @@ import pytest
 import tritium
 from tritium.hooks.types import GPUTarget, Options
 
-nvidia = pytest.importorskip("tritium_nvidia.target_info")
+nvidia = pytest.importorskip("tritium_nvidia.lowering.target_info")
 
 import llvmlite.ir as ir  # noqa: E402
 

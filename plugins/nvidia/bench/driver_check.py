@@ -19,9 +19,9 @@ import time
 import numpy as np
 import torch
 
-from tritium_nvidia import binary, elf, kernels
-from tritium_nvidia.driver import CudaDriver
-from tritium_nvidia.device_pointers import DeviceArray
+from tritium_nvidia.toolchain import binary, elf, kernels
+from tritium_nvidia.runtime.driver import CudaDriver
+from tritium_nvidia.runtime.device_pointers import DeviceArray
 
 SIG = {0: "*fp32", 1: "*fp32", 2: "*fp32", 3: "i32", 4: "fp32"}
 BLOCK = 128  # num_warps=4

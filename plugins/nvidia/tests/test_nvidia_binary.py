@@ -1,14 +1,14 @@
 """CPU-only: LLVM IR -> PTX -> cubin, libdevice linking, tool discovery errors."""
 import pytest
 
-from tritium_nvidia import binary, elf, kernels, toolchain
+from tritium_nvidia.toolchain import binary, elf, kernels, tools
 
 
 def _assemblers():
     out = []
-    if toolchain.nvjitlink_version() is not None:
+    if tools.nvjitlink_version() is not None:
         out.append("nvjitlink")
-    if toolchain.find_ptxas() is not None:
+    if tools.find_ptxas() is not None:
         out.append("ptxas")
     return out
 
@@ -35,14 +35,14 @@ def test_fp_fusion_switch():
 
 
 def test_ptx_version_choice():
-    assert toolchain.cuda_version_to_ptx(12, 4) == 84
-    assert toolchain.cuda_version_to_ptx(12, 8) == 87
-    assert toolchain.cuda_version_to_ptx(13, 0) == 90
+    assert tools.cuda_version_to_ptx(12, 4) == 84
+    assert tools.cuda_version_to_ptx(12, 8) == 87
+    assert tools.cuda_version_to_ptx(13, 0) == 90
     ptx = binary.llir_to_ptx(kernels.VECTOR_ADD_LLIR, 90, ptx_version=83)
     assert ".version 8.3" in ptx
 
 
-@pytest.mark.skipif(toolchain.find_libdevice() is None, reason="libdevice.10.bc not installed")
+@pytest.mark.skipif(tools.find_libdevice() is None, reason="libdevice.10.bc not installed")
 def test_libdevice_linked_only_when_called():
     ptx = binary.llir_to_ptx(kernels.EXP_LIBDEVICE_LLIR, 90)
     assert "__nv_expf" not in ptx and "ex2.approx" in ptx
@@ -55,8 +55,8 @@ def test_libdevice_linked_only_when_called():
 def test_missing_libdevice_message(monkeypatch, tmp_path):
     import llvmlite.binding as llvm
     binary.initialize_llvm()
-    monkeypatch.setattr(toolchain, "find_libdevice", lambda: None)
-    with pytest.raises(toolchain.ToolchainError, match="pip install nvidia-nvvm"):
+    monkeypatch.setattr(tools, "find_libdevice", lambda: None)
+    with pytest.raises(tools.ToolchainError, match="pip install nvidia-nvvm"):
         binary.link_libdevice(llvm.parse_assembly(kernels.EXP_LIBDEVICE_LLIR))
 
 
@@ -84,21 +84,21 @@ def test_bad_ptx_error_names_kernel():
 
 
 def test_no_assembler_message(monkeypatch):
-    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
-    monkeypatch.setattr(toolchain, "find_ptxas", lambda: None)
-    with pytest.raises(toolchain.ToolchainError) as e:
+    monkeypatch.setattr(tools, "nvjitlink_version", lambda: None)
+    monkeypatch.setattr(tools, "find_ptxas", lambda: None)
+    with pytest.raises(tools.ToolchainError) as e:
         binary.ptx_to_cubin(".version 9.0\n", 90, "k")
     assert "pip install nvidia-nvjitlink" in str(e.value) and "nvidia-cuda-nvcc" in str(e.value)
 
 
 def test_ptxas_env_override(monkeypatch, tmp_path):
-    toolchain.find_ptxas.cache_clear()
+    tools.find_ptxas.cache_clear()
     monkeypatch.setenv("TRITIUM_PTXAS_PATH", str(tmp_path / "nope"))
     try:
-        with pytest.raises(toolchain.ToolchainError, match="TRITIUM_PTXAS_PATH"):
-            toolchain.find_ptxas()
+        with pytest.raises(tools.ToolchainError, match="TRITIUM_PTXAS_PATH"):
+            tools.find_ptxas()
     finally:
-        toolchain.find_ptxas.cache_clear()
+        tools.find_ptxas.cache_clear()
 
 
 def test_cache_key_names_the_assembler(monkeypatch):
@@ -112,16 +112,16 @@ def test_cache_key_names_the_assembler(monkeypatch):
     monkeypatch.delenv("TRITIUM_PTXAS_PATH", raising=False)
     for name, jit, ptxas in (("nvjitlink", (13, 5), "/usr/bin/ptxas"), ("ptxas-a", None, "/a/ptxas"),
                              ("ptxas-b", None, "/b/ptxas")):
-        monkeypatch.setattr(toolchain, "nvjitlink_version", lambda v=jit: v)
-        monkeypatch.setattr(toolchain, "find_ptxas", lambda p=ptxas: p)
-        monkeypatch.setattr(toolchain, "ptxas_version", lambda p: (12, 8))
+        monkeypatch.setattr(tools, "nvjitlink_version", lambda v=jit: v)
+        monkeypatch.setattr(tools, "find_ptxas", lambda p=ptxas: p)
+        monkeypatch.setattr(tools, "ptxas_version", lambda p: (12, 8))
         keys[name] = parse_options(target, {"num_warps": 4}).hash_key()
     assert "assembler=nvjitlink 13.5" in keys["nvjitlink"] and "assembler=ptxas 12.8 /a/ptxas" in keys["ptxas-a"]
     assert len(set(keys.values())) == 3
     # the key follows the assembler chosen at each compile: forcing one later in the process
     # changes it (a cached identity would file nvJitLink's cubins under the ptxas key)
-    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 0))
-    monkeypatch.setattr(toolchain, "ptxas_version", lambda p: (13, 0))
+    monkeypatch.setattr(tools, "nvjitlink_version", lambda: (13, 0))
+    monkeypatch.setattr(tools, "ptxas_version", lambda p: (13, 0))
     before = parse_options(target, {"num_warps": 4}).hash_key()
     monkeypatch.setenv("TRITIUM_ASSEMBLER", "nvjitlink")
     after = parse_options(target, {"num_warps": 4}).hash_key()
@@ -138,41 +138,41 @@ def test_which_assembler_runs(monkeypatch):
         if path not in versions:
             raise OSError(f"cannot run {path}")
         return versions[path]
-    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 5))
-    monkeypatch.setattr(toolchain, "find_ptxas", lambda: "/opt/cuda/bin/ptxas")
-    monkeypatch.setattr(toolchain, "ptxas_version", version)
+    monkeypatch.setattr(tools, "nvjitlink_version", lambda: (13, 5))
+    monkeypatch.setattr(tools, "find_ptxas", lambda: "/opt/cuda/bin/ptxas")
+    monkeypatch.setattr(tools, "ptxas_version", version)
     monkeypatch.delenv("TRITIUM_ASSEMBLER", raising=False)
     monkeypatch.delenv("TRITIUM_PTXAS_PATH", raising=False)
-    assert toolchain.default_assembler() == "ptxas"
+    assert tools.default_assembler() == "ptxas"
     monkeypatch.setenv("TRITIUM_ASSEMBLER", "nvjitlink")
-    assert toolchain.default_assembler() == "nvjitlink"
+    assert tools.default_assembler() == "nvjitlink"
     monkeypatch.setenv("TRITIUM_ASSEMBLER", "cuobjdump")
-    with pytest.raises(toolchain.ToolchainError, match="TRITIUM_ASSEMBLER must be"):
-        toolchain.default_assembler()
+    with pytest.raises(tools.ToolchainError, match="TRITIUM_ASSEMBLER must be"):
+        tools.default_assembler()
     monkeypatch.delenv("TRITIUM_ASSEMBLER")
     versions["/opt/cuda/bin/ptxas"] = (12, 8)  # an older toolkit than nvJitLink 13.5
-    assert toolchain.default_assembler() == "nvjitlink"
+    assert tools.default_assembler() == "nvjitlink"
     monkeypatch.setenv("TRITIUM_PTXAS_PATH", "/opt/cuda/bin/ptxas")
-    assert toolchain.default_assembler() == "ptxas"
+    assert tools.default_assembler() == "ptxas"
     monkeypatch.delenv("TRITIUM_PTXAS_PATH")
-    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
-    assert toolchain.default_assembler() == "ptxas"
+    monkeypatch.setattr(tools, "nvjitlink_version", lambda: None)
+    assert tools.default_assembler() == "ptxas"
     del versions["/opt/cuda/bin/ptxas"]  # broken: the wrapper's target is gone
-    assert toolchain.default_assembler() is None
-    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: (13, 0))
-    assert toolchain.default_assembler() == "nvjitlink"
-    monkeypatch.setattr(toolchain, "find_ptxas", lambda: None)
-    assert toolchain.default_assembler() == "nvjitlink"
-    monkeypatch.setattr(toolchain, "nvjitlink_version", lambda: None)
-    assert toolchain.default_assembler() is None
+    assert tools.default_assembler() is None
+    monkeypatch.setattr(tools, "nvjitlink_version", lambda: (13, 0))
+    assert tools.default_assembler() == "nvjitlink"
+    monkeypatch.setattr(tools, "find_ptxas", lambda: None)
+    assert tools.default_assembler() == "nvjitlink"
+    monkeypatch.setattr(tools, "nvjitlink_version", lambda: None)
+    assert tools.default_assembler() is None
 
 
-@pytest.mark.skipif(toolchain.find_ptxas() is None, reason="no ptxas on this machine")
+@pytest.mark.skipif(tools.find_ptxas() is None, reason="no ptxas on this machine")
 def test_named_ptxas_assembles(monkeypatch):
     """End to end: with TRITIUM_PTXAS_PATH set, ptx_to_cubin assembles with that ptxas."""
-    ptxas = toolchain.find_ptxas()
+    ptxas = tools.find_ptxas()
     monkeypatch.setenv("TRITIUM_PTXAS_PATH", ptxas)
-    v = toolchain.cuda_version_to_ptx(*toolchain.ptxas_version(ptxas))
+    v = tools.cuda_version_to_ptx(*tools.ptxas_version(ptxas))
     ptx = f".version {v // 10}.{v % 10}\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n ret;\n}}\n"
     meta = {}
     cubin = binary.ptx_to_cubin(ptx, 80, "k", metadata=meta)

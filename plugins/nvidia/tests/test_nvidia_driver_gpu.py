@@ -1,7 +1,7 @@
 """On a CUDA device: load, launch and check the hand-written kernels."""
 import pytest
 
-from tritium_nvidia import binary, kernels
+from tritium_nvidia.toolchain import binary, kernels
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
@@ -28,7 +28,7 @@ def test_properties():
 @pytest.mark.parametrize("grid", [(8, 1, 1), (2, 2, 2), (1, 1, 8)])
 def test_vector_add_device_array(add, grid):
     np = pytest.importorskip("numpy")
-    from tritium_nvidia.device_pointers import DeviceArray
+    from tritium_nvidia.runtime.device_pointers import DeviceArray
     drv, launch = add
     n = 1000
     x, y = np.random.randn(n).astype("f4"), np.random.randn(n).astype("f4")

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from tritium.ttgir.dialect import ensure_plugin_encodings
-from tritium_nvidia.encodings import NvidiaMmaEncodingAttr
-from tritium_nvidia.lowering_tc import _batch_origins, a_fragment, acc_fragment, b_fragment
+from tritium_nvidia.passes.encodings import NvidiaMmaEncodingAttr
+from tritium_nvidia.lowering.tensor_cores import _batch_origins, a_fragment, acc_fragment, b_fragment
 
 ensure_plugin_encodings()
 
@@ -206,8 +206,8 @@ def test_k_major_descriptors_address_the_nvmma_shared_buffer(bits, shape, operan
     address by 32 bytes (to the next column block of the buffer once a swizzle row is used up).
     Every byte wgmma fetches that way, for 64 rows of A or of B, is the element the ``nvmma_shared``
     layout put there."""
-    from tritium_nvidia.accelerate_matmul import shared_encoding_for
-    from tritium_nvidia.lowering_tc import _descriptor_base
+    from tritium_nvidia.passes.accelerate_matmul import shared_encoding_for
+    from tritium_nvidia.lowering.tensor_cores import _descriptor_base
     from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
 
     elem = {8: IntegerType(8), 16: Float16Type(), 32: Float32Type()}[bits]

@@ -9,7 +9,7 @@ import tritium
 import tritium.language as tl
 from tritium.examples.vector_add import add_kernel
 from tritium.runtime.driver import LaunchDeviceError
-from tritium_nvidia import device_pointers
+from tritium_nvidia.runtime import device_pointers
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")

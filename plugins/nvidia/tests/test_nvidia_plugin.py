@@ -4,7 +4,7 @@ import ctypes
 import pytest
 
 from tritium.hooks import GPUTarget, Options
-from tritium_nvidia import device_pointers, launcher
+from tritium_nvidia.runtime import device_pointers, launcher
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 from tritium_nvidia.options import CUDAOptions
 
@@ -111,5 +111,5 @@ def test_default_fp_fusion_from_the_environment(monkeypatch, var):
 def test_a_negative_integer_argument_is_no_device_memory():
     # backend selection asks the plugin about every argument; a negative scalar (a kernel's int
     # parameter) crashed the address lookup before it reached the driver
-    from tritium_nvidia import device_pointers
+    from tritium_nvidia.runtime import device_pointers
     assert device_pointers.device_of(-1) is None and device_pointers.device_of(-(1 << 70)) is None and device_pointers.device_of(1 << 64) is None

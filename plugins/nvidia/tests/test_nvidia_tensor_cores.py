@@ -10,7 +10,7 @@ import pytest
 
 import tritium
 from tritium.ttgir.dialect import ensure_plugin_encodings
-from tritium_nvidia.encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
+from tritium_nvidia.passes.encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
 
 from conformance.cases import dot_tiles
 

@@ -13,7 +13,7 @@ import pytest
 import tritium
 from tritium.runtime.descriptors import companion
 from conformance.cases import tensor_map as cases
-from tritium_nvidia import tensor_map
+from tritium_nvidia.runtime import tensor_map
 from tritium_nvidia.options import parse_target
 
 PTXAS = "/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else shutil.which("ptxas")

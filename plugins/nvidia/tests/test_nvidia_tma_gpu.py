@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 def _sm90(monkeypatch):
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("TMA needs compute capability 9.0")
-    monkeypatch.setenv("TRITIUM_TMA", "1")  # the default (tensor_map.py), whatever the caller's environment
+    monkeypatch.setenv("TRITIUM_TMA", "1")  # the default (runtime/tensor_map.py), whatever the caller's environment
 
 
 DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}

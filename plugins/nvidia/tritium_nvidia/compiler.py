@@ -18,14 +18,14 @@ from tritium.ttgir.pass_lists import finalize_ttgir, prepare_ttgir, ttgir_passes
 from tritium.ttir.passes.cse import CSE
 from tritium.ttir.passes.dce import DCE
 
-from . import dialect  # noqa: F401  (registers the ttng ops the passes create)
-from . import tma
-from .accelerate_matmul import AccelerateMatmul
-from .async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
-from .async_operands import AsyncOperandLoads
-from .binary import llir_to_ptx, ptx_to_cubin
+from .lowering.target_info import NVIDIATargetInfo
 from .options import capability
-from .target_info import NVIDIATargetInfo
+from .passes import dialect  # noqa: F401  (registers the ttng ops the passes create)
+from .passes import tma
+from .passes.accelerate_matmul import AccelerateMatmul
+from .passes.async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
+from .passes.async_operands import AsyncOperandLoads
+from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 
 
 _ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")

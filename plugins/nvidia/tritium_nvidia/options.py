@@ -85,9 +85,10 @@ class CUDAOptions(Options):
 
     def hash_key(self) -> str:
         """The options, and the assembler that will turn the PTX into a cubin (see
-        ``toolchain.assembler_identity``): the cache must not hand one assembler's cubin to a
-        process using another."""
-        from .toolchain import assembler_identity
+        ``toolchain/tools.assembler_identity``): the cache must not hand one assembler's cubin to a
+        process using another.  The one place this module reaches into the plugin, at call time:
+        ``tools`` imports nothing else of the plugin."""
+        from .toolchain.tools import assembler_identity
         return f"{super().hash_key()} assembler={assembler_identity()}"
 
     def __post_init__(self):

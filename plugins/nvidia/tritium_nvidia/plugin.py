@@ -36,12 +36,12 @@ class NvidiaPlugin(BackendPlugin):
         add_stages(target, stages, options)
 
     def make_driver(self):
-        from .driver import CudaDriver
+        from .runtime.driver import CudaDriver
         return CudaDriver()
 
     def layout_encodings(self):
-        from . import dialect  # noqa: F401  (registers the ttng ops, so NVIDIA TTGIR text parses)
-        from .encodings import ENCODINGS
+        from .passes import dialect  # noqa: F401  (registers the ttng ops, so NVIDIA TTGIR text parses)
+        from .passes.encodings import ENCODINGS
         return ENCODINGS
 
     def membar_filter(self, target):
@@ -49,7 +49,7 @@ class NvidiaPlugin(BackendPlugin):
         return membar_filter
 
     def scratch_sizes(self, target):
-        from .tma import SCRATCH_SIZES
+        from .passes.tma import SCRATCH_SIZES
         return SCRATCH_SIZES
 
     def after_allocation_passes(self, target, options):
@@ -57,11 +57,11 @@ class NvidiaPlugin(BackendPlugin):
         return after_allocation_passes(target, options)
 
     def tensor_descriptor_map(self, target, descriptor):
-        from .tensor_map import tensor_map
+        from .runtime.tensor_map import tensor_map
         return tensor_map(target, descriptor, self.driver())
 
     def tensor_descriptor_mapper(self, target):
-        from .tensor_map import mapper
+        from .runtime.tensor_map import mapper
         return mapper(target, self.driver())
 
     def conformance_exclusions(self, target):

@@ -19,9 +19,9 @@ os.environ["TRITIUM_BACKEND"] = "nvidia"
 import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
-from tritium_nvidia import device_pointers  # noqa: E402
+from tritium_nvidia.runtime import device_pointers  # noqa: E402
 from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
-from tritium_nvidia.device_pointers import DeviceArray  # noqa: E402
+from tritium_nvidia.runtime.device_pointers import DeviceArray  # noqa: E402
 
 N, BLOCK = 1000, 256
 

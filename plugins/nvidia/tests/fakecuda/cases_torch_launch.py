@@ -28,7 +28,7 @@ import tritium.language as tl  # noqa: E402
 from tritium.runtime import direct_binder  # noqa: E402
 from tritium.runtime.driver import LaunchDeviceError  # noqa: E402
 from tritium.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from tritium_nvidia import device_pointers, queries  # noqa: E402
+from tritium_nvidia.runtime import device_pointers, queries  # noqa: E402
 from tritium_nvidia.plugin import nvidia_plugin as plugin  # noqa: E402
 
 STREAMS = {0: 0x5000, 1: 0x5100}   # each device's "current stream", as torch would answer
@@ -438,7 +438,7 @@ def scalar_kinds(out_ptr, a, b, c, d, BLOCK: tl.constexpr):
 
 
 def test_the_c_launcher_writes_every_scalar_kind(runs):
-    from tritium_nvidia import c_launch
+    from tritium_nvidia.runtime import c_launch
     if c_launch.load() is None:
         pytest.skip("no C compiler or Python headers here: launches keep the Python slot writes")
     out = on(0, torch.empty(64))[0]

@@ -21,7 +21,7 @@ from tritium.runtime.errors import OutOfResources
 from tritium.runtime.interface import grid3
 
 from . import device_pointers, launcher as _launcher, queries
-from .options import WARP_SIZE
+from ..options import WARP_SIZE
 
 
 _STATIC_SHARED_LIMIT = 48 * 1024
@@ -270,7 +270,7 @@ class CudaDriver(Driver):
 
     def make_launcher(self, handle: KernelHandle, metadata: dict, signature: dict[int, str],
                       impl: str | None = None):
-        """``launch(grid, stream, args)``; see :mod:`tritium_nvidia.launcher`.  Shared memory is
+        """``launch(grid, stream, args)``; see :mod:`tritium_nvidia.runtime.launcher`.  Shared memory is
         ``metadata["shared"]`` (static shared memory in the cubin already counts toward it)."""
         num_warps = int(metadata.get("num_warps", 4))
         tpw = int(metadata.get("threads_per_warp", WARP_SIZE))

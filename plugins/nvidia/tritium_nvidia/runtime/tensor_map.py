@@ -2,7 +2,7 @@
 
 :func:`tiled_map_arguments` decides whether a descriptor fits the copy engine and spells the
 ``cuTensorMapEncodeTiled`` arguments (innermost dimension first, strides in bytes, the swizzle
-of :func:`map_swizzle`, which the kernel's tile buffers follow, ``tma.py``); :func:`tensor_map` encodes the map with the
+of :func:`map_swizzle`, which the kernel's tile buffers follow, ``passes/tma.py``); :func:`tensor_map` encodes the map with the
 driver and keeps it in 128 bytes of device memory, cached per (device, address, dtype, shape,
 strides, block, padding), since a kernel receives it as a global pointer (a new map costs one
 small copy, waited for on a stream of its own; Triton passes the map by value instead, as a
@@ -10,7 +10,7 @@ small copy, waited for on a stream of its own; Triton passes the map by value in
 
 The path is on by default on sm_90 (``TRITIUM_TMA=0`` switches it off: descriptors then take the
 block-pointer lowering).  A K loop's descriptor loads are software-pipelined into the wgmma's
-slots, each completing on an mbarrier (``tma.py``): the persistent matmul's kernel runs within 2%
+slots, each completing on an mbarrier (``lowering/tma.py``): the persistent matmul's kernel runs within 2%
 of Triton's on the H200 (bench NOTES run 25); a descriptor access outside such a loop is one
 self-contained copy and wait."""
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tritium import knobs
 from tritium.runtime.specialize import pointer_type_str
 
 from .device_pointers import DeviceArray, _check, on_device, pointer_getter
-from .options import capability
+from ..options import capability
 
 
 #: element type (signature spelling) -> (CUtensorMapDataType name, bytes, floating point)
@@ -80,7 +80,7 @@ def map_swizzle(block_shape, element_bytes: int) -> int:
     """The swizzle a map of boxes ``block_shape`` (outermost first) is encoded with, in bytes: for a
     2-d box, its row's length when that is 32, 64 or 128 bytes, and 128 when the row is a multiple
     of 128 bytes (the map's box is then a 128-byte column of the block, see :func:`map_box`), else 0
-    (none).  The compiler applies the same rule to the tile it reads or writes (``tma.py``), so the
+    (none).  The compiler applies the same rule to the tile it reads or writes (``passes/tma.py``), so the
     copy engine lays a block out exactly as a ``#ttg.nvmma_shared`` buffer of that swizzle holds it
     (columns of 128 bytes one after another): a software-pipelined loop copies boxes straight into
     the slots a wgmma reads, and a tensor-core result is written into the tile without bank

@@ -1,6 +1,6 @@
 """The NVIDIA binary steps: LLVM IR -> PTX (llvmlite's NVPTX target) -> cubin (nvJitLink or ptxas).
 
-None of this needs a GPU.  The assembler and libdevice are located by :mod:`.toolchain`.
+None of this needs a GPU.  The assembler and libdevice are located by :mod:`.tools`.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import llvmlite.binding as llvm
 
 from tritium.conversion.llvm_init import initialize_llvm
 
-from . import toolchain
-from .toolchain import ToolchainError
+from . import tools
+from .tools import ToolchainError
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
@@ -51,7 +51,7 @@ def calls_libdevice(module) -> bool:
 
 def libdevice_symbols(path: str | None = None) -> frozenset | None:
     """Names of the functions libdevice defines (None when libdevice is not installed)."""
-    path = path or toolchain.find_libdevice()
+    path = path or tools.find_libdevice()
     return None if path is None else _libdevice_symbols(path)
 
 
@@ -74,9 +74,9 @@ def link_libdevice(module, path: str | None = None, ftz: bool = True) -> bool:
     internal so that the optimizer drops the unused part of the library."""
     if not calls_libdevice(module):
         return False
-    path = path or toolchain.find_libdevice()
+    path = path or tools.find_libdevice()
     if path is None:
-        raise ToolchainError(toolchain.missing_libdevice_message())
+        raise ToolchainError(tools.missing_libdevice_message())
     with open(path, "rb") as f:
         lib = llvm.parse_bitcode(f.read())
     lib.triple = module.triple or TRIPLE
@@ -113,10 +113,10 @@ def llir_to_ptx(llvm_ir_text: str, arch: int | str, opt_level: int = 3, enable_f
     contracting multiplies and adds into FMA (the PTX then uses ``.rn`` forms that ptxas leaves
     alone too)."""
     arch = normalize_arch(arch)
-    ptx_version = toolchain.choose_ptx_version(arch, ptx_version)
-    if ptx_version > toolchain.LLVM_MAX_PTX:
+    ptx_version = tools.choose_ptx_version(arch, ptx_version)
+    if ptx_version > tools.LLVM_MAX_PTX:
         raise ValueError(f"PTX ISA {ptx_version / 10:.1f} is newer than LLVM can emit "
-                         f"({toolchain.LLVM_MAX_PTX / 10:.1f})")
+                         f"({tools.LLVM_MAX_PTX / 10:.1f})")
     initialize_llvm()
     module = llvm.parse_assembly(llvm_ir_text)
     if not module.triple:
@@ -240,7 +240,7 @@ def _cubin_ptxas(ptx: str, arch: str, name: str, opt_level: int, enable_fp_fusio
 def ptx_to_cubin(ptx: str, arch: int | str, name: str = "kernel", opt_level: int = 3,
                  enable_fp_fusion: bool = True, maxnreg: int | None = None,
                  metadata: dict | None = None, assembler: str | None = None) -> bytes:
-    """Assemble PTX to a cubin for ``sm_<arch>`` with ``toolchain.default_assembler()``
+    """Assemble PTX to a cubin for ``sm_<arch>`` with ``tools.default_assembler()``
     (``TRITIUM_ASSEMBLER`` when set, else a whole-program ``ptxas`` when one is found and not of an
     older CUDA major version than nvJitLink, else nvJitLink).
 
@@ -251,16 +251,16 @@ def ptx_to_cubin(ptx: str, arch: int | str, name: str = "kernel", opt_level: int
     arch = normalize_arch(arch)
     use = assembler
     if use is None:
-        use = toolchain.default_assembler() or "nvjitlink"
+        use = tools.default_assembler() or "nvjitlink"
     if use == "nvjitlink":
-        if toolchain.nvjitlink_version() is None and assembler is None:
-            raise ToolchainError(toolchain.missing_assembler_message())
+        if tools.nvjitlink_version() is None and assembler is None:
+            raise ToolchainError(tools.missing_assembler_message())
         cubin, log = _cubin_nvjitlink(ptx, arch, name, opt_level, enable_fp_fusion, maxnreg)
     elif use == "ptxas":
-        ptxas = toolchain.find_ptxas()
+        ptxas = tools.find_ptxas()
         if ptxas is None:
-            raise ToolchainError(toolchain.missing_assembler_message() if assembler is None else
-                                 f"ptxas was not found: `pip install {toolchain.PTXAS_PACKAGE}` "
+            raise ToolchainError(tools.missing_assembler_message() if assembler is None else
+                                 f"ptxas was not found: `pip install {tools.PTXAS_PACKAGE}` "
                                  "or set TRITIUM_PTXAS_PATH")
         cubin, log = _cubin_ptxas(ptx, arch, name, opt_level, enable_fp_fusion, maxnreg, ptxas)
     else:

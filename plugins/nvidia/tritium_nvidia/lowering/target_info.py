@@ -7,9 +7,9 @@ import llvmlite.ir as ir
 
 from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, intrinsic
 
-from .binary import DATA_LAYOUT, TRIPLE, libdevice_symbols
-from .lowering_tc import op_lowering
-from .options import WARP_SIZE
+from ..options import WARP_SIZE
+from ..toolchain.binary import DATA_LAYOUT, TRIPLE, libdevice_symbols
+from .tensor_cores import op_lowering
 
 
 F32, F64, F16 = ir.FloatType(), ir.DoubleType(), ir.HalfType()

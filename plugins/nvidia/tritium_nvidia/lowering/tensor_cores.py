@@ -23,8 +23,8 @@ from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
 from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
 from tritium.ttir.memory_ops import pointee_value_type
 
-from .dialect import element_kind
-from .encodings import NvidiaMmaEncodingAttr
+from ..passes.dialect import element_kind
+from ..passes.encodings import NvidiaMmaEncodingAttr
 from .tma import LOWERINGS as TMA
 
 

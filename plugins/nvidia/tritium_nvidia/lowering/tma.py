@@ -1,0 +1,258 @@
+"""TMA (the Tensor Memory Accelerator, sm_90): lowering of ``tt.descriptor_load`` /
+``tt.descriptor_store`` whose descriptor is a CUtensorMap built on the host
+(``runtime/tensor_map.py``), and of the ops the TMA passes (``passes/tma.py``) and the pipeline put
+around them.
+
+One access is self-contained, in a scratch buffer of the op's own (the allocation pass sizes it
+with ``passes/tma.SCRATCH_SIZES``, which the plugin declares through ``tritium_scratch_sizes``):
+the tile followed by one 8-byte mbarrier.  The tile is
+laid out as the map's swizzle says (``tensor_map.map_swizzle``: a 2-d box whose rows are 32, 64
+or 128 bytes is swizzled like a ``#ttg.nvmma_shared`` buffer, 1024-byte aligned, and a 2-d block
+whose rows are a multiple of 128 bytes is moved as 128-byte columns, each such a swizzled box, one
+after another as that layout has them (``tensor_map.map_box``); any other box row-major, 128-byte
+aligned, as the copy engine requires).
+
+load::
+
+    fence.proxy.async.shared::cta; bar.sync   (the scratch's earlier users are done)
+    thread 0: mbarrier.init [bar], 1; fence.mbarrier_init
+    bar.sync                                  (every thread sees the initialised barrier)
+    thread 0: fence.proxy.tensormap::generic.acquire [map]   (unless acquired at the kernel's
+              start: ``AcquireMapsOnce``)
+              mbarrier.arrive.expect_tx [bar], <tile bytes>
+              cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes
+    all:      mbarrier.try_wait.parity [bar], 0 (loop)   -> the tile is in shared memory
+    all:      read the tile into the result's registers
+    bar.sync; thread 0: mbarrier.inval [bar]
+
+The barrier is initialised and invalidated around each access, so its phase is always 0 when
+waited on.  store: every thread writes its registers into the tile and orders them for the copy
+engine (``fence.proxy.async.shared::cta``), ``bar.sync``, then thread 0 issues
+``cp.async.bulk.tensor ... global.shared::cta.bulk_group``, commits, and waits until the engine
+has read the tile (``wait_group.read``: the global writes complete on their own, visible to
+later kernels; as in Triton, a load of the same memory later in the same kernel is not ordered
+after them).
+Coordinates are given innermost first, as the map's dimensions are."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
+from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linear
+from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
+from tritium.ttgir.layouts import bit_width
+
+from ..passes.tma import DEFERRED, MAP_ACQUIRED, box_encoding, tile_align, tile_bytes, tile_type
+from ..runtime.tensor_map import map_box, map_box_count
+
+
+class _Buffer:  # what read_linear / write_linear ask of a memdesc type
+    def __init__(self, t):
+        self.encoding = box_encoding(t)
+
+
+def _asm(b: ir.IRBuilder, text: str, constraints: str, args: list):
+    """Inline PTX that touches memory: the clobber keeps LLVM's own shared-memory accesses on
+    their side of it (the tile's reads after the wait, its writes before the fence)."""
+    fty = ir.FunctionType(ir.VoidType(), [a.type for a in args])
+    constraints = f"{constraints},~{{memory}}" if constraints else "~{memory}"
+    return b.asm(fty, text, constraints, args, True)
+
+
+def _tile_and_barrier(fl: FunctionLowering, op):
+    """The aligned tile pointer and the barrier's 32-bit shared address."""
+    b = fl.builder
+    raw = fl.shared_ptr(fl.alloc_offset(op))
+    addr = b.ptrtoint(raw, I32)
+    pad = b.and_(b.sub(const(I32, 0), addr), const(I32, tile_align(tile_type(op)) - 1))
+    tile = b.gep(raw, [pad], source_etype=ir.IntType(8))
+    tile_addr = b.add(addr, pad)
+    bar_addr = b.add(tile_addr, const(I32, tile_bytes(tile_type(op))))
+    return tile, tile_addr, bar_addr
+
+
+def _map_address(fl: FunctionLowering, tensor_map) -> ir.Value:
+    """The generic address (i64) of the tensor map ``tensor_map`` (a value the kernel got as a
+    global pointer)."""
+    b = fl.builder
+    p = fl.get(tensor_map)
+    if isinstance(p.type, ir.PointerType) and p.type.addrspace != 0:
+        p = b.addrspacecast(p, ir.PointerType())
+    return b.ptrtoint(p, I64)
+
+
+def _coords(fl: FunctionLowering, op) -> list:
+    """The tile's i32 coordinates, innermost dimension first (the map's order)."""
+    return [fl.get(v) for v in reversed(list(op.indices))]
+
+
+def _copy_operands(first: int, n: int) -> str:
+    return "{" + ", ".join(f"${first + i}" for i in range(n)) + "}"
+
+
+def _thread0(fl: FunctionLowering):
+    return fl.builder.if_then(fl.first_thread_pred())
+
+
+def _block_shape(t) -> list:
+    """The descriptor's block shape for tile (or slot) type ``t``: a slot holding the block's
+    transpose (``nvmma_shared`` with ``transposed``: ``tl.dot(a, b.T)``'s ``B``) has it reversed."""
+    shape = list(t.get_shape())
+    return shape[::-1] if getattr(getattr(t, "encoding", None), "transposed", False) else shape
+
+
+def _boxes(b: ir.IRBuilder, t, dst, coords: list) -> list:
+    """The map's boxes making up tile ``t`` (``tensor_map.map_box``): (shared address, coordinates
+    innermost first) each; one box, or 128-byte columns side by side, each a whole swizzled block
+    of the tile's ``nvmma_shared`` layout."""
+    ebytes = max(bit_width(t.element_type) // 8, 1)
+    shape = _block_shape(t)
+    n = map_box_count(shape, ebytes)
+    if n == 1:
+        return [(dst, coords)]
+    width = map_box(shape, ebytes)[-1]
+    box_bytes = tile_bytes(t) // n
+    return [(b.add(dst, const(I32, j * box_bytes)) if j else dst,
+             [b.add(coords[0], const(I32, j * width)) if j else coords[0]] + coords[1:]) for j in range(n)]
+
+
+def _expect_and_copy(b: ir.IRBuilder, t, dst, tmap, bar, coords: list) -> None:
+    """(One thread) expect the tile's bytes on barrier ``bar``, then copy the boxes at ``coords``
+    (innermost first) of map ``tmap`` to shared address ``dst``, completing on ``bar``."""
+    rank = len(t.get_shape())
+    _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
+    for box_dst, box_coords in _boxes(b, t, dst, coords):
+        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
+             ",".join(["r", "l", "r"] + ["r"] * rank), [box_dst, tmap, bar] + box_coords)
+
+
+def _wait_parity(b: ir.IRBuilder, bar, phase) -> None:
+    """Every thread: spin until barrier ``bar`` completes the phase of parity ``phase`` (an int
+    or an i32 value).  Not ``.uni``: the lanes need not agree."""
+    if isinstance(phase, int):
+        text, constraints, args = f"done, [$0], {phase}", "r", [bar]
+    else:
+        text, constraints, args = "done, [$0], $1", "r,r", [bar, phase]
+    _asm(b, "{\n.reg .pred done;\nwait:\n"
+            f"mbarrier.try_wait.parity.shared::cta.b64 {text};\n"
+            "@!done bra wait;\n}", constraints, args)
+
+
+def lower_descriptor_load(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    t = op.results[0].type
+    tile, tile_addr, bar = _tile_and_barrier(fl, op)
+    tmap = _map_address(fl, op.desc)
+    coords = _coords(fl, op)
+    # the scratch's earlier ordinary accesses come before the copy engine's writes
+    _asm(b, "fence.proxy.async.shared::cta;", "", [])
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _asm(b, "mbarrier.init.shared::cta.b64 [$0], 1;", "r", [bar])
+        _asm(b, "fence.mbarrier_init.release.cluster;", "", [])
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _acquire_unless_done(b, op, tmap)
+        _expect_and_copy(b, t, tile_addr, tmap, bar, coords)
+    _wait_parity(b, bar, 0)
+    fl.set(op.results[0], read_linear(fl, tile, t, _Buffer(t), t.get_shape()))
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _asm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r", [bar])
+
+
+def lower_descriptor_store(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    t = op.value.type
+    rank = len(t.get_shape())
+    tile, tile_addr, _ = _tile_and_barrier(fl, op)
+    tmap = _map_address(fl, op.desc)
+    coords = _coords(fl, op)
+    fl.target.barrier(b)
+    write_linear(fl, tile, fl.get(op.value), t, _Buffer(t), t.get_shape())
+    # the copy engine reads through the async proxy: order each thread's writes before it
+    _asm(b, "fence.proxy.async.shared::cta;", "", [])
+    fl.target.barrier(b)
+    with _thread0(fl):
+        _acquire_unless_done(b, op, tmap)
+        for box_src, box_coords in _boxes(b, t, tile_addr, coords):
+            _asm(b, f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [$0, {_copy_operands(2, rank)}], [$1];",
+                 ",".join(["l", "r"] + ["r"] * rank), [tmap, box_src] + box_coords)
+        _asm(b, "cp.async.bulk.commit_group;", "", [])
+        if DEFERRED not in op.attributes:
+            # until the engine has read the tile: the scratch is free for the next user (after
+            # the barrier membar places before it); the writes to global memory complete in the
+            # background, as Triton's stores do
+            _asm(b, "cp.async.bulk.wait_group.read 0;", "", [])
+
+
+def _acquire_unless_done(b: ir.IRBuilder, op, tmap) -> None:
+    if MAP_ACQUIRED not in op.attributes:
+        _asm(b, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l", [tmap])
+
+
+def lower_tensormap_acquire(fl: FunctionLowering, op) -> None:
+    # the map was written by the host's copy before the launch: system scope, as CUDA's guide asks
+    # for a map in global memory modified with cudaMemcpy
+    tmap = _map_address(fl, op.map)
+    with _thread0(fl):
+        _asm(fl.builder, "fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l", [tmap])
+
+
+def lower_bulk_store_wait(fl: FunctionLowering, op) -> None:
+    with _thread0(fl):
+        _asm(fl.builder, "cp.async.bulk.wait_group.read 0;", "", [])
+
+
+def _bar_address(fl: FunctionLowering, bars, index) -> ir.Value:
+    b = fl.builder
+    base = b.ptrtoint(fl.get(bars), I32)
+    return b.add(base, b.mul(fl.get(index), const(I32, 8)))
+
+
+def lower_init_barriers(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    base = b.ptrtoint(fl.get(op.bars), I32)
+    with _thread0(fl):
+        for k in range(op.bars.type.shape[0]):
+            _asm(b, f"mbarrier.init.shared::cta.b64 [$0], {op.count.value.data};", "r",
+                 [b.add(base, const(I32, 8 * k))])
+        # membar puts a block barrier between this and the first wait
+        _asm(b, "fence.mbarrier_init.release.cluster;", "", [])
+
+
+def lower_inval_barriers(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    base = b.ptrtoint(fl.get(op.bars), I32)
+    with _thread0(fl):
+        for k in range(op.bars.type.shape[0]):
+            _asm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r", [b.add(base, const(I32, 8 * k))])
+
+
+def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
+    """Thread 0, where the predicate holds: expect the slot's bytes on its barrier, then the copy
+    (completing on that barrier).  The proxy fence orders the block's earlier ordinary reads of the
+    slot (which the block barrier before this op finished) before the engine's writes."""
+    b = fl.builder
+    t = op.result.type
+    dst = b.ptrtoint(fl.get(op.result), I32)
+    bar = _bar_address(fl, op.bars, op.index)
+    coords = _coords(fl, op)
+    with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
+        _asm(b, "fence.proxy.async.shared::cta;", "", [])
+        _expect_and_copy(b, t, dst, _map_address(fl, op.desc), bar, coords)
+
+
+def lower_wait_barrier(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    _wait_parity(b, _bar_address(fl, op.bars, op.index), fl.get(op.phase))
+
+
+LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store": lower_descriptor_store,
+             "ttng.bulk_store_wait": lower_bulk_store_wait, "ttng.tensormap_acquire": lower_tensormap_acquire,
+             "ttg.init_barriers": lower_init_barriers, "ttg.inval_barriers": lower_inval_barriers,
+             "ttg.async_copy_descriptor_to_local": lower_copy_descriptor_to_local,
+             "ttg.wait_barrier": lower_wait_barrier}
+
+__all__ = ["LOWERINGS"]

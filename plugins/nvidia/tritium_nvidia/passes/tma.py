@@ -1,0 +1,269 @@
+"""TMA (the Tensor Memory Accelerator, sm_90) on the compiler's side of the lowering: the tile a
+descriptor access moves and the TTGIR passes around it.
+
+* The tile's geometry: its bytes, the swizzle the host encodes its map with
+  (``runtime/tensor_map.map_swizzle``), its alignment, and where the copy engine puts a box in
+  shared memory (:func:`box_encoding`: row-major, or the ``#ttg.nvmma_shared`` layout of the map's
+  swizzle).
+* The scratch an access needs (:data:`SCRATCH_SIZES`, which the plugin declares through
+  ``tritium_scratch_sizes``): the tile followed by one 8-byte mbarrier, with room to align it.
+* The passes: :class:`OwnStoreTiles` (before the pipeline), :class:`StoreTilesInPlace` and
+  :class:`AcquireMapsOnce` (after it), :class:`DeferStoreWaits` (after allocation), and the
+  pipeline's rule for copying a descriptor load straight into its slots (:func:`descriptor_copy`).
+
+``lowering/tma.py`` lowers the ops; it reads the marks these passes leave (:data:`MAP_ACQUIRED`,
+:data:`DEFERRED`)."""
+from __future__ import annotations
+
+from math import prod
+
+from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.ops import ConvertLayoutOp
+from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
+from tritium.ttgir.passes.membar import Membar
+
+from .dialect import BulkStoreWaitOp, TensorMapAcquireOp
+from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
+from ..options import capability
+from ..runtime.tensor_map import map_swizzle
+
+
+#: the copy engine's shared-memory operand alignment (bytes), and a swizzled box's (one whole
+#: pattern: the hardware swizzles on address bits)
+TILE_ALIGN = 128
+SWIZZLED_TILE_ALIGN = 1024
+_BARRIER_BYTES = 16
+
+
+def tile_type(op):
+    return op.results[0].type if op.name == "tt.descriptor_load" else op.value.type
+
+
+def tile_bytes(t) -> int:
+    return prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
+
+
+def tile_swizzle(t) -> int:
+    """The swizzle (bytes, 0 for none) the host encodes this tile's map with (``map_swizzle``)."""
+    return map_swizzle(t.get_shape(), max(bit_width(t.element_type) // 8, 1))
+
+
+def tile_align(t) -> int:
+    return SWIZZLED_TILE_ALIGN if tile_swizzle(t) else TILE_ALIGN
+
+
+def scratch_bytes(op) -> int:
+    """Tile + mbarrier, with room to round the buffer's start up to the tile's alignment."""
+    t = tile_type(op)
+    return tile_align(t) + tile_bytes(t) + _BARRIER_BYTES
+
+
+#: the plugin's scratch rules (``tritium_scratch_sizes``)
+SCRATCH_SIZES = {"tt.descriptor_load": scratch_bytes, "tt.descriptor_store": scratch_bytes}
+
+
+class _RowMajor:
+    """A placement in the ``offset_bases`` form the shared-memory helpers vectorise: row-major,
+    which is where the copy engine puts an unswizzled box."""
+
+    def __init__(self, ebytes: int):
+        self.ebytes = ebytes
+
+    def offset_bases(self, shape):
+        out, stride = [], self.ebytes
+        for s in reversed(shape):
+            out.insert(0, [stride << bit for bit in range(max(int(s) - 1, 0).bit_length())])
+            stride *= int(s)
+        return out
+
+
+def box_encoding(t):
+    """Where the copy engine puts the box of tile type ``t`` in shared memory: row-major, or for a
+    swizzled map the ``#ttg.nvmma_shared`` layout of that swizzle (rows of ``swizzle`` bytes, each
+    16-byte chunk's index XORed with the row's within the 8-row pattern)."""
+    swz = tile_swizzle(t)
+    if swz:
+        return NVMMASharedEncodingAttr(swz, False, max(bit_width(t.element_type), 8))
+    return _RowMajor(max(bit_width(t.element_type) // 8, 1))
+
+
+#: on a descriptor access whose map ``AcquireMapsOnce`` acquired at the kernel's start
+MAP_ACQUIRED = "tritium.map_acquired"
+
+
+class AcquireMapsOnce:
+    """Every bulk tensor copy must see its map through the tensor-map proxy: a map the host wrote
+    needs ``fence.proxy.tensormap::generic.acquire`` by the issuing thread before its first use.
+    Where a map is known at the kernel's start (made in the function's entry block, as a host
+    descriptor's address argument is), this pass puts one ``ttng.tensormap_acquire`` there and
+    marks the map's accesses (``MAP_ACQUIRED``), which then fence no more: the pipelined copies
+    had no fence of their own, and a persistent kernel's store fenced once per tile, on thread 0's
+    way from one tile's store to the next tile's copies.  Other maps keep their per-access fence."""
+
+    name = "nvidia-acquire-maps-once"
+    USERS = ("tt.descriptor_load", "tt.descriptor_store", "ttg.async_copy_descriptor_to_local")
+
+    def run(self, module) -> None:
+        from xdsl.dialects.builtin import UnitAttr
+        from xdsl.ir import Block
+        from xdsl.rewriter import InsertPoint, Rewriter
+        for func in [op for op in module.walk() if op.name == "tt.func"]:
+            if not func.body.blocks:
+                continue
+            entry = func.body.blocks[0]
+            maps: dict = {}
+            for op in func.walk():
+                if op.name in self.USERS:
+                    maps.setdefault(op.desc, []).append(op)
+            for m, users in maps.items():
+                owner = m.owner
+                if isinstance(owner, Block):
+                    if owner is not entry:
+                        continue
+                    at = InsertPoint.at_start(entry)
+                elif owner.parent_block() is entry:
+                    at = InsertPoint.after(owner)
+                else:
+                    continue
+                Rewriter.insert_op(TensorMapAcquireOp(m), at)
+                for op in users:
+                    op.attributes[MAP_ACQUIRED] = UnitAttr()
+
+
+#: on a ``tt.descriptor_store`` whose wait for the engine's read ``DeferStoreWaits`` moved
+DEFERRED = "tritium.store_wait_deferred"
+
+class DeferStoreWaits:
+    """A descriptor store need not wait for the engine to read its tile until something writes
+    those bytes again: this pass (after allocation, before membar) puts ``ttng.bulk_store_wait``
+    before every op of the function that may write shared memory overlapping a store's tile (a
+    call: any), and before each return (a block's shared memory must outlive the engine's read),
+    and marks the stores, whose lowering then issues no wait of its own.  A persistent matmul's
+    next tile then issues its copies into the bytes the store does not use while the engine reads
+    it; a wait with no store outstanding returns at once.  ``membar`` sees the store's tile read
+    and the later write as before, so the block barrier it puts between them follows the wait (a
+    wait also goes before each loop around such a write, where membar may put that barrier)."""
+
+    name = "nvidia-defer-store-waits"
+
+    def run(self, module) -> None:
+        from xdsl.dialects.builtin import UnitAttr
+        from xdsl.rewriter import InsertPoint, Rewriter
+        reader = Membar(scratch_rules=SCRATCH_SIZES)
+        reader.whole = 1 << 30  # only ops with placed buffers matter here
+        for func in [op for op in module.walk() if op.name == "tt.func"]:
+            stores = [op for op in func.walk() if op.name == "tt.descriptor_store"]
+            tiles = [a for op in stores for a in reader.accesses(op) if not a.write]
+            if not stores or len(tiles) != len(stores):
+                continue  # a store without a placed tile: leave its own wait
+            waited: set = set()
+            for op in list(func.walk()):
+                if op.name in ("tt.return", "tt.call") or any(
+                        a.conflicts(t) for a in reader.accesses(op) for t in tiles):  # tiles are reads: a write
+                    # before the op, and before each loop around it: membar may put the block
+                    # barrier the first iteration needs before the loop, which must follow a wait
+                    at, targets = op, [op]
+                    while (at := at.parent_op()) is not None and at is not func:
+                        if at.name in ("scf.for", "scf.while"):
+                            targets.append(at)
+                    for target in targets:
+                        if target not in waited:
+                            waited.add(target)
+                            Rewriter.insert_op(BulkStoreWaitOp(), InsertPoint.before(target))
+            for op in stores:
+                op.attributes[DEFERRED] = UnitAttr()
+
+
+#: with the deferred waits: a store's tile in a loop gets bytes of its own over that loop
+#: (``OwnStoreTiles``), where they fit beside the inner loops' slots within this many bytes (an
+#: sm_90 block may take 227 KB)
+OWN_STORE_TILE_LIMIT = 220 * 1024
+
+
+class OwnStoreTiles:
+    """A persistent kernel stores tile ``i`` while tile ``i + 1``'s copies are issued.  Where the
+    store's tile shares bytes with the next tile's slots, thread 0 must wait for the copy engine to
+    read it before those copies go (the wait ``DeferStoreWaits`` moves can go no later).  This pass
+    (before the pipeline, which then counts the tile among the loop's other buffers and gives the
+    inner loop no spare slot where both do not fit) marks each ``tt.descriptor_store`` inside a loop
+    with ``SCRATCH_ACROSS_LOOPS``, so its tile is its own over the outermost loop: the wait then
+    goes before the next tile's store, as in Triton's persistent matmul, and the engine reads the
+    tile while the next tile's main loop runs.  Only where ``num_stages`` slots of every inner
+    loop's tile loads and the store's tile fit in ``OWN_STORE_TILE_LIMIT``."""
+
+    name = "nvidia-own-store-tiles"
+
+    def __init__(self, num_stages: int):
+        self.num_stages = max(int(num_stages), 1)
+
+    def run(self, module) -> None:
+        from xdsl.dialects.builtin import TensorType, UnitAttr
+        for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
+            top = outermost_loop(op)
+            if top is op:
+                continue
+            slots = 0
+            for load in top.walk():
+                if load.name not in ("tt.load", "tt.descriptor_load"):
+                    continue
+                t = load.results[0].type
+                loop = load.parent_op()
+                while loop.name != "scf.for":  # the loop whose slots the tile would take
+                    loop = loop.parent_op()
+                if isinstance(t, TensorType) and len(t.get_shape()) >= 2 and loop is not top \
+                        and not loop.is_ancestor(op):
+                    slots += tile_bytes(t)
+            if self.num_stages * slots + scratch_bytes(op) <= OWN_STORE_TILE_LIMIT:
+                op.attributes[SCRATCH_ACROSS_LOOPS] = UnitAttr()
+
+
+class StoreTilesInPlace:
+    """``tt.descriptor_store`` writes its tile into shared memory itself, from whatever distributed
+    layout its value has (:func:`lower_descriptor_store`), so the ``ttg.convert_layout`` that
+    ``coalesce`` put before it (to the blocked layout a global store would want) only adds a round
+    trip through shared memory and a barrier.  Where a tensor-core result is stored into a swizzled
+    tile (``tile_swizzle``), the conversion goes: each warp's 8-row pieces of the accumulator land
+    in eight different 16-byte columns of the swizzle, so the direct writes meet no bank conflicts
+    (a persistent matmul's epilogue: one pass over shared memory instead of three)."""
+
+    name = "nvidia-store-tiles-in-place"
+
+    def run(self, module) -> None:
+        for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
+            cvt = op.value.owner
+            if not isinstance(cvt, ConvertLayoutOp) or len(list(cvt.results[0].uses)) != 1:
+                continue
+            src = cvt.operands[0]
+            if not isinstance(getattr(src.type, "encoding", None), NvidiaMmaEncodingAttr) or not tile_swizzle(src.type):
+                continue
+            op.operands = [*op.operands[:-1], src]
+            cvt.detach()
+            cvt.erase()
+
+
+# ---- pipelined copies: the pipeline pass's slots, each completed on an mbarrier of its own --------
+
+def descriptor_copy(target):
+    """The pipeline pass's ``descriptor_copy(load, buffer_type, transposed) -> bool`` for ``target``:
+    a ``tt.descriptor_load`` may be copied by the engine straight into a slot of ``buffer_type``
+    when the engine's box placement (:func:`box_encoding`) is that buffer's (``transposed``: the
+    buffer holds the box's transpose, as ``tl.dot(a, b.T)``'s ``B``), and each slot starts on the
+    box's alignment."""
+    if capability(target) < 90:
+        return None
+
+    def accepts(load, buf_t, transposed: bool) -> bool:
+        tile = load.results[0].type
+        enc = getattr(buf_t, "encoding", None)
+        if len(tile.get_shape()) != 2 or not hasattr(enc, "offset_bases") or buf_t.element_type != tile.element_type:
+            return False
+        if buf_t.size_in_bytes() % tile_align(tile):
+            return False
+        box = box_encoding(tile).offset_bases(tile.get_shape())
+        want = [box[1], box[0]] if transposed else box
+        return [list(r) for r in enc.offset_bases(buf_t.get_shape())] == [list(r) for r in want]
+    return accepts
+
+__all__ = ["DEFERRED", "MAP_ACQUIRED", "SCRATCH_SIZES", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "AcquireMapsOnce",
+           "DeferStoreWaits", "OwnStoreTiles", "StoreTilesInPlace", "box_encoding", "descriptor_copy",
+           "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]
