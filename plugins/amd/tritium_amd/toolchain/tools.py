@@ -19,9 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tritium import knobs
-
-
 ZIG_PACKAGE = "ziglang"
 
 
@@ -36,6 +33,7 @@ def _rocm_roots() -> list[Path]:
 
 def _knob(name: str):
     """(the value requested through ``tritium.knobs.amd.<name>`` or its variable, where it came from)."""
+    from tritium import knobs
     d = knobs.amd.knob_descriptors[name]
     return d.raw(knobs.amd), d.source(knobs.amd)
 
