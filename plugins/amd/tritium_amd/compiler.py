@@ -9,9 +9,23 @@ object from the same optimised IR, linked by ``ld.lld``.  Every stage records wh
 and the binary checks need in ``metadata``."""
 from __future__ import annotations
 
+from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.frontend.errors import CompilationError
+from tritium.passes import PassManager
+from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir as _make
+from tritium.ttir.passes.cse import CSE
+from tritium.ttir.passes.dce import DCE
 
+from .lowering.device_libs import link
+from .lowering.device_runtime import add_device_runtime
+from .lowering.target_info import AMDTargetInfo
 from .options import arch_of
+from .passes.accelerate_matmul import accelerate_matmul
+from .passes.in_thread_transpose import in_thread_transpose
+from .passes.optimize_epilogue import optimize_epilogue
+from .passes.stream_pipeline import StreamPipeline
+from .toolchain.binary import assemble, emit_assembly, emit_object, has_inline_asm, link_hsaco, optimize
+from .toolchain.elf import read_hsaco
 
 
 class OutOfResources(CompilationError):
@@ -49,14 +63,6 @@ def sched_strategy(module, arch) -> str | None:
 
 def make_ttgir(target, options):
     def stage(module, metadata):
-        from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir as _make
-        from tritium.passes import PassManager
-        from tritium.ttir.passes.cse import CSE
-        from tritium.ttir.passes.dce import DCE
-        from .passes.accelerate_matmul import accelerate_matmul
-        from .passes.in_thread_transpose import in_thread_transpose
-        from .passes.optimize_epilogue import optimize_epilogue
-        from .passes.stream_pipeline import StreamPipeline
         # the options' convert_scratch_limit (64 KiB of LDS) bounds each conversion's scratch
         module = _make(module, target, options)
         metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
@@ -77,10 +83,6 @@ def make_ttgir(target, options):
 
 def make_llir(target, options):
     def stage(module, metadata):
-        from tritium.conversion.ttgir_to_llvm import lower_to_llvm
-        from .lowering.device_libs import link
-        from .lowering.device_runtime import add_device_runtime
-        from .lowering.target_info import AMDTargetInfo
         shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
         limit = arch_of(target).lds_bytes
         if shared > limit:
@@ -104,7 +106,6 @@ def make_llir(target, options):
 
 def make_amdgcn(target, options, state: dict):
     def stage(llir, metadata):
-        from .toolchain.binary import emit_assembly, optimize
         # the hsaco stage emits its object from the same optimised IR
         state["optimized"] = optimize(llir, str(target.arch))
         return emit_assembly(state["optimized"], str(target.arch))
@@ -113,8 +114,6 @@ def make_amdgcn(target, options, state: dict):
 
 def make_hsaco(target, options, state: dict):
     def stage(asm, metadata):
-        from .toolchain.binary import assemble, emit_object, has_inline_asm, link_hsaco
-        from .toolchain.elf import read_hsaco
         optimized = state.pop("optimized")
         # inline assembly: llvmlite's LLVM has no AMDGPU assembly parser, so the object comes from
         # the assembly text through an external assembler (the same text the amdgcn stage printed)

@@ -25,9 +25,12 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
-from . import ocml_fallback
+from tritium.conversion.extern_names import ocml_name
+
 from ..toolchain.binary import TRIPLE, data_layout
 from ..toolchain.tools import _rocm_roots
+from . import ocml_fallback
+
 
 LIBRARIES = ("ocml.bc", "ockl.bc")
 _LIB_PREFIXES = ("__ocml_", "__ockl_")
@@ -69,7 +72,6 @@ def _parse_bitcode(path: Path):
 def resolve(symbol: str) -> str | None:
     """The symbol a call of ``symbol`` (a libdevice ``__nv_*`` name, an ocml/ockl name, or any
     other extern) becomes on AMD, or None when neither ROCm's libraries nor the fallback has it."""
-    from tritium.conversion.extern_names import ocml_name
     ocml = ocml_name(symbol)
     if ocml is not None and ocml.startswith(_LIB_PREFIXES):
         if bitcode_dir() is not None or ocml_fallback.provides(ocml):

@@ -13,9 +13,16 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from tritium.conversion.target_info import I16, I32, I64, TargetInfo, intrinsic
+from tritium.frontend.errors import error_at_op
 
-from ..toolchain.binary import TRIPLE, data_layout
 from ..options import ARCHS
+from ..passes.accelerate_matmul import instr_of
+from ..passes.shared_layout import operand_shared_encoding
+from ..toolchain.binary import TRIPLE, data_layout
+from . import math_lib
+from .device_libs import resolve
+from .dot_matrix import lower_matrix_dot
+
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 _CONST = 4  # the constant address space (the dispatch packet lives there)
@@ -37,7 +44,6 @@ _RMW_FLOAT = {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin", "exch
 
 def _refuse(message: str):
     def lower(fl, op):
-        from tritium.frontend.errors import error_at_op
         raise error_at_op(op, message)
     return lower
 
@@ -336,7 +342,6 @@ class AMDTargetInfo(TargetInfo):
 
     def convert_scratch_encoding(self, src_t, dst_t):
         # an MFMA/WMMA operand goes through LDS K-contiguous and swizzled (passes/shared_layout.py)
-        from ..passes.shared_layout import operand_shared_encoding
         return operand_shared_encoding(dst_t)
 
     # --- kernels ------------------------------------------------------------------------------
@@ -391,17 +396,14 @@ class AMDTargetInfo(TargetInfo):
     # --- plugin-owned lowerings ----------------------------------------------------------------
     def op_lowering(self, op):
         if op.name == "tt.dot":
-            from ..passes.accelerate_matmul import instr_of
             ins = instr_of(op)
             if ins is not None:
-                from .dot_matrix import lower_matrix_dot
                 return lambda fl, o: lower_matrix_dot(fl, o, ins)
         return None
 
     def map_extern(self, symbol):
         # ocml's name (ROCm's bitcode or the plain-IR fallback defines it), or None: the core
         # then reports the call at the kernel's line
-        from .device_libs import resolve
         return resolve(symbol)
 
     def extern_function(self, b, symbol, args, ret):
@@ -410,7 +412,6 @@ class AMDTargetInfo(TargetInfo):
 
     # --- math ---------------------------------------------------------------------------------
     def math(self, b, name, args, ty):
-        from . import math_lib
         if isinstance(ty, ir.DoubleType) and name in math_lib.FP64_OCML:
             # LLVM's AMDGPU target has no fp64 transcendental functions: ocml's
             return self.extern_function(b, f"__ocml_{math_lib.FP64_OCML[name]}_f64", args, ty)

@@ -12,13 +12,18 @@ from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNUZType, Float8E5M2F
                                    Float64Type, IntegerType, ModuleOp, TensorType, f16)
 from xdsl.ir import Operation
 
+from tritium.passes import PassManager
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.ops import ConvertLayoutOp
+from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
 from tritium.ttir.ops import DotOp, FpToFpOp
+from tritium.ttir.passes.cse import CSE
+from tritium.ttir.passes.dce import DCE
 
+from ..options import Arch
 from .encodings import AMDMatrixEncoding, AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
 from .instructions import _MFMA, _WMMA, Instr, choose, operand_key, warps_per_cta
-from ..options import Arch
+
 
 _VERSION = {"cdna2": 2, "cdna3": 3}
 
@@ -176,10 +181,6 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
 def accelerate_matmul(module: ModuleOp, arch: Arch, options) -> list[str]:
     """Rewrite every eligible ``tt.dot`` of ``module``; returns one line per dot saying how it
     will be computed (``mfma: ...``, ``wmma: ...`` or ``fma: <reason>``)."""
-    from tritium.passes import PassManager
-    from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
-    from tritium.ttir.passes.cse import CSE
-    from tritium.ttir.passes.dce import DCE
     num_warps = module.attributes["ttg.num-warps"].value.data
     dots = [op for op in module.walk() if op.name == "tt.dot"]
     out = [_accelerate(op, arch, num_warps, getattr(options, "matrix_instr_nonkdim", 0)) for op in dots]

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from tritium.passes import PassManager
 from tritium.ttgir.dialect import NUM_WARPS, THREADS_PER_WARP, module_int
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
 from tritium.ttgir.layouts import blocked_encoding
 from tritium.ttgir.ops import ConvertLayoutOp
 from tritium.ttgir.passes._util import convert_before, set_type, with_encoding
+from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
+from tritium.ttir.passes.cse import CSE
+from tritium.ttir.passes.dce import DCE
 
 from .shared_layout import operand_shared_encoding
 
@@ -28,10 +32,6 @@ def _load_of(v):
 
 def in_thread_transpose(module: ModuleOp) -> int:
     """Re-layout the loads described above; returns how many."""
-    from tritium.passes import PassManager
-    from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
-    from tritium.ttir.passes.cse import CSE
-    from tritium.ttir.passes.dce import DCE
     num_warps, tpw = module_int(module, NUM_WARPS), module_int(module, THREADS_PER_WARP)
     n = 0
     for cvt in [o for o in module.walk() if isinstance(o, ConvertLayoutOp)]:

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from tritium.passes import PassManager
 from tritium.ttgir.ops import ConvertLayoutOp
+from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
+from tritium.ttir.passes.cse import CSE
+from tritium.ttir.passes.dce import DCE
 
 from .encodings import AMDMatrixEncoding
 
@@ -21,10 +25,6 @@ def _with(t: TensorType, enc) -> TensorType:
 
 def optimize_epilogue(module: ModuleOp) -> int:
     """Rewrite the stores described above; returns how many."""
-    from tritium.passes import PassManager
-    from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
-    from tritium.ttir.passes.cse import CSE
-    from tritium.ttir.passes.dce import DCE
     n = 0
     for op in list(module.walk()):
         if op.name != "tt.store" or not isinstance(op.value.owner, ConvertLayoutOp):

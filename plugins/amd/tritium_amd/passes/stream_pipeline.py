@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
+from tritium.ttgir.analysis.axis_info import AxisInfoAnalysis, vector_width
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr, SwizzledSharedEncodingAttr
+from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.passes.software_pipeline import Pipeline
 
 from .encodings import AMDMatrixEncoding
+from .shared_layout import operand_shared_encoding
+
 
 #: bits one access of a pipelined load must move at least (Triton's AMD pipeliner's rule)
 MIN_LOAD_BITS = 32
@@ -35,7 +40,6 @@ def operand_buffer_encoding(convert):
         return None
     # the operand's own LDS layout (K-contiguous, swizzled), as the conversion would use; row-major
     # where it has none
-    from .shared_layout import operand_shared_encoding
     placed = operand_shared_encoding(convert.result.type)
     return placed if placed is not None else SwizzledSharedEncodingAttr(1, 1, 1, src.order)
 
@@ -51,9 +55,6 @@ class StreamPipeline:
         self.pipelined = False
 
     def run(self, module: ModuleOp) -> None:
-        from tritium.ttgir.analysis.axis_info import AxisInfoAnalysis, vector_width
-        from tritium.ttgir.layouts import bit_width
-        from tritium.ttgir.passes.software_pipeline import Pipeline
         analysis = AxisInfoAnalysis(module)
 
         def wide_enough(load) -> bool:

@@ -19,6 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tritium import knobs
+
+
 ZIG_PACKAGE = "ziglang"
 
 
@@ -33,7 +36,6 @@ def _rocm_roots() -> list[Path]:
 
 def _knob(name: str):
     """(the value requested through ``tritium.knobs.amd.<name>`` or its variable, where it came from)."""
-    from tritium import knobs
     d = knobs.amd.knob_descriptors[name]
     return d.raw(knobs.amd), d.source(knobs.amd)
 
