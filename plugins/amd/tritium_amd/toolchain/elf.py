@@ -7,10 +7,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from tritium.compiler.elf import SHT_NOTE, read_elf
+
 from ..options import ARCHS
 
 EM_AMDGPU = 224
-SHT_SYMTAB, SHT_NOTE = 2, 7
 NT_AMDGPU_METADATA = 32
 EF_AMDGPU_MACH = 0x0FF
 #: ``EF_AMDGPU_MACH_AMDGCN_*`` values (LLVM's ELF.h) of the targets Tritium knows
@@ -55,10 +56,6 @@ class HsacoInfo:
         raise KeyError(f"no kernel {name!r} in the code object (has {[k.name for k in self.kernels]})")
 
 
-def _cstr(blob: bytes, off: int) -> str:
-    return blob[off:blob.index(b"\0", off)].decode()
-
-
 def _notes(blob: bytes):
     """``(name, type, desc)`` of each note in a SHT_NOTE section's bytes (4-byte aligned)."""
     off = 0
@@ -78,31 +75,12 @@ def _decode_metadata(desc: bytes) -> dict:
 
 
 def read_hsaco(data: bytes) -> HsacoInfo:
-    if data[:4] != b"\x7fELF":
-        raise ValueError("not an ELF file")
-    if data[4] != 2 or data[5] != 1:
-        raise ValueError("expected a 64-bit little-endian ELF")
-    (_type, machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phentsize, _phnum,
-     shentsize, shnum, shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
-    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    names = [_cstr(data, secs[shstrndx][4] + s[0]) for s in secs]
-    functions: list[str] = []
-    undefined: list[str] = []
+    elf = read_elf(data)
+    symbols = list(elf.symbols())
     meta: dict = {}
-    for s in secs:
-        _n, kind, _f, _a, off, size, link, _i, _al, entsize = s
-        if kind == SHT_SYMTAB:
-            strtab = secs[link][4]
-            for j in range(size // entsize):
-                st_name, st_info, _o, shndx, _v, _sz = struct.unpack_from("<IBBHQQ", data, off + j * entsize)
-                if not st_name:
-                    continue
-                if st_info & 0xF == 2:
-                    functions.append(_cstr(data, strtab + st_name))
-                if shndx == 0 and st_info >> 4 in (1, 2):     # SHN_UNDEF, STB_GLOBAL / STB_WEAK
-                    undefined.append(_cstr(data, strtab + st_name))
-        elif kind == SHT_NOTE:
-            for name, ntype, desc in _notes(data[off:off + size]):
+    for s in elf.sections:
+        if s.type == SHT_NOTE:
+            for name, ntype, desc in _notes(elf.contents(s)):
                 if name == "AMDGPU" and ntype == NT_AMDGPU_METADATA:
                     meta = _decode_metadata(desc)
     kernels = tuple(HsacoKernel(
@@ -114,8 +92,10 @@ def read_hsaco(data: bytes) -> HsacoInfo:
         sgpr_count=int(k.get(".sgpr_count", 0)), vgpr_count=int(k.get(".vgpr_count", 0)),
         max_flat_workgroup_size=int(k.get(".max_flat_workgroup_size", 0)),
         args=tuple(k.get(".args", ()))) for k in meta.get("amdhsa.kernels", ()))
-    return HsacoInfo(machine, MACH.get(flags & EF_AMDGPU_MACH), tuple(names), tuple(functions),
-                     tuple(sorted(set(undefined))), str(meta.get("amdhsa.target", "")), kernels, meta)
+    return HsacoInfo(elf.machine, MACH.get(elf.flags & EF_AMDGPU_MACH), tuple(s.name for s in elf.sections),
+                     tuple(s.name for s in symbols if s.is_function),
+                     tuple(sorted({s.name for s in symbols if s.is_undefined_global})),
+                     str(meta.get("amdhsa.target", "")), kernels, meta)
 
 
 # --- the kernel argument layout a signature implies --------------------------------------------
