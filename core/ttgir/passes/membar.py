@@ -22,19 +22,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from ..ops import BarrierOp
-from ..types import MemDescType
+from ...ttir.ops import CallOp
+from ...ttir.region_ops import ReduceOp, ScanOp
+from ..ops import (AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, BarrierOp, InitBarriersOp,
+                   InvalBarriersOp, LocalAllocOp, LocalDeallocOp, LocalLoadOp, LocalStoreOp, MemDescIndexOp,
+                   MemDescTransOp, WaitBarrierOp)
 from ..scratch import scratch_size
+from ..types import MemDescType
 from .allocate_shared_memory import OFFSET_ATTR, _call_order
 
 MembarFilter = Callable[[Operation, Operation], bool]
-_ASYNC_COPY = "ttg.async_copy_global_to_local"
-_DESCRIPTOR_COPY = "ttg.async_copy_descriptor_to_local"
+_ASYNC_COPIES = (AsyncCopyGlobalToLocalOp, AsyncCopyDescriptorToLocalOp)
 #: ops that only name (a part of) a buffer, accessing nothing
-_VIEWS = {"ttg.memdesc_index", "ttg.memdesc_trans", "ttg.local_dealloc"}
+_VIEWS = (MemDescIndexOp, MemDescTransOp, LocalDeallocOp)
+#: ops whose regions are a combine function of their own, not control flow
+_COMBINES = (ReduceOp, ScanOp)
 
 
 @dataclass(frozen=True)
@@ -55,11 +61,11 @@ def _offset(op: Operation) -> int | None:
 
 def _buffer_range(v: SSAValue, whole: int) -> tuple[int, int]:
     owner = v.owner
-    while isinstance(owner, Operation) and owner.name in ("ttg.memdesc_index", "ttg.memdesc_trans"):
+    while isinstance(owner, (MemDescIndexOp, MemDescTransOp)):
         # a slot, or a transposed view: the whole buffer
         v = owner.operands[0]
         owner = v.owner
-    if isinstance(owner, Operation) and owner.name == "ttg.local_alloc" and _offset(owner) is not None:
+    if isinstance(owner, LocalAllocOp) and _offset(owner) is not None:
         return _offset(owner), _offset(owner) + owner.results[0].type.size_in_bytes()
     return 0, whole  # a buffer passed through block arguments: assume any
 
@@ -80,22 +86,17 @@ class Membar:
             self.summaries[f.sym_name.data] = pending
 
     def accesses(self, op: Operation) -> list[Access]:
-        name = op.name
-        if name == "ttg.local_alloc" and op.operands:
+        if isinstance(op, LocalAllocOp) and op.operands:
             return [Access(*_buffer_range(op.results[0], self.whole), True, op)]
-        if name in ("ttg.local_store",):
+        if isinstance(op, (LocalStoreOp, AsyncCopyGlobalToLocalOp)):
             return [Access(*_buffer_range(op.operands[1], self.whole), True, op)]
-        if name == "ttg.async_copy_global_to_local":
-            return [Access(*_buffer_range(op.operands[1], self.whole), True, op)]
-        if name == _DESCRIPTOR_COPY:  # its barrier is a synchronisation object, not data
+        if isinstance(op, AsyncCopyDescriptorToLocalOp):  # its barrier is a synchronisation object, not data
             return [Access(*_buffer_range(op.result, self.whole), True, op)]
-        if name in ("ttg.init_barriers", "ttg.inval_barriers"):
+        if isinstance(op, (InitBarriersOp, InvalBarriersOp)):
             return [Access(*_buffer_range(op.operands[0], self.whole), True, op)]
-        if name == "ttg.wait_barrier":
+        if isinstance(op, (WaitBarrierOp, LocalLoadOp)):
             return [Access(*_buffer_range(op.operands[0], self.whole), False, op)]
-        if name == "ttg.local_load":
-            return [Access(*_buffer_range(op.operands[0], self.whole), False, op)]
-        if name == "tt.call":
+        if isinstance(op, CallOp):
             base = _offset(op)
             summary = self.summaries.get(op.callee.string_value(), frozenset())
             if base is None:
@@ -104,7 +105,7 @@ class Membar:
         if _offset(op) is not None and (size := scratch_size(op, self.scratch_rules)):
             lo = _offset(op)
             return [Access(lo, lo + size, True, op), Access(lo, lo + size, False, op)]
-        if name not in _VIEWS:
+        if not isinstance(op, _VIEWS):
             # any other op taking buffers (a vendor's tensor-core op reading its operands) reads them
             return [Access(*_buffer_range(v, self.whole), False, op) for v in op.operands
                     if isinstance(v.type, MemDescType)]
@@ -115,24 +116,24 @@ class Membar:
             if isinstance(op, BarrierOp):
                 pending = frozenset()
                 continue
-            if op.name == "scf.for":
+            if isinstance(op, scf.ForOp):
                 pending = self._loop(op, pending)
                 continue
-            if op.name == "scf.if":
+            if isinstance(op, scf.IfOp):
                 outs = [self._block(r.blocks[0], pending) for r in op.regions if r.blocks]
                 pending = frozenset().union(*outs) if len(outs) == 2 else pending.union(*outs)
                 continue
-            if op.regions and op.name not in ("tt.reduce", "tt.scan"):
+            if op.regions and not isinstance(op, _COMBINES):
                 for r in op.regions:
                     for b in r.blocks:
                         pending = pending | self._block(b, pending)
-            if op.name == "ttg.wait_barrier":
+            if isinstance(op, WaitBarrierOp):
                 # the waiting thread sees the landed tile itself: no block barrier for its readers
-                pending = frozenset(a for a in pending if a.op.name != _DESCRIPTOR_COPY)
-            if op.name == "ttg.async_wait":
+                pending = frozenset(a for a in pending if not isinstance(a.op, AsyncCopyDescriptorToLocalOp))
+            if isinstance(op, AsyncWaitOp):
                 # asynchronous copies' writes land here: from now on they are this wait's (a
                 # filter exempting the copies themselves still sees the landed data as a write)
-                pending = frozenset(Access(a.lo, a.hi, a.write, op) if a.op.name == _ASYNC_COPY else a
+                pending = frozenset(Access(a.lo, a.hi, a.write, op) if isinstance(a.op, AsyncCopyGlobalToLocalOp) else a
                                     for a in pending)
                 continue
             new = self.accesses(op)
@@ -148,7 +149,7 @@ class Membar:
         # the loop (barriers just initialised, a tile stored through shared memory): one barrier
         # before the loop rather than one in the body that every iteration pays.  Asynchronous
         # copies are not settled by it (their data lands at their wait), so they stay pending.
-        settled = frozenset(a for a in pending if a.op.name not in (_ASYNC_COPY, _DESCRIPTOR_COPY))
+        settled = frozenset(a for a in pending if not isinstance(a.op, _ASYNC_COPIES))
         before = None
         if settled and self._entry_conflicts(body, settled):
             before = BarrierOp()
@@ -176,7 +177,7 @@ class Membar:
         for op in block.ops:
             if isinstance(op, BarrierOp):
                 return False
-            if op.regions and op.name not in ("tt.reduce", "tt.scan"):
+            if op.regions and not isinstance(op, _COMBINES):
                 inner = [a for r in op.regions for b in r.blocks for o in b.walk() for a in self.accesses(o)]
                 if any(p.conflicts(a) for a in inner for p in pending):
                     return True
