@@ -50,16 +50,30 @@ class ToyPlugin(BackendPlugin):
         return ToyDriver()
 
     def conformance_exclusions(self, target):
+        from tritium.hooks.manager import layout_encodings
         asm = "inline assembly is written for one instruction set; the toy target has none"
-        other_ir = "TTGIR written for another vendor's layouts and ops (its plugin's own cases)"
-        return [
+        fp8 = "the toy's options support the fp8 formats fp8e5 and fp8e4nv only; the kernel is rejected"
+        out = [
             ConformanceExclusion("inline_asm/*", asm),
             ConformanceExclusion("inline_asm_amdgcn/*", asm),
-            ConformanceExclusion("ir_files/nvidia-*", other_ir),
-            ConformanceExclusion("ir_files/amd-*", other_ir),
+            # CDNA's layouts are for 64-lane wavefronts; NVIDIA's are for 32 lanes, as the toy's,
+            # and compile wherever the NVIDIA plugin has registered them
+            ConformanceExclusion("ir_files/amd-*", "CDNA's amd_mfma layouts are laid out for 64-lane wavefronts"),
+            *[ConformanceExclusion(f"{cat}/*{fmt}*", fp8) for cat in ("casts", "fp8_storage")
+              for fmt in ("fp8e4b15", "fp8e4b8", "fp8e5b16")],
+            ConformanceExclusion("clusters/*", "the toy target has no thread-block clusters (num_ctas must be 1)"),
+            # the toy's math library is the portable set (target_info.map_extern): libdevice's directed
+            # roundings, fast approximations, conversions and bit tricks are rejected at the call
+            *[ConformanceExclusion(f"libdevice/{pattern}", "not in the toy's math library; rejected at the call")
+              for pattern in ("*_r[nzdu]-*", "fast_*", "float2int_*", "int2float_*", "float_as_int", "llrint-*",
+                              "clz-*", "popc-*", "ffs-*", "brev-*", "mulhi-*", "saturatef-*")],
             ConformanceExclusion("errors/dot-too-small", "the toy target has no smallest dot (Options' default "
                                  "min_dot_size), so the 8x8x8 dot is accepted"),
         ]
+        if not any(getattr(enc, "name", "") == "ttg.nvidia_mma" for enc in layout_encodings()):
+            out.append(ConformanceExclusion("ir_files/nvidia-*", "NVIDIA's layouts parse only where its plugin is "
+                                            "installed"))
+        return out
 
 
 plugin = ToyPlugin()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from tritium.conversion.extern_names import ocml_name
 from tritium.conversion.target_info import I32, TargetInfo
 
 PTR = ir.PointerType()
@@ -123,8 +124,15 @@ class ToyTargetInfo(TargetInfo):
         return self._predicated(b, pred, value.type, lambda: b.atomic_rmw(llop, ptr, value, "seq_cst"))
 
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
-        return self._predicated(b, pred, value.type,
-                                lambda: b.extract_value(b.cmpxchg(ptr, cmp, value, "seq_cst", "seq_cst"), 0))
+        ty = value.type
+        if isinstance(ty, ir.IntType):
+            return self._predicated(b, pred, ty,
+                                    lambda: b.extract_value(b.cmpxchg(ptr, cmp, value, "seq_cst", "seq_cst"), 0))
+        # LLVM's cmpxchg takes integers: a float compare-and-swap compares and swaps the bits
+        bits = ir.IntType({ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}.get(type(ty), 16))
+        old = self._predicated(b, pred, bits, lambda: b.extract_value(
+            b.cmpxchg(ptr, b.bitcast(cmp, bits), b.bitcast(value, bits), "seq_cst", "seq_cst"), 0))
+        return b.bitcast(old, ty)
 
     # --- kernels and debugging ----------------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):
@@ -154,4 +162,7 @@ class ToyTargetInfo(TargetInfo):
         return b.call(_declare(b.module, symbol, ty, [ty] * len(args)), args)
 
     def map_extern(self, symbol):
-        return None  # no device math library
+        """The toy's math library has the portable functions (those with an ocml counterpart),
+        named ``toy_<name>``; libdevice's conversions, bit tricks and directed roundings it has not."""
+        portable = ocml_name(symbol)
+        return None if portable is None or portable == symbol else "toy_" + portable.removeprefix("__ocml_")
