@@ -54,12 +54,6 @@ class Backend:
     def __repr__(self) -> str:
         return f"<Backend {self.name} from plugin {self.plugin!r} ({self.distribution})>"
 
-    def __reduce__(self):
-        # pickled by name (a compiled kernel sent between processes, as Inductor's compile workers
-        # send theirs): the receiving process uses its own installed backend of that name
-        from .manager import get_backend
-        return (get_backend, (self.name,))
-
     def package_dir(self) -> pathlib.Path | None:
         """The folder of the top-level package whose module provides this backend's plugin (the
         entry point's module, or the module of a plugin object's class); None for a plugin inside

@@ -9,6 +9,7 @@ and recorded in :func:`failed_plugins`.
 """
 from __future__ import annotations
 
+import copyreg
 import importlib
 import os
 import sys
@@ -300,6 +301,15 @@ def failed_plugins() -> list[FailedPlugin]:
 
 def get_backend(name: str) -> Backend:
     return get_plugin_manager().get_backend(name)
+
+
+def _reduce_backend(backend: Backend):
+    # pickled by name (a compiled kernel sent between processes, as Inductor's compile workers
+    # send theirs): the receiving process uses its own installed backend of that name
+    return (get_backend, (backend.name,))
+
+
+copyreg.pickle(Backend, _reduce_backend)
 
 
 #: target kind -> (backend, distribution, its directory in a source checkout) of the plugins
