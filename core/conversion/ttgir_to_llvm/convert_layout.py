@@ -16,45 +16,8 @@ from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch
 from .lowering import FunctionLowering, lowers
 from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
-from .types import I1, I8, I32, I64, bits_of, const
+from .types import I1, I32, const, elem_bytes, shared_load, shared_store
 from .shape_ops import linear_index
-
-
-def _mem(ty: ir.Type) -> ir.Type:
-    if ty == I1:
-        return I8
-    if isinstance(ty, ir.PointerType):
-        return I64
-    return ty
-
-
-def elem_bytes(ty: ir.Type) -> int:
-    return max(bits_of(_mem(ty)) // 8, 1)
-
-
-def shared_store(fl: FunctionLowering, base_ptr, index: ir.Value, value: ir.Value, pred=None) -> None:
-    """``base[index] = value`` (element-sized slots) in shared memory, under ``pred`` if given."""
-    b = fl.builder
-    ty = value.type
-    mty = _mem(ty)
-    v = b.zext(value, I8) if ty == I1 else (b.ptrtoint(value, I64) if isinstance(ty, ir.PointerType) else value)
-    p = b.gep(base_ptr, [index], source_etype=mty)
-    if pred is None:
-        b.store(v, p)
-    else:
-        with b.if_then(pred):
-            b.store(v, p)
-
-
-def shared_load(fl: FunctionLowering, base_ptr, index: ir.Value, ty: ir.Type) -> ir.Value:
-    b = fl.builder
-    mty = _mem(ty)
-    v = b.load(b.gep(base_ptr, [index], source_etype=mty), typ=mty)
-    if ty == I1:
-        return b.icmp_unsigned("!=", v, const(I8, 0))
-    if isinstance(ty, ir.PointerType):
-        return b.inttoptr(v, ty)
-    return v
 
 
 def _uniform(v) -> bool:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from .convert_layout import shared_load
 from .lowering import FunctionLowering, LoweringError, lowers
 from .shape_ops import linear_index, write_tensor
-from .types import I32, const
+from .types import I32, const, shared_load
 
 
 def index_to_i32(fl: FunctionLowering, v: ir.Value, extent: int) -> ir.Value:

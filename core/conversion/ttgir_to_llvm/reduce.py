@@ -11,10 +11,10 @@ import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
 from ...ttgir.scratch import axis_bits, round8
-from .convert_layout import elem_bytes, shared_load, shared_store
 from .lowering import FunctionLowering, lowers
-from .types import I32, bits_of, const
 from .shape_ops import linear_index
+from .types import I32, bits_of, const, elem_bytes, shared_load, shared_store
+
 
 _TERMS = ("tt.reduce.return", "tt.scan.return")
 

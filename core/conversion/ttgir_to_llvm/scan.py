@@ -9,11 +9,10 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...ttgir.scratch import round8
-from .convert_layout import elem_bytes, shared_load
 from .lowering import FunctionLowering, lowers
 from .reduce import combine
 from .shape_ops import linear_index, write_tensor
-from .types import I32, const
+from .types import I32, const, elem_bytes, shared_load
 
 
 @lowers("tt.scan")

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import TensorType
 
 from ...ttgir.register_plans import coord_map, register_plan, split_plans
 from .lowering import FunctionLowering, lowers
-from .types import I32, const
+from .types import I32, const, shared_load, shared_store
 
 
 def linear_index(fl: FunctionLowering, coords: list[ir.Value], shape) -> ir.Value:
@@ -28,7 +28,6 @@ def linear_index(fl: FunctionLowering, coords: list[ir.Value], shape) -> ir.Valu
 
 def write_tensor(fl: FunctionLowering, base_ptr, regs: list, t, index_of) -> None:
     """Store each element this thread owns at ``index_of(coords)`` (an i32 element index)."""
-    from .convert_layout import shared_store
     b = fl.builder
     info = fl.layout(t)
     owner = fl.dedup_pred(t)
@@ -41,7 +40,6 @@ def write_tensor(fl: FunctionLowering, base_ptr, regs: list, t, index_of) -> Non
 
 
 def read_tensor(fl: FunctionLowering, base_ptr, t, index_of) -> list:
-    from .convert_layout import shared_load
     ety = fl.ty(t)
     return [shared_load(fl, base_ptr, index_of(row), ety) for row in fl.coords(t)]
 

@@ -103,3 +103,42 @@ def const(ty: ir.Type, value) -> ir.Constant:
 
 def int_of_bits(bits: int) -> ir.IntType:
     return ir.IntType(bits)
+
+
+# --- element slots in shared memory (i1 as a byte, pointers as i64) ----------------------------
+def _mem(ty: ir.Type) -> ir.Type:
+    if ty == I1:
+        return I8
+    if isinstance(ty, ir.PointerType):
+        return I64
+    return ty
+
+
+def elem_bytes(ty: ir.Type) -> int:
+    return max(bits_of(_mem(ty)) // 8, 1)
+
+
+def shared_store(fl, base_ptr, index: ir.Value, value: ir.Value, pred=None) -> None:
+    """``base[index] = value`` (element-sized slots) in shared memory, under ``pred`` if given
+    (``fl``: the function being lowered)."""
+    b = fl.builder
+    ty = value.type
+    mty = _mem(ty)
+    v = b.zext(value, I8) if ty == I1 else (b.ptrtoint(value, I64) if isinstance(ty, ir.PointerType) else value)
+    p = b.gep(base_ptr, [index], source_etype=mty)
+    if pred is None:
+        b.store(v, p)
+    else:
+        with b.if_then(pred):
+            b.store(v, p)
+
+
+def shared_load(fl, base_ptr, index: ir.Value, ty: ir.Type) -> ir.Value:
+    b = fl.builder
+    mty = _mem(ty)
+    v = b.load(b.gep(base_ptr, [index], source_etype=mty), typ=mty)
+    if ty == I1:
+        return b.icmp_unsigned("!=", v, const(I8, 0))
+    if isinstance(ty, ir.PointerType):
+        return b.inttoptr(v, ty)
+    return v
