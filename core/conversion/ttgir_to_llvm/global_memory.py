@@ -12,32 +12,7 @@ from xdsl.dialects.builtin import TensorType
 from ...ttgir.analysis.axis_info import contiguity_order, vector_width
 from ...ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY, MEM_SEMANTIC, MEM_SYNC_SCOPE, RMW_OP
 from .lowering import FunctionLowering, lowers
-from .types import I1, I8, I32, I64, bits_of, const, scalar_type
-
-
-def _mem_type(ty: ir.Type) -> ir.Type:
-    """How an element lives in memory: booleans as bytes, pointers as 64-bit integers."""
-    if ty == I1:
-        return I8
-    if isinstance(ty, ir.PointerType):
-        return I64
-    return ty
-
-
-def _to_mem(b, v, ty):
-    if ty == I1:
-        return b.zext(v, I8)
-    if isinstance(ty, ir.PointerType):
-        return b.ptrtoint(v, I64)
-    return v
-
-
-def _from_mem(b, v, ty):
-    if ty == I1:
-        return b.icmp_unsigned("!=", v, const(I8, 0))
-    if isinstance(ty, ir.PointerType):
-        return b.inttoptr(v, ty)
-    return v
+from .types import I32, bits_of, const, from_mem, mem_type, scalar_type, to_mem
 
 
 def _word_shape(vec: int, ebits: int) -> tuple[int, int]:
@@ -125,7 +100,7 @@ def _cache(op) -> tuple[str, str]:
 def _load(fl: FunctionLowering, op) -> None:
     b = fl.builder
     ty = fl.ty(op.result.type)
-    mty = _mem_type(ty)
+    mty = mem_type(ty)
     ebits = bits_of(mty)
     cache, evict = _cache(op)
     volatile = bool(op.isVolatile.value.data)
@@ -143,7 +118,7 @@ def _load(fl: FunctionLowering, op) -> None:
         ow = None
         if pred is not None:
             if other is not None:
-                ow = pack_words(b, [_to_mem(b, o, ty) for o in other[r0:r0 + vec]], mty, word, n_words)
+                ow = pack_words(b, [to_mem(b, o, ty) for o in other[r0:r0 + vec]], mty, word, n_words)
             else:
                 # Masked-off lanes of a load without ``other`` (and block-pointer loads without
                 # ``padding_option``) read zero, as in Triton: never undefined registers, which
@@ -153,7 +128,7 @@ def _load(fl: FunctionLowering, op) -> None:
             words = fl.target.buffer_load(b, buf[0], _byte_offset(b, buf[1][r0], ebits), word, n_words, pred, ow)
         else:
             words = fl.target.global_load(b, ptrs[r0], word, n_words, pred, ow, cache, evict, volatile)
-        out.extend(_from_mem(b, v, ty) for v in unpack_words(b, words, mty, vec, word))
+        out.extend(from_mem(b, v, ty) for v in unpack_words(b, words, mty, vec, word))
     fl.set(op.result, out if isinstance(op.ptr.type, TensorType) else out[0])
 
 
@@ -161,7 +136,7 @@ def _load(fl: FunctionLowering, op) -> None:
 def _store(fl: FunctionLowering, op) -> None:
     b = fl.builder
     ty = fl.ty(op.value.type)
-    mty = _mem_type(ty)
+    mty = mem_type(ty)
     ebits = bits_of(mty)
     cache, evict = _cache(op)
     ptrs, vals = fl.get(op.ptr), fl.get(op.value)
@@ -179,7 +154,7 @@ def _store(fl: FunctionLowering, op) -> None:
         if r0 & free_reg:
             continue  # a duplicate register of an element stored from register r0 & ~free
         pred = fl.and_all([mask[r0] if mask is not None else None, owner])
-        words = pack_words(b, [_to_mem(b, v, ty) for v in vals[r0:r0 + vec]], mty, word, n_words)
+        words = pack_words(b, [to_mem(b, v, ty) for v in vals[r0:r0 + vec]], mty, word, n_words)
         if buf is not None:
             fl.target.buffer_store(b, buf[0], _byte_offset(b, buf[1][r0], ebits), words, word, pred)
         else:
@@ -190,14 +165,14 @@ def _broadcast_scalar(fl: FunctionLowering, op, value: ir.Value) -> ir.Value:
     """A scalar atomic ran on thread 0 only: hand its result to every thread through shared memory."""
     b = fl.builder
     ty = value.type
-    mty = _mem_type(ty)
+    mty = mem_type(ty)
     p = fl.shared_ptr(fl.alloc_offset(op))
     with b.if_then(fl.first_thread_pred()):
-        b.store(_to_mem(b, value, ty), p)
+        b.store(to_mem(b, value, ty), p)
     fl.target.barrier(b)
     r = b.load(p, typ=mty)
     fl.target.barrier(b)
-    return _from_mem(b, r, ty)
+    return from_mem(b, r, ty)
 
 
 def _atomic(fl: FunctionLowering, op, emit) -> None:
@@ -234,7 +209,7 @@ def _share_with_duplicates(fl: FunctionLowering, op, out: list, owner, free_reg:
     b = fl.builder
     t = op.ptr.type
     ty = fl.ty(op.result.type)
-    mty = _mem_type(ty)
+    mty = mem_type(ty)
     size = max(bits_of(mty) // 8, 1)
     shape = t.get_shape()
     base = fl.alloc_offset(op)
@@ -254,9 +229,9 @@ def _share_with_duplicates(fl: FunctionLowering, op, out: list, owner, free_reg:
         if r & free_reg:
             continue
         with b.if_then(owner):
-            b.store(_to_mem(b, v, ty), slot(r))
+            b.store(to_mem(b, v, ty), slot(r))
     fl.target.barrier(b)
-    shared = [_from_mem(b, b.load(slot(r), typ=mty), ty) for r in range(len(out))]
+    shared = [from_mem(b, b.load(slot(r), typ=mty), ty) for r in range(len(out))]
     fl.target.barrier(b)
     return shared
 

@@ -105,8 +105,9 @@ def int_of_bits(bits: int) -> ir.IntType:
     return ir.IntType(bits)
 
 
-# --- element slots in shared memory (i1 as a byte, pointers as i64) ----------------------------
-def _mem(ty: ir.Type) -> ir.Type:
+# --- elements as they live in memory (i1 as a byte, pointers as i64) ---------------------------
+def mem_type(ty: ir.Type) -> ir.Type:
+    """How an element lives in memory: booleans as bytes, pointers as 64-bit integers."""
     if ty == I1:
         return I8
     if isinstance(ty, ir.PointerType):
@@ -114,8 +115,26 @@ def _mem(ty: ir.Type) -> ir.Type:
     return ty
 
 
+def to_mem(b: ir.IRBuilder, v: ir.Value, ty: ir.Type) -> ir.Value:
+    """``v`` (of type ``ty``) as :func:`mem_type` stores it."""
+    if ty == I1:
+        return b.zext(v, I8)
+    if isinstance(ty, ir.PointerType):
+        return b.ptrtoint(v, I64)
+    return v
+
+
+def from_mem(b: ir.IRBuilder, v: ir.Value, ty: ir.Type) -> ir.Value:
+    """A value of type ``ty`` back from its :func:`mem_type` form."""
+    if ty == I1:
+        return b.icmp_unsigned("!=", v, const(I8, 0))
+    if isinstance(ty, ir.PointerType):
+        return b.inttoptr(v, ty)
+    return v
+
+
 def elem_bytes(ty: ir.Type) -> int:
-    return max(bits_of(_mem(ty)) // 8, 1)
+    return max(bits_of(mem_type(ty)) // 8, 1)
 
 
 def shared_store(fl, base_ptr, index: ir.Value, value: ir.Value, pred=None) -> None:
@@ -123,9 +142,8 @@ def shared_store(fl, base_ptr, index: ir.Value, value: ir.Value, pred=None) -> N
     (``fl``: the function being lowered)."""
     b = fl.builder
     ty = value.type
-    mty = _mem(ty)
-    v = b.zext(value, I8) if ty == I1 else (b.ptrtoint(value, I64) if isinstance(ty, ir.PointerType) else value)
-    p = b.gep(base_ptr, [index], source_etype=mty)
+    v = to_mem(b, value, ty)
+    p = b.gep(base_ptr, [index], source_etype=mem_type(ty))
     if pred is None:
         b.store(v, p)
     else:
@@ -135,10 +153,5 @@ def shared_store(fl, base_ptr, index: ir.Value, value: ir.Value, pred=None) -> N
 
 def shared_load(fl, base_ptr, index: ir.Value, ty: ir.Type) -> ir.Value:
     b = fl.builder
-    mty = _mem(ty)
-    v = b.load(b.gep(base_ptr, [index], source_etype=mty), typ=mty)
-    if ty == I1:
-        return b.icmp_unsigned("!=", v, const(I8, 0))
-    if isinstance(ty, ir.PointerType):
-        return b.inttoptr(v, ty)
-    return v
+    mty = mem_type(ty)
+    return from_mem(b, b.load(b.gep(base_ptr, [index], source_etype=mty), typ=mty), ty)
