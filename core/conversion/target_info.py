@@ -195,3 +195,28 @@ def intrinsic(builder: ir.IRBuilder, name: str, ret: ir.Type, args: list[ir.Valu
     if fn is None:
         fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name)
     return builder.call(fn, args)
+
+
+def guarded(builder: ir.IRBuilder, pred: ir.Value | None, then, on_false: list) -> list:
+    """``then()`` (which emits code and returns a list of values) under ``pred`` (i1; None or a
+    constant true: always); its values where the predicate held, else ``on_false``'s, merged with
+    phis.  What a target without predicated instructions builds its masked loads, stores and
+    atomics from."""
+    if pred is None or (isinstance(pred, ir.Constant) and pred.constant == 1):
+        return then()
+    head = builder.block
+    body = builder.append_basic_block("pred.then")
+    done = builder.append_basic_block("pred.done")
+    builder.cbranch(pred, body, done)
+    builder.position_at_end(body)
+    vals = then()
+    body_end = builder.block
+    builder.branch(done)
+    builder.position_at_end(done)
+    out = []
+    for v, other in zip(vals, on_false):
+        phi = builder.phi(v.type)
+        phi.add_incoming(v, body_end)
+        phi.add_incoming(other, head)
+        out.append(phi)
+    return out

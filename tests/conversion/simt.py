@@ -21,7 +21,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 
-from tritium.conversion.target_info import I32, I64, TargetInfo
+from tritium.conversion.target_info import I32, I64, TargetInfo, guarded
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _BARRIER_BYTES = 64  # sizeof(pthread_barrier_t) is 32 on x86-64 glibc; room to spare
@@ -140,59 +140,35 @@ class HostSIMTTarget(TargetInfo):
         return g
 
     def global_load(self, b, ptr, word_bits, n_words, pred, other, cache, evict, volatile):
-        wty = ir.IntType(word_bits)
-        vty = ir.VectorType(wty, n_words)
+        vty = ir.VectorType(ir.IntType(word_bits), n_words)
 
         def load():
             v = b.load(ptr, typ=vty, align=word_bits // 8)
             return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
 
-        if pred is None:
-            return load()
-        before = b.block
-        with b.if_then(pred):
-            inside = b.block
-            got = load()
-        out = []
-        for g, o in zip(got, other):
-            phi = b.phi(wty)
-            phi.add_incoming(g, inside)
-            phi.add_incoming(o, before)
-            out.append(phi)
-        return out
+        return guarded(b, pred, load, other or [])
 
     def global_store(self, b, ptr, words, word_bits, pred, cache, evict):
         vty = ir.VectorType(ir.IntType(word_bits), len(words))
         v = ir.Constant(vty, ir.Undefined)
         for i, w in enumerate(words):
             v = b.insert_element(v, w, ir.Constant(I32, i))
-        if pred is None:
+
+        def store():
             b.store(v, ptr, align=word_bits // 8)
-            return
-        with b.if_then(pred):
-            b.store(v, ptr, align=word_bits // 8)
+            return []
+
+        guarded(b, pred, store, [])
 
     def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
         llop = {"fadd": "fadd", "add": "fadd" if not isinstance(value.type, ir.IntType) else "add",
                 "exch": "xchg"}.get(op, op)
-        before = b.block
-        with b.if_then(pred):
-            inside = b.block
-            old = b.atomic_rmw(llop, ptr, value, "seq_cst")
-        phi = b.phi(value.type)
-        phi.add_incoming(old, inside)
-        phi.add_incoming(ir.Constant(value.type, None), before)
-        return phi
+        return guarded(b, pred, lambda: [b.atomic_rmw(llop, ptr, value, "seq_cst")],
+                       [ir.Constant(value.type, None)])[0]
 
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
-        before = b.block
-        with b.if_then(pred):
-            inside = b.block
-            old = b.extract_value(b.cmpxchg(ptr, cmp, value, "seq_cst", "seq_cst"), 0)
-        phi = b.phi(value.type)
-        phi.add_incoming(old, inside)
-        phi.add_incoming(ir.Constant(value.type, None), before)
-        return phi
+        return guarded(b, pred, lambda: [b.extract_value(b.cmpxchg(ptr, cmp, value, "seq_cst", "seq_cst"), 0)],
+                       [ir.Constant(value.type, None)])[0]
 
     # --- kernels and debugging ----------------------------------------------------------------
     def make_kernel(self, fn, num_warps, shared_bytes):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from tritium.conversion.extern_names import ocml_name
-from tritium.conversion.target_info import I32, TargetInfo
+from tritium.conversion.target_info import I32, TargetInfo, guarded
 
 PTR = ir.PointerType()
 SHARED_PTR = ir.PointerType(addrspace=3)
@@ -77,45 +77,26 @@ class ToyTargetInfo(TargetInfo):
 
     def global_load(self, b, ptr, word_bits, n_words, pred, other, cache, evict, volatile):
         wty = ir.IntType(word_bits)
-        vty = ir.VectorType(wty, n_words)
 
         def load():
-            v = b.load(ptr, typ=vty, align=word_bits // 8)
+            v = b.load(ptr, typ=ir.VectorType(wty, n_words), align=word_bits // 8)
             return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n_words)]
 
-        if pred is None:
-            return load()
-        before = b.block
-        with b.if_then(pred):
-            inside = b.block
-            got = load()
-        out = []
-        for g, o in zip(got, other):
-            phi = b.phi(wty)
-            phi.add_incoming(g, inside)
-            phi.add_incoming(o, before)
-            out.append(phi)
-        return out
+        return guarded(b, pred, load, other or [])
 
     def global_store(self, b, ptr, words, word_bits, pred, cache, evict):
         v = ir.Constant(ir.VectorType(ir.IntType(word_bits), len(words)), ir.Undefined)
         for i, w in enumerate(words):
             v = b.insert_element(v, w, ir.Constant(I32, i))
-        if pred is None:
+
+        def store():
             b.store(v, ptr, align=word_bits // 8)
-            return
-        with b.if_then(pred):
-            b.store(v, ptr, align=word_bits // 8)
+            return []
+
+        guarded(b, pred, store, [])
 
     def _predicated(self, b, pred, ty, emit):
-        before = b.block
-        with b.if_then(pred):
-            inside = b.block
-            got = emit()
-        phi = b.phi(ty)
-        phi.add_incoming(got, inside)
-        phi.add_incoming(ir.Constant(ty, None), before)
-        return phi
+        return guarded(b, pred, lambda: [emit()], [ir.Constant(ty, None)])[0]
 
     def atomic_rmw(self, b, op, ptr, value, pred, sem, scope):
         llop = _RMW.get(op, op)

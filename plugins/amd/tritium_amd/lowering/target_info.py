@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from tritium.conversion.target_info import I16, I32, I64, TargetInfo, intrinsic
+from tritium.conversion.target_info import I16, I32, I64, TargetInfo, guarded, intrinsic
 from tritium.frontend.errors import error_at_op
 
 from ..options import ARCHS
@@ -186,31 +186,6 @@ class AMDTargetInfo(TargetInfo):
             g.align = 16
         return g
 
-    @staticmethod
-    def _guarded(b, pred, then, on_false):
-        """``then()`` under ``pred`` (i1, None = always); the values it returns, or ``on_false``
-        where the predicate is false, merged with phis."""
-        if pred is None or (isinstance(pred, ir.Constant) and pred.constant == 1):
-            return then()
-        head = b.block
-        body = b.append_basic_block("pred.then")
-        done = b.append_basic_block("pred.done")
-        b.cbranch(pred, body, done)
-        b.position_at_end(body)
-        vals = then()
-        body_end = b.block
-        b.branch(done)
-        b.position_at_end(done)
-        if not vals:
-            return vals
-        out = []
-        for v, other in zip(vals, on_false):
-            phi = b.phi(v.type)
-            phi.add_incoming(v, body_end)
-            phi.add_incoming(other, head)
-            out.append(phi)
-        return out
-
     def global_load(self, b, ptr, word_bits, n_words, pred, other, cache, evict, volatile):
         wty = ir.IntType(word_bits)
         vty = wty if n_words == 1 else ir.VectorType(wty, n_words)
@@ -225,7 +200,7 @@ class AMDTargetInfo(TargetInfo):
             return _unpack(b, b.load(ptr, typ=vty, align=align), n_words)
 
         undef = [ir.Constant(wty, ir.Undefined)] * n_words
-        return self._guarded(b, pred, load, other if other is not None else undef)
+        return guarded(b, pred, load, other if other is not None else undef)
 
     # --- buffer accesses --------------------------------------------------------------------------
     #: bytes a buffer resource covers (Triton's figure): a valid access ends below it, and a lane
@@ -300,7 +275,7 @@ class AMDTargetInfo(TargetInfo):
             b.store(_pack(b, words, wty), ptr, align=word_bits // 8 * n)
             return []
 
-        self._guarded(b, pred, store, [])
+        guarded(b, pred, store, [])
 
     @staticmethod
     def _ordering(sem: str, scope: str) -> str:
@@ -321,10 +296,10 @@ class AMDTargetInfo(TargetInfo):
         if is_float and kind == "xchg":
             bits = 64 if isinstance(ty, ir.DoubleType) else 32 if isinstance(ty, ir.FloatType) else 16
             ity = ir.IntType(bits)
-            r = self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, b.bitcast(value, ity), order)],
+            r = guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, b.bitcast(value, ity), order)],
                               [ir.Constant(ity, ir.Undefined)])[0]
             return b.bitcast(r, ty)
-        return self._guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, value, order)],
+        return guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, value, order)],
                              [ir.Constant(ty, ir.Undefined)])[0]
 
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
@@ -336,7 +311,7 @@ class AMDTargetInfo(TargetInfo):
         # a failed exchange stores nothing: its ordering drops the release half (LLVM forbids
         # release orderings on failure)
         fail = "monotonic" if sem in ("release", "relaxed") else "acquire"
-        r = self._guarded(b, pred, lambda: [b.extract_value(b.cmpxchg(ptr, c, v, order, fail), 0)],
+        r = guarded(b, pred, lambda: [b.extract_value(b.cmpxchg(ptr, c, v, order, fail), 0)],
                           [ir.Constant(ity, ir.Undefined)])[0]
         return r if ity is ty else b.bitcast(r, ty)
 
