@@ -1,12 +1,16 @@
 """Small IR helpers shared by the TTGIR passes."""
 from __future__ import annotations
 
+import functools
+import math
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, NoneAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ...ttir.types import PointerType
 from ..encodings import BlockedEncodingAttr, DistributedEncoding, DotOperandEncodingAttr, SliceEncodingAttr
+from ..layouts import linear_layout
 from ..ops import ConvertLayoutOp
 
 
@@ -32,6 +36,44 @@ def set_type(value: SSAValue, t: Attribute) -> None:
     op = value.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
         op.properties["value"] = DenseIntOrFPElementsAttr(t, op.value.data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _registers(enc: Attribute, shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """(registers per thread, threads) of ``enc`` over ``shape``; None where it has no linear form."""
+    try:
+        ll = linear_layout(enc, shape)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    return ll.num_registers, ll.threads_per_warp * ll.num_warps
+
+
+# A value may take a layout that gives each thread more registers than it has now while it stays
+# within ``REPLICATION_LIMIT`` times its share of the tensor (elements / threads, at least 1), or
+# within ``MODEST_REGISTERS``.  Both are replication that pays for the conversion it saves: a
+# column reduction's result in its tile's slice layout (1 -> 4 registers), the attention mask's
+# ``1 x 64`` row of offsets in a wgmma accumulator's layout (1 -> 16).
+REPLICATION_LIMIT = 4
+MODEST_REGISTERS = 32
+
+
+def affordable(v: SSAValue, enc: Attribute) -> bool:
+    """Whether ``v`` may take layout ``enc``: each thread then holds no more registers than now, or
+    a number the limits above allow.  A layout chosen for a small tensor (a
+    ``1x1`` load's lanes run along its size-1 dimension) carried onto a large one replicates the
+    large one into every thread: a ``1x2048`` loop body in the layout of a ``1x1`` operand holds
+    2,048 registers per thread instead of 4.  Triton does not take a tensor smaller than the
+    thread count as an anchor for the same reason."""
+    old = encoding(v.type)
+    if old is None or old == enc or not isinstance(enc, DistributedEncoding) \
+            or not isinstance(old, DistributedEncoding):
+        return True
+    shape = tuple(v.type.get_shape())
+    new, now = _registers(enc, shape), _registers(old, shape)
+    if new is None or now is None or new[0] <= now[0]:
+        return True
+    share = max(1, math.prod(shape) // new[1])
+    return new[0] <= max(REPLICATION_LIMIT * max(now[0], share), MODEST_REGISTERS)
 
 
 def convert_before(op: Operation, value: SSAValue, t: Attribute) -> SSAValue:

@@ -22,7 +22,9 @@ A store of a value of the slice takes it back in the store's own layout through 
 right before it (an exit).  Exits are allowed only where the rewrite still removes more conversions
 than it adds, none of them deeper in loops than ``y``'s: the layer norm's loads of ``w``, ``b`` and
 ``x`` meet in one store, and three conversions after the loads become one before the store (Triton
-places it there too).  Any other use (a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite.
+places it there too).  Any other use (a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite, and so does a value
+that ``A`` would give many more registers per thread than it has (``_util.affordable``): ``A`` may be the layout of a ``1x1`` load, which broadcast onto a
+``1 x 2048`` loop body would hold all 2,048 elements in every thread.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
-from ._util import broadcastable, convert_before, encoding, set_type, with_encoding
+from ._util import affordable, broadcastable, convert_before, encoding, set_type, with_encoding
 
 CHEAP = {"arith.constant", "tt.splat", "tt.make_range"}
 MAX_CHEAP_OPS = 8
@@ -49,6 +51,8 @@ def _cheap(v: SSAValue, enc: Attribute, rules, budget: list, depth: int = 0) -> 
         # converted from ``enc`` already, or a conversion used only here: it is retargeted to
         # ``enc`` instead (still one conversion)
         return encoding(op.src.type) == enc or len(list(v.uses)) == 1
+    if not affordable(v, enc):
+        return False
     if op.name in CHEAP:
         return True
     elementwise, operand_layout = rules
@@ -77,6 +81,8 @@ class _Slice:
     def assign(self, v: SSAValue, enc: Attribute) -> bool:
         if v in self.new:
             return self.new[v] == enc
+        if not affordable(v, enc):
+            return False  # the slice would hold more registers per thread than it does now
         self.new[v] = enc
         self.work.append(v)
         return True
@@ -194,8 +200,7 @@ def forward_fold(cvt: ConvertLayoutOp, remat, elementwise, operand_layout) -> bo
     if not (broadcastable(a) or vendor_slice) or not isinstance(encoding(dst.type), (BlockedEncodingAttr, SliceEncodingAttr)):
         return False
     s = _Slice((elementwise, operand_layout))
-    s.assign(dst, a)
-    if not s.grow() or not _exits_pay(cvt, s):
+    if not s.assign(dst, a) or not s.grow() or not _exits_pay(cvt, s):
         return False
     exits = [(op, i, op.operands[i].type) for op, i in s.exits]
     for op, i, enc in s.needs:
