@@ -85,6 +85,34 @@ def side_effect_kernel(x_ptr, z_ptr, B: tl.constexpr):
     _store_twice(z_ptr, offs, tl.load(x_ptr + offs))
 
 
+@triton.jit
+def _double_if_positive(x, flag):
+    # no return on the other path: that path falls off the end and returns poison (Triton 3.6)
+    if flag > 0:
+        return x * 2
+
+
+@triton.jit
+def fallthrough_kernel(x_ptr, z_ptr, flag, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(z_ptr + offs, _double_if_positive(tl.load(x_ptr + offs), flag))
+
+
+@triton.jit
+def _one():
+    return 1
+
+
+@triton.jit
+def returned_number_kernel(x_ptr, z_ptr, B: tl.constexpr):
+    # a number a function returns is an int32 scalar tensor, so int8 + _one() is computed in int32
+    # (127 + 1 = 128); a compile-time 1 would keep int8 and wrap
+    offs = tl.arange(0, B)
+    y = tl.load(x_ptr + offs) + _one()
+    tl.static_assert(y.dtype == tl.int32)
+    tl.store(z_ptr + offs, y)
+
+
 REFS = {
     "nested": lambda x, y: ((x * x + 1) * 2 - x, y * y + 2),
     "tuple": lambda x, y: (x + y, x - y),
@@ -117,4 +145,13 @@ CASES += [
     Case(id="functions/side-effects", kernel=side_effect_kernel, constexprs={"B": B},
          inputs={"x_ptr": Rand("int32", (B,), -1000, 1000)}, outputs={"z_ptr": Out("int32", (2 * B,))},
          reference=lambda x_ptr: np.concatenate([x_ptr, x_ptr + 1])),
+]
+
+CASES += [
+    Case(id="functions/fallthrough-return-fp32", kernel=fallthrough_kernel, constexprs={"B": B},
+         inputs={"x_ptr": Rand("fp32", (B,)), "flag": 5}, outputs={"z_ptr": Out("fp32", (B,))},
+         reference=lambda x_ptr, flag: x_ptr * 2),
+    Case(id="functions/returned-number-is-int32", kernel=returned_number_kernel, constexprs={"B": B},
+         inputs={"x_ptr": Rand("int8", (B,), 100, 127)}, outputs={"z_ptr": Out("int32", (B,))},
+         reference=lambda x_ptr: x_ptr.astype(np.int32) + 1),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from xdsl.dialects import scf
+from xdsl.dialects import scf, ub
 from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32
 from xdsl.ir import Block, Region
 
@@ -167,12 +167,21 @@ class ControlFlowMixin:
             self.returned, self.ret_value, self.ret_node = False, None, None
             block, _ = self._run_branch(stmts, before)
             branches.append((block, self.ret_value if self.returned else None, self.ret_node))
-        (tb, tv, _), (eb, ev, else_return) = branches
+        (tb, tv, then_return), (eb, ev, else_return) = branches
         from .codegen import _flatten_values, _rebuild_values
-        if (tv is None) != (ev is None):
-            if not self.is_kernel:
-                raise self._error(node, "every path through a function must return a value of the same type; "
-                                  "one branch returns nothing")
+        if (tv is None) != (ev is None) and not self.is_kernel:
+            # the branch without a return falls off the end of the function (the statements after
+            # the `if` were moved into it): as in Triton, that path returns poison of the type the
+            # other path returns
+            value, block, at = (tv, eb, then_return) if tv is not None else (ev, tb, else_return)
+            flat = _flatten_values(value)
+            tys = [self._unify(a, a, "return value", at or node) for a in flat]
+            with self.builder.at(block):
+                poison = [tensor(self.builder.insert(ub.PoisonOp(ir_type(t))).result, t) for t in tys]
+            if tv is None:
+                tv = _rebuild_values(value, poison)
+            else:
+                ev = _rebuild_values(value, poison)
         if tv is not None and ev is not None:
             # a number one branch returns becomes a value where the other returns another value
             tflat, eflat = [], []

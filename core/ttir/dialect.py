@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, cf, scf
+from xdsl.dialects import builtin, cf, scf, ub
 from xdsl.ir import Dialect
 
 from . import descriptor_ops as desc_ops
@@ -41,7 +41,7 @@ def register_dialect(d: Dialect) -> None:
 
 def make_context() -> Context:
     ctx = Context(allow_unregistered=False)
-    for d in (builtin.Builtin, Arith, Math, scf.Scf, cf.Cf, Triton, GPU, LLVM, *_extra_dialects):
+    for d in (builtin.Builtin, Arith, Math, scf.Scf, cf.Cf, ub.UB, Triton, GPU, LLVM, *_extra_dialects):
         ctx.load_dialect(d)
     return ctx
 

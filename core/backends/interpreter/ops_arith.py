@@ -14,6 +14,16 @@ def wrap_int(v: int, bits: int) -> int:
     return ((int(v) + half) % (1 << bits)) - half
 
 
+@translates("ub.poison")
+def _poison(tr, op):
+    """A value no path defines: any value is allowed; the interpreter gives zeros."""
+    info = type_info(op.result.type)
+    t = op.result.type
+    shape = tuple(t.get_shape()) if hasattr(t, "get_shape") else ()
+    tr.const(op.result, np.zeros(shape, info.hold) if shape else info.zero)
+    return None
+
+
 @translates("arith.constant")
 def _constant(tr, op):
     info = type_info(op.result.type)

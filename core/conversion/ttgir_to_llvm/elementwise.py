@@ -62,6 +62,25 @@ def _constant(fl: FunctionLowering, op) -> None:
     raise NotImplementedError(f"arith.constant with {val}")
 
 
+class _Poison(ir.Constant):
+    """LLVM's ``poison`` of a type (llvmlite spells only ``undef``)."""
+
+    def __init__(self, ty):
+        super().__init__(ty, None)
+
+    def _get_reference(self):
+        return "poison"
+
+
+@lowers("ub.poison")
+def _poison(fl: FunctionLowering, op) -> None:
+    """A value no path defines (a function that falls off its end on one path): every register is
+    LLVM ``poison``, which the optimiser may take as any value."""
+    t = op.results[0].type
+    p = _Poison(fl.ty(t))
+    fl.set(op.results[0], [p] * fl.layout(t).ll.num_registers if isinstance(t, TensorType) else p)
+
+
 @lowers("tt.get_program_id")
 def _pid(fl: FunctionLowering, op) -> None:
     fl.set(op.results[0], fl.target.program_id(fl.builder, op.axis.value.data))
