@@ -21,7 +21,8 @@ from .specialize import reinterpret  # noqa: F401  (triton.runtime.jit.reinterpr
 from ..language.core import JITCallable, constexpr
 from .direct_binder import fill
 from .binder import _torch_tensor_type, build_fast_launch, env_token, make_entry
-from ..frontend.errors import KernelArgumentError, KernelArgumentOverflowError
+from ..frontend.errors import CompilationError, KernelArgumentError, KernelArgumentOverflowError
+from ..backends.interpreter.errors import InterpreterError, interpreted_compilation_error
 from ..language import core
 from ..hooks import manager
 
@@ -316,7 +317,12 @@ class JITFunction(KernelInterface, JITCallable):
             if hooks.jit_cache_hook is not None and _jit_hooks.call(
                     hooks.jit_cache_hook, self, bound, key_parts, backend, target, opts, device, warmup, key):
                 return None  # the hook asked not to compile
-            kernel = self._compile(bound, key_parts, backend, target, opts)
+            try:
+                kernel = self._compile(bound, key_parts, backend, target, opts)
+            except CompilationError as e:
+                if backend.name != "interpreter" or isinstance(e, InterpreterError):
+                    raise
+                raise interpreted_compilation_error(e) from (e.__cause__ or e)
             if hooks.jit_post_compile_hook is not None:
                 _jit_hooks.call(hooks.jit_post_compile_hook, self, bound, key_parts, backend, target, opts, device,
                                 warmup, key)
