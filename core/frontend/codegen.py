@@ -236,19 +236,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if value is not None and not isinstance(value, (tensor, tuple, constexpr)):
             value = constexpr(value)
         # as in Triton, a number a function returns becomes a scalar tensor (its callers see a
-        # run-time value of the number's type, not a compile-time constant)
-        value = self._decay_numbers(value)
+        # run-time value of the number's type, not a compile-time constant), as an assigned one does
+        value = self._assigned_value(value)
         self.ret_value = value
         self.returned = True
         self.ret_node = node  # where a return whose type disagrees with another's is reported
-
-    def _decay_numbers(self, value):
-        if isinstance(value, tuple) and not isinstance(value, tensor):
-            return _remake(value, [self._decay_numbers(v) for v in value])
-        raw = _unwrap(value)
-        if isinstance(raw, (bool, int, float)) and not isinstance(value, tensor):
-            return sem.to_tensor(raw, self.builder)
-        return value
 
     def visit_Assign(self, node):
         value = self._assigned_value(self.visit(node.value))
