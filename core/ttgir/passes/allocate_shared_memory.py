@@ -17,13 +17,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
 from xdsl.ir import Operation
 
+from ...ttir.ops import CallOp, FuncOp
 from ..dialect import SHARED
+from ..ops import LocalAllocOp
 from ..scratch import ScratchRule, scratch_size
 from ..types import MemDescType
 from ._util import func_ops
+
+LOOPS = (scf.ForOp, scf.WhileOp)
 
 ALIGNMENT = 16
 OFFSET_ATTR = "allocation.offset"
@@ -75,14 +80,14 @@ def _liveness(func: Operation, totals: dict[str, int], rules: Mapping[str, Scrat
     bufs: list[Buffer] = []
     for op in func.walk():
         i = pos[op]
-        if op.name == "ttg.local_alloc":
+        if isinstance(op, LocalAllocOp):
             end = i
             for use in op.results[0].uses:
                 user = use.operation
                 # A use inside a loop that does not contain the alloc keeps it live the whole loop.
                 anc, top = user, user
                 while anc is not None and anc is not func:
-                    if anc.name in ("scf.for", "scf.while") and not op.is_ancestor(anc) and anc.is_ancestor(user) \
+                    if isinstance(anc, LOOPS) and not op.is_ancestor(anc) and anc.is_ancestor(user) \
                             and not anc.is_ancestor(op):
                         top = anc
                     anc = anc.parent_op()
@@ -90,7 +95,7 @@ def _liveness(func: Operation, totals: dict[str, int], rules: Mapping[str, Scrat
             # an encoding read by other hardware (a swizzled tensor-core layout) may ask for more
             align = max(ALIGNMENT, getattr(op.results[0].type.encoding, "alignment", ALIGNMENT))
             bufs.append(Buffer("explicit", op, op.results[0].type.size_in_bytes(), i, end, align=align))
-        elif op.name == "tt.call":
+        elif isinstance(op, CallOp):
             size = totals.get(op.callee.string_value(), 0)
             if size:
                 bufs.append(Buffer("virtual", op, size, i, i))
@@ -103,8 +108,8 @@ def _liveness(func: Operation, totals: dict[str, int], rules: Mapping[str, Scrat
 def outermost_loop(op: Operation) -> Operation:
     """The outermost ``scf.for``/``scf.while`` around ``op`` in its function (``op`` where none)."""
     top, anc = op, op.parent_op()
-    while anc is not None and anc.name != "tt.func":
-        if anc.name in ("scf.for", "scf.while"):
+    while anc is not None and not isinstance(anc, FuncOp):
+        if isinstance(anc, LOOPS):
             top = anc
         anc = anc.parent_op()
     return top
@@ -134,7 +139,7 @@ def _call_order(module: ModuleOp) -> list[Operation]:
             return
         seen.add(name)
         for op in funcs[name].walk():
-            if op.name == "tt.call":
+            if isinstance(op, CallOp):
                 visit(op.callee.string_value())
         order.append(funcs[name])
 

@@ -28,9 +28,13 @@ that ``A`` would give many more registers per thread than it has (``_util.afford
 """
 from __future__ import annotations
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from ...ttir.memory_ops import StoreOp
+from ...ttir.ops import BroadcastOp, ExpandDimsOp
+from ...ttir.region_ops import ReduceOp
 from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
 from ..ops import ConvertLayoutOp
 from ._util import affordable, broadcastable, convert_before, encoding, set_type, with_encoding
@@ -56,7 +60,7 @@ def _cheap(v: SSAValue, enc: Attribute, rules, budget: list, depth: int = 0) -> 
     if op.name in CHEAP:
         return True
     elementwise, operand_layout = rules
-    if not (elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
+    if not (elementwise(op) or isinstance(op, (BroadcastOp, ExpandDimsOp))):
         return False
     budget[0] -= 1
     if budget[0] < 0:
@@ -95,24 +99,23 @@ class _Slice:
     def visit(self, op: Operation, index: int, v: SSAValue, enc: Attribute) -> bool:
         if isinstance(op, ConvertLayoutOp):
             return True
-        name = op.name
-        if name == "tt.store":
+        if isinstance(op, StoreOp):
             self.exits.append((op, index))
             return True
-        if name == "tt.reduce":
+        if isinstance(op, ReduceOp):
             self.need_all(op, v, enc)
             axis = op.axis.value.data
             return all(self.assign(r, SliceEncodingAttr(axis, enc)) for r in op.results
                        if isinstance(r.type, TensorType))
-        if name == "tt.expand_dims":
+        if isinstance(op, ExpandDimsOp):
             if not isinstance(enc, SliceEncodingAttr) or enc.dim != op.axis.value.data:
                 return False
             return self.assign(op.results[0], enc.parent)
-        if name == "tt.broadcast":
+        if isinstance(op, BroadcastOp):
             return broadcastable(enc) and self.assign(op.results[0], enc)
-        if name == "scf.yield":
+        if isinstance(op, scf.YieldOp):
             loop = op.parent_op()
-            if loop is None or loop.name != "scf.for":
+            if not isinstance(loop, scf.ForOp):
                 return False
             self.needs.append((loop, 3 + index, enc))
             return self.assign(loop.body.block.args[1 + index], enc) and self.assign(loop.results[index], enc)
@@ -130,8 +133,8 @@ class _Slice:
                     if not self.visit(use.operation, use.index, v, enc):
                         return False
                 # an iter arg's value comes back through the yield: it must arrive in the same layout
-                if not isinstance(v.owner, Operation) and v.owner.parent_op() is not None \
-                        and v.owner.parent_op().name == "scf.for" and v.index > 0:
+                if not isinstance(v.owner, Operation) and isinstance(v.owner.parent_op(), scf.ForOp) \
+                        and v.index > 0:
                     yield_op = v.owner.last_op
                     self.needs.append((yield_op, v.index - 1, enc))
             for op, i, enc in self.needs:
@@ -152,7 +155,7 @@ class _Slice:
         if isinstance(v.owner, Operation) or v.index == 0:
             return False
         loop = v.owner.parent_op()
-        if loop is None or loop.name != "scf.for":
+        if not isinstance(loop, scf.ForOp):
             return False
         k = v.index - 1
         y = v.owner.last_op.operands[k]
@@ -165,7 +168,7 @@ class _Slice:
 def _loop_depth(op: Operation) -> int:
     n = 0
     while op is not None:
-        if op.name == "scf.for":
+        if isinstance(op, scf.ForOp):
             n += 1
         op = op.parent_op()
     return n

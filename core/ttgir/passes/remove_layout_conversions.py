@@ -26,12 +26,14 @@ Loads, dots and reductions are anchors: their layouts are never changed here.
 """
 from __future__ import annotations
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Pure
 
+from ...ttir.ops import BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp
 from ...ttir.passes.dce import DCE
-from ..encodings import BlockedEncodingAttr, SliceEncodingAttr
+from ..encodings import SliceEncodingAttr
 from ..ops import ConvertLayoutOp
 from ._util import broadcastable, convert_before, encoding, set_type, with_encoding
 from .layout_forward import forward_fold
@@ -59,9 +61,9 @@ def _elementwise(op: Operation) -> bool:
 
 def _operand_layout(op: Operation, i: int, enc: Attribute) -> Attribute | None:
     """The layout operand ``i`` must have for ``op`` to produce ``enc``."""
-    if op.name == "tt.expand_dims":
+    if isinstance(op, ExpandDimsOp):
         return SliceEncodingAttr(op.axis.value.data, enc)
-    if op.name == "tt.broadcast":
+    if isinstance(op, BroadcastOp):
         return enc if broadcastable(enc) else None
     return enc
 
@@ -83,7 +85,7 @@ class _Remat:
             return False
         if isinstance(op, ConvertLayoutOp):
             return True
-        if op.name not in CHEAP and not (_elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims")):
+        if op.name not in CHEAP and not (_elementwise(op) or isinstance(op, (BroadcastOp, ExpandDimsOp))):
             return False
         if op.name not in CHEAP and op.name not in LAYOUT_ONLY and (v, enc) not in self.counted:
             # a value the slice reads twice is recomputed once (``make`` memoises it)
@@ -179,9 +181,9 @@ def _reshape_past(cvt: ConvertLayoutOp) -> bool:
     for use in list(cvt.result.uses):
         op = use.operation
         src_t, dst_t = cvt.src.type, op.results[0].type if op.results else None
-        if op.name == "tt.reshape" and "efficient_layout" not in op.properties:
+        if isinstance(op, ReshapeOp) and "efficient_layout" not in op.properties:
             enc = reshaped_layout(encoding(src_t), src_t.get_shape(), dst_t.get_shape())
-        elif op.name == "tt.trans":
+        elif isinstance(op, TransOp):
             enc = permuted_layout(encoding(src_t), op.order.get_values())
         else:
             continue  # an efficient_layout reshape's layout was chosen with its source's
@@ -252,7 +254,7 @@ class RemoveLayoutConversions:
                     continue  # erased earlier in this sweep
                 if isinstance(op, ConvertLayoutOp):
                     changed |= _fold_one(op, remat) or _sink_past_narrowing(op) or _reshape_past(op)
-                elif op.name == "scf.for":
+                elif isinstance(op, scf.ForOp):
                     changed |= _carry_in(op, remat)
             DCE().run(module)
             if not changed:
