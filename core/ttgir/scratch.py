@@ -30,6 +30,7 @@ from math import prod
 from xdsl.dialects.builtin import NoneAttr, TensorType
 from xdsl.ir import Operation
 
+from ..ttir.ops import SplitOp
 from .encodings import DistributedEncoding
 from .layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
 from .register_plans import register_plan, split_plans
@@ -96,10 +97,10 @@ def gather_scratch(op: Operation) -> int:
 
 def shape_op_scratch(op: Operation) -> int:
     try:
-        ok = (split_plans(op) if op.name == "tt.split" else register_plan(op)) is not None
+        ok = (split_plans(op) if isinstance(op, SplitOp) else register_plan(op)) is not None
     except (NotImplementedError, ValueError, TypeError, AttributeError):
         ok = False
-    return 0 if ok else tensor_bytes(op.results[0].type) * (2 if op.name == "tt.split" else 1)
+    return 0 if ok else tensor_bytes(op.results[0].type) * (2 if isinstance(op, SplitOp) else 1)
 
 
 def atomic_scratch(op: Operation) -> int:

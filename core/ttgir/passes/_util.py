@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, NoneAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ...ttir.types import PointerType
+from ...ttir.ops import FuncOp
 from ..encodings import BlockedEncodingAttr, DistributedEncoding, DotOperandEncodingAttr, SliceEncodingAttr
 from ..layouts import linear_layout
 from ..ops import ConvertLayoutOp
@@ -118,7 +119,7 @@ def split_source_blocked(enc: Attribute) -> Attribute | None:
 
 
 def func_ops(module) -> list[Operation]:
-    return [op for op in module.body.block.ops if op.name == "tt.func"]
+    return [op for op in module.body.block.ops if isinstance(op, FuncOp)]
 
 
 def block_of(op: Operation) -> Block:

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
 from ...ttir.types import PointerType, element_type
+from ...ttir.memory_ops import LoadOp
 from ..analysis.axis_info import AxisInfoAnalysis, contiguity_order
 from ..dialect import NUM_WARPS, THREADS_PER_WARP, module_int
 from ..layouts import bit_width, blocked_encoding
@@ -90,7 +91,7 @@ def group_widths(analysis: AxisInfoAnalysis, module: ModuleOp, accesses: list) -
     best: dict = {}
     for op in accesses:
         best[key[op]] = max(best.get(key[op], 1), widths[op])
-    return {op: best[key[op]] if op.name == "tt.load" else widths[op] for op in accesses}
+    return {op: best[key[op]] if isinstance(op, LoadOp) else widths[op] for op in accesses}
 
 
 def tile_encoding(t, num_warps: int, threads_per_warp: int):

@@ -13,6 +13,7 @@ user needs (``tt.expand_dims`` wants ``slice`` of its result, ``tt.dot`` wants `
 """
 from __future__ import annotations
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
 
@@ -160,14 +161,14 @@ class ConvertToTTGIR:
     @staticmethod
     def _yield(op: Operation) -> None:
         parent = op.parent_op()
-        if parent.name == "scf.while":
-            if op.name == "scf.condition":
+        if isinstance(parent, scf.WhileOp):
+            if isinstance(op, scf.ConditionOp):
                 targets = [r.type for r in parent.results]
                 for i, t in enumerate(targets):
                     convert_operand(op, i + 1, t)
                 return
             targets = [a.type for a in parent.before_region.block.args]
-        elif parent.name in ("scf.for", "scf.if"):
+        elif isinstance(parent, (scf.ForOp, scf.IfOp)):
             targets = [r.type for r in parent.results]
         else:
             return

@@ -278,7 +278,7 @@ class OptimizeThreadLocality:
 
     def run(self, module: ModuleOp) -> None:
         for op in list(module.walk()):
-            if op.name == "tt.reduce" and op.parent is not None:
+            if isinstance(op, ReduceOp) and op.parent is not None:
                 m = _match(op)
                 if m is not None:
                     _rewrite(m)

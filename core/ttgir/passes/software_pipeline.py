@@ -78,7 +78,7 @@ def _pure(op: Operation) -> bool:
 
 def _constant_nonzero(v: SSAValue) -> bool:
     op = v.owner
-    if isinstance(op, Operation) and op.name == "tt.splat":
+    if isinstance(op, SplatOp):
         return _constant_nonzero(op.operands[0])
     values = _constant_values(op)
     return values is not None and all(x != 0 for x in values)
