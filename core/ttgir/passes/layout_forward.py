@@ -22,8 +22,9 @@ A store of a value of the slice takes it back in the store's own layout through 
 right before it (an exit).  Exits are allowed only where the rewrite still removes more conversions
 than it adds, none of them deeper in loops than ``y``'s: the layer norm's loads of ``w``, ``b`` and
 ``x`` meet in one store, and three conversions after the loads become one before the store (Triton
-places it there too).  Any other use (a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite, and so does a value
-that ``A`` would give many more registers per thread than it has (``_util.affordable``): ``A`` may be the layout of a ``1x1`` load, which broadcast onto a
+places it there too).  Any other use (a dot, a call, an ``scf.if`` yield, ...) rejects the rewrite,
+and so does a value that ``A`` would give many more registers per thread than it has
+(``_util.affordable``): ``A`` may be the layout of a ``1x1`` load, which broadcast onto a
 ``1 x 2048`` loop body would hold all 2,048 elements in every thread.
 """
 from __future__ import annotations
