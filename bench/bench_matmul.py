@@ -1,6 +1,6 @@
 """Tensor-core benchmarks: matmul and flash attention under Tritium and Triton in one process.
 
-    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192] [--parts matmul,tf32,fwd,bwd]
+    python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192] [--parts matmul,tf32,ieee,fwd,bwd]
 
 ``--check`` only runs the correctness sweep (every config x dtype x shape, ragged shapes included,
 num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherwise the table:
@@ -9,7 +9,7 @@ compilers, best config each: what the autotuner would pick; the two best configs
 then timed interleaved, A,B,B,A per round, ``bench/interleave.py``, and the table gives the median
 of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given
 K-contiguous, as fp8 tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B
-K-contiguous), flash-attention forward and backward (the tutorial's
+K-contiguous), fp32 matmul with input_precision="ieee" (FMA dots) at 1024^3 and 2048^3, flash-attention forward and backward (the tutorial's
 three backward launches: row dot products, dK/dV per key block, dQ per query block; causal and
 not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
 Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time of a 128x256x64 fp16
@@ -37,6 +37,9 @@ CONFIGS = [  # (BM, BN, BK, GROUP_M, num_warps, num_stages): Triton's tutorial l
     (64, 128, 32, 8, 4, 4), (128, 128, 64, 8, 4, 3), (128, 256, 64, 8, 8, 4),
 ]
 #: fp32 operands take twice the shared memory a stage: K blocks of 32
+#: input_precision="ieee": the FMA dot (no tensor cores), small tiles
+IEEE_CONFIGS = [(64, 64, 32, 8, 4, 2), (64, 64, 16, 8, 4, 3), (32, 64, 32, 8, 4, 2), (128, 64, 16, 8, 8, 2),
+                (64, 32, 32, 8, 2, 2)]
 TF32_CONFIGS = [(128, 256, 32, 8, 8, 3), (128, 128, 32, 8, 4, 4), (128, 128, 32, 8, 8, 3), (64, 256, 32, 8, 4, 3)]
 CHECK_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 1), (128, 128, 32, 8, 4, 2), (64, 64, 32, 8, 4, 4),
                  (64, 128, 64, 8, 4, 3), (32, 32, 32, 4, 4, 3), (16, 32, 16, 4, 2, 2), (64, 32, 16, 8, 4, 1)]
@@ -46,14 +49,14 @@ def rel_err(out, ref) -> float:
     return ((out.double() - ref).norm() / ref.norm()).item()
 
 
-def run_matmul(k, a, b, c, cfg):
+def run_matmul(k, a, b, c, cfg, precision=None):
     bm, bn, bk, g, w, s = cfg
     m, kk = a.shape
     n = b.shape[1]
     grid = (triton_cdiv(m, bm) * triton_cdiv(n, bn),)
     k.matmul_kernel[grid](a, b, c, m, n, kk, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
                           c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=g,
-                          num_warps=w, num_stages=s)
+                          INPUT_PRECISION=precision, num_warps=w, num_stages=s)
 
 
 def triton_cdiv(a, b):
@@ -164,8 +167,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=0, help="interleaved rounds (default 3 with --quick, else 5)")
     ap.add_argument("--reps", type=int, default=0, help="launches a side per round (default 10 with --quick, else 30)")
     ap.add_argument("--no-attention", action="store_true")
-    ap.add_argument("--parts", default="matmul,tf32,fwd,bwd",
-                    help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), fwd (attention forward), "
+    ap.add_argument("--parts", default="matmul,tf32,ieee,fwd,bwd",
+                    help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), ieee (fp32, FMA dots), fwd (attention forward), "
                          "bwd (attention backward)")
     args = ap.parse_args()
     import tritium
@@ -255,6 +258,16 @@ def main() -> int:
         timed, cfgs = best_config("tf32 matmul", TF32_CONFIGS, lambda k, cfg: run_matmul(k, a, b, c, cfg),
                                   lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2)
         rows.append(("matmul tf32", f"{size}^3", 2 * size ** 3, timed, cfgs))
+    if "ieee" in parts:  # fp32 inputs, input_precision="ieee": FMA dots on both sides
+        for size in (1024, 2048):
+            a = torch.randn(size, size, device="cuda")
+            b = torch.randn(size, size, device="cuda")
+            ref = a.double() @ b.double()
+            c = torch.empty((size, size), device="cuda")
+            timed, cfgs = best_config(f"ieee matmul {size}", IEEE_CONFIGS,
+                                      lambda k, cfg: run_matmul(k, a, b, c, cfg, "ieee"),
+                                      lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-5)
+            rows.append(("matmul fp32 ieee", f"{size}^3", 2 * size ** 3, timed, cfgs))
     if "fwd" in parts:
         for causal in (False, True):
             for d in (64, 128):

@@ -6,8 +6,9 @@
 @triton.jit  # noqa: F821
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,  # noqa: F821
-                  GROUP_SIZE_M: tl.constexpr, ACC_INT: tl.constexpr = False):  # noqa: F821
-    # ACC_INT: accumulate in int32 (int8 operands), else in fp32
+                  GROUP_SIZE_M: tl.constexpr, ACC_INT: tl.constexpr = False,  # noqa: F821
+                  INPUT_PRECISION: tl.constexpr = None):  # noqa: F821
+    # ACC_INT: accumulate in int32 (int8 operands), else in fp32; INPUT_PRECISION: tl.dot's (None: default)
     pid = tl.program_id(axis=0)  # noqa: F821
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)  # noqa: F821
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)  # noqa: F821
@@ -26,7 +27,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):  # noqa: F821
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)  # noqa: F821
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)  # noqa: F821
-        accumulator = tl.dot(a, b, accumulator, out_dtype=tl.int32 if ACC_INT else tl.float32)  # noqa: F821
+        accumulator = tl.dot(a, b, accumulator, input_precision=INPUT_PRECISION,  # noqa: F821
+                             out_dtype=tl.int32 if ACC_INT else tl.float32)  # noqa: F821
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
     c = accumulator.to(c_ptr.dtype.element_ty)

@@ -17,6 +17,7 @@ from .passes.coalesce import Coalesce
 from .passes.convert_to_ttgir import ConvertToTTGIR
 from .passes.decompose_bf16_dot import DecomposeBf16Dot
 from .passes.decompose_scaled_dot import DecomposeScaledDot
+from .passes.fma_operands import FmaOperandsThroughShared
 from .passes.membar import Membar
 from .passes.optimize_thread_locality import OptimizeThreadLocality
 from .passes.remove_layout_conversions import RemoveLayoutConversions
@@ -82,7 +83,7 @@ def _backend_of(target):
 
 
 def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
-    """separable-reductions, allocate-shared-memory, the backend's after-allocation passes (they
+    """fma-operands-through-shared, separable-reductions, allocate-shared-memory, the backend's after-allocation passes (they
     see every buffer's offset), then membar (``ttg.shared`` is then on the module).
 
     Everything backend-specific comes through the hooks of ``backend`` (the contract's
@@ -94,6 +95,6 @@ def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
     after = backend.after_allocation_passes(target, options) if backend is not None else []
     rule = backend.membar_filter(target) if backend is not None else None
     set_scratch_limit(module, options)
-    PassManager("ttgir-finalize", [SeparableReductions(), AllocateSharedMemory(rules), *after,
+    PassManager("ttgir-finalize", [FmaOperandsThroughShared(), SeparableReductions(), AllocateSharedMemory(rules), *after,
                                    Membar(rule, rules)]).run(module)
     return module

@@ -13,6 +13,8 @@ user needs (``tt.expand_dims`` wants ``slice`` of its result, ``tt.dot`` wants `
 """
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
@@ -20,7 +22,7 @@ from xdsl.ir import Attribute, Operation
 from ...ttir.types import PointerType
 from ..dialect import set_module_attrs
 from ..encodings import DotOperandEncodingAttr, SliceEncodingAttr
-from ..layouts import default_blocked_encoding, reshaped_blocked
+from ..layouts import blocked_encoding, default_blocked_encoding, reshaped_blocked
 from ._util import (convert_operand, encoding, func_ops, joined_blocked, permuted_blocked, set_type,
                     split_source_blocked, with_encoding)
 
@@ -52,6 +54,20 @@ class ConvertToTTGIR:
         if isinstance(t, PointerType) and t.is_block_pointer:
             return PointerType(self.default_type(t.pointee_type), t.address_space.data)
         return t
+
+    def dot_result_encoding(self, shape) -> Attribute:
+        """Triton's layout for a dot's result before a backend picks a tensor-core layout, and the
+        one an FMA dot keeps: each thread owns a 2x2 (from 4 elements a thread) or 4x4 (from 16)
+        block of the result, so its share of the operands is a few rows of A and columns of B.
+        The default layout (one element a thread, lanes along N) gives a thread a whole column
+        strip: a 64x64x32 fp32 FMA dot on 4 warps then holds 32 rows of A (1,024 values) and
+        spilled 10 KB where Triton's layout needs 168 registers and no spill."""
+        rank = len(shape)
+        per_thread = math.prod(shape) // (self.num_warps * self.threads_per_warp)
+        size = 4 if per_thread >= 16 else 2 if per_thread >= 4 else 1
+        spt = [1] * rank
+        spt[-1], spt[-2] = min(size, shape[-1]), min(size, shape[-2])
+        return blocked_encoding(shape, spt, list(range(rank - 1, -1, -1)), self.num_warps, self.threads_per_warp)
 
     def run(self, module: ModuleOp) -> None:
         set_module_attrs(module, self.num_warps, self.threads_per_warp, self.num_ctas, self.target)
@@ -92,6 +108,8 @@ class ConvertToTTGIR:
                 new = with_encoding(t, idx_enc)
             elif name == "scf.for":
                 new = op.operands[3 + i].type
+            elif name == "tt.dot" and isinstance(t, TensorType):
+                new = with_encoding(t, self.dot_result_encoding(t.get_shape()))
             set_type(res, new or self.default_type(t))
         if name == "scf.for":
             for arg, init in zip(op.body.block.args[1:], op.operands[3:]):

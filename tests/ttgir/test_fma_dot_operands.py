@@ -1,0 +1,73 @@
+"""FMA dots (``input_precision="ieee"`` fp32, or no tensor cores): the result layout Triton gives
+a dot before any tensor-core choice (a 2x2 or 4x4 block of the result a thread), and operands that
+reach the dot through two shared buffers written together (``fma-operands-through-shared``), not
+through two layout conversions that share one scratch buffer (which held every A value in a
+register before B was read: a 64x64x32 dot spilled on cuda:90)."""
+import importlib.util
+
+import pytest
+from xdsl.dialects.builtin import TensorType
+
+import tritium as triton
+import tritium.language as tl
+from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
+from tritium.ttgir.ir import parse_module
+
+
+@triton.jit
+def fma_matmul(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, 4):
+        a = tl.load(a_ptr + rm[:, None] * (4 * BK) + (k * BK + rk)[None, :])
+        b = tl.load(b_ptr + (k * BK + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+
+
+def _compile(target, bm, bn, bk, warps, stage):
+    return triton.compile(fma_matmul, target=target, signature=SIG, constexprs={"BM": bm, "BN": bn, "BK": bk},
+                          options={"num_warps": warps}, attrs={n: {"tt.divisibility": 16} for n in SIG}, stage=stage)
+
+
+def _target(name, plugin):
+    missing = importlib.util.find_spec(plugin) is None
+    return pytest.param(name, marks=pytest.mark.skipif(missing, reason=f"the {plugin} plugin is not installed"))
+
+
+@pytest.mark.parametrize("target", [_target("cuda:90", "tritium_nvidia"), _target("hip:gfx942", "tritium_amd")])
+@pytest.mark.parametrize("bm, bn, bk, warps, spt", [(64, 64, 32, 4, 4), (32, 32, 32, 4, 2), (16, 16, 16, 4, 1)])
+def test_fma_dot_layout_and_operands(target, bm, bn, bk, warps, spt):
+    lanes = 64 if target.startswith("hip") else 32
+    if target.startswith("hip"):  # the same elements a thread on a 64-lane target: half the warps
+        warps = max(1, warps // 2)
+    module = parse_module(_compile(target, bm, bn, bk, warps, "ttgir").asm["ttgir"], verify=False)
+    dots = [op for op in module.walk() if op.name == "tt.dot"]
+    assert len(dots) == 1
+    dot = dots[0]
+    enc = dot.results[0].type.encoding
+    assert isinstance(enc, BlockedEncodingAttr), enc
+    per_thread = bm * bn // (warps * lanes)
+    expected = [min(spt, bm), min(spt, bn)] if per_thread >= 4 else [1, 1]
+    assert [a.data for a in enc.sizePerThread.data] == expected, (enc, per_thread)
+    for operand in dot.operands[:2]:
+        producer = operand.owner
+        assert producer.name == "ttg.local_load", producer.name
+        assert isinstance(operand.type.encoding, DotOperandEncodingAttr)
+        assert producer.operands[0].owner.name == "ttg.local_alloc"
+    # both buffers are written before either is read: one barrier between the writes and the reads
+    body = list(dot.parent_block().ops)
+    i = body.index(dot)
+    assert [op.name for op in body[i - 5:i]] == ["ttg.local_alloc", "ttg.local_alloc", "ttg.barrier",
+                                                  "ttg.local_load", "ttg.local_load"]
+    offsets = {op.attributes["allocation.offset"].value.data for op in body[i - 5:i - 3]}
+    assert len(offsets) == 2, "the two operand buffers must not overlap"
+    for op in module.walk():
+        if op.name == "ttg.convert_layout":
+            t = op.results[0].type
+            assert not (isinstance(t, TensorType) and isinstance(t.encoding, DotOperandEncodingAttr))
