@@ -396,6 +396,10 @@ class compilation_knobs(base_knobs):
                        doc="print the IR before and after every pass: True for every kernel, or a text that "
                            "the kernel names to dump contain")
     pass_timing = env_bool("TRITIUM_PASS_TIMING", doc="a per-pass timing table after each pipeline")
+    allow_non_constexpr_globals = env_bool(
+        "TRITIUM_ALLOW_NON_CONSTEXPR_GLOBALS", "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS",
+        doc="let compiled kernels read plain Python globals (`N = 42`) as constants; by default, as in "
+            "Triton 3.6, only `N = tl.constexpr(42)` may be read (the interpreter reads any global)")
     verify_each = env_bool("TRITIUM_VERIFY_EACH", default=_verify_default,
                            doc="verify the IR after every pass (default: on under pytest)")
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2FNUZType,
                                    Float8E5M2Type, Float16Type, Float32Type, Float64Type, IntegerType,
                                    Signedness)
+from .. import knobs
 from ..ttir.types import PointerType
 from ..ttgir.ir import parse_module
 from ..ttgir.encodings import DistributedEncoding
@@ -87,9 +88,14 @@ class ASTSource:
         return name if name and not name[0].isdigit() else "_" + name
 
     def key(self) -> str:
-        return repr((self.fn.cache_key, sorted(self.signature.items()),
-                     sorted(((k, repr(v)) for k, v in self.constexprs.items()), key=_by_key),
-                     sorted(((k, sorted(v.items())) for k, v in self.attrs.items()), key=_by_key)))
+        parts = (self.fn.cache_key, sorted(self.signature.items()),
+                 sorted(((k, repr(v)) for k, v in self.constexprs.items()), key=_by_key),
+                 sorted(((k, sorted(v.items())) for k, v in self.attrs.items()), key=_by_key))
+        if knobs.compilation.allow_non_constexpr_globals:
+            # a kernel reading a plain global compiles only under this knob: its entry must not
+            # answer a lookup made without it (which has to raise)
+            parts += ("allow_non_constexpr_globals",)
+        return repr(parts)
 
 
 class _Specialization:

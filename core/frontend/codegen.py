@@ -22,8 +22,8 @@ from . import semantic_tensor as semt
 from .builder import Builder, ir_type
 from .codegen_control import ControlFlowMixin, contains_return, terminates
 from .errors import CompilationError, describe, error_class, original
-from .scope import PY_BUILTINS, global_value
-from .. import language
+from .scope import PY_BUILTINS, global_value, is_plain_data, non_constexpr_global_message
+from .. import knobs, language
 from ..language.core import JITCallable, condition, range as tl_range, semantics, static_range
 from . import builder, semantic_descriptor, semantic_dot_scaled, semantic_extern, semantic_memory
 
@@ -170,6 +170,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     # -- function -------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef):
         params = self.jit_fn.arg_names
+        for arg, p in zip(node.args.args, getattr(self.jit_fn, "params", ())):
+            if p.is_constexpr and (p.do_not_specialize or p.do_not_specialize_on_alignment):
+                raise self._error(arg, f"{p.name} marked as constexpr and listed in do_not_specialize/"
+                                       "do_not_specialize_on_alignment. Remove constexpr designation to skip "
+                                       "specialization.")
         line, col = self.jit_fn.file_position(node)
         self.builder.set_loc(line, col)
         in_types = [v for v in _flatten_signature(self.arg_values) if not isinstance(v, constexpr)]
@@ -323,13 +328,24 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if name in self.lscope:
             return self.lscope[name]
         if name in self.gscope:
+            value = self.gscope[name]
+            if is_plain_data(value) and not self._plain_globals_allowed():
+                raise self._error(node, NameError(non_constexpr_global_message(name)))
             try:
-                return global_value(name, self.gscope[name])
+                return global_value(name, value)
             except TypeError as e:
                 raise self._error(node, str(e)) from None
         if name in PY_BUILTINS:
             return PY_BUILTINS[name]
         raise self._error(node, f"name '{name}' is not defined")
+
+    def _plain_globals_allowed(self) -> bool:
+        """Whether a kernel may read a global that is a plain Python value (``N = 42``) as a
+        constant: Triton 3.6 rejects that (only ``N = tl.constexpr(42)`` is a compile-time constant)
+        unless ``knobs.compilation.allow_non_constexpr_globals`` is set; its interpreter runs the
+        kernel as Python and reads any global, and so does Tritium's."""
+        target = self.builder.target
+        return knobs.compilation.allow_non_constexpr_globals or getattr(target, "backend", None) == "interpreter"
 
     def visit_Tuple(self, node):
         return tuple(self.visit(e) for e in node.elts)

@@ -13,6 +13,23 @@ _ALLOWED_GLOBAL_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunc
                          constexpr, types.MethodType, staticmethod)
 
 
+def is_plain_data(value) -> bool:
+    """A global that is a plain Python value (a number, string, bool, None, or a tuple/list of
+    them), not a ``tl.constexpr``: what Triton 3.6 does not let a compiled kernel read."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return True
+    return isinstance(value, (tuple, list)) and all(is_plain_data(v) for v in value)
+
+
+def non_constexpr_global_message(name: str) -> str:
+    return (f"Cannot access global variable {name} from within @jit'ed function. Triton kernels can only "
+            f"access global variables that are instantiated as constexpr (`x = triton.language.constexpr(42)`). "
+            f"Note that this is different from annotating a variable as constexpr "
+            f"(`x: triton.language.constexpr = 42`), which is not supported. Alternatively, set the envvar "
+            f"TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 (knobs.compilation.allow_non_constexpr_globals), but this "
+            f"is not promised to stay supported.")
+
+
 def global_value(name: str, value):
     """What a global (or closure) variable means inside a kernel, or raise NameError-like
     TypeError for values a kernel cannot use."""
