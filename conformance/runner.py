@@ -48,7 +48,7 @@ class Result:
 
 @dataclass
 class BackendRun:
-    """One backend as the runner uses it: the contract's Backend object and what was chosen."""
+    """One backend as the runner uses it: the contract's InstalledBackend object and what was chosen."""
 
     name: str
     backend: object

@@ -12,7 +12,7 @@ from ..case import Case, Out, Rand
 from ._common import BLOCK, GRID, N
 
 SCALE: tl.constexpr = tl.constexpr(3)
-OFFSETS = (1, 2, 4)
+OFFSETS = tl.constexpr((1, 2, 4))
 
 
 def _loop_scalar(which, n, start, step):

@@ -24,7 +24,9 @@ class BaseBackend:
         return self.backend.parse_options(self.target, dict(options or {}))
 
     def hash(self) -> str:
-        return f"{self.name}-{self.target}"
+        """The backend, its target and its toolchain (``tritium_toolchain_hash``), as Triton's
+        ``BaseBackend.hash()`` names the compiler a cache entry came from."""
+        return f"{self.name}-{self.target}-{self.backend.toolchain_hash(self.target)}"
 
     def __repr__(self) -> str:
         return f"<BaseBackend {self.name} for {self.target}>"

@@ -23,7 +23,7 @@ def build(backend, target, name: str, source_key: str, options, runtime_sig: dic
     ``(metadata, stages, first input)``; ``error(stage, exc)`` the CompilationError for an
     internal failure."""
     key = make_key(__version__, fingerprint(backend), source_key, options.hash_key(), str(target), backend.name,
-                   backend.info.version, last_stage or "")
+                   backend.info.version, backend.toolchain_hash(target), last_stage or "")
     cache = CacheManager(key)
     if not always_compile():
         group = cache.get_group()

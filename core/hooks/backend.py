@@ -1,6 +1,6 @@
 """One installed backend, seen through its plugin's hooks.
 
-A :class:`Backend` talks only to the plugin that described it: every hook call goes through a
+A :class:`InstalledBackend` talks only to the plugin that described it: every hook call goes through a
 pluggy subset caller that excludes all other plugins, so one vendor's implementation can never
 answer for another's backend.  Exceptions raised inside a plugin surface as :class:`PluginError`
 naming the plugin; the ``ValueError`` that the contract lets ``tritium_parse_target`` and
@@ -34,7 +34,7 @@ def _conservative_membar(op_a: Any, op_b: Any) -> bool:
     return False
 
 
-class Backend:
+class InstalledBackend:
     """Facade over one :class:`BackendInfo` and the plugin that returned it."""
 
     def __init__(self, manager: Any, plugin: str, distribution: str, info: BackendInfo):
@@ -52,7 +52,7 @@ class Backend:
         return self.info.name
 
     def __repr__(self) -> str:
-        return f"<Backend {self.name} from plugin {self.plugin!r} ({self.distribution})>"
+        return f"<InstalledBackend {self.name} from plugin {self.plugin!r} ({self.distribution})>"
 
     def package_dir(self) -> pathlib.Path | None:
         """The folder of the top-level package whose module provides this backend's plugin (the
@@ -150,6 +150,13 @@ class Backend:
             raise PluginError(self.plugin, "tritium_scratch_sizes",
                               f"expected a mapping of op names to callables, got {type(rules).__name__}")
         return dict(rules or {})
+
+    def toolchain_hash(self, target: GPUTarget) -> str:
+        """The plugin's toolchain identity for ``target`` (part of every cache key)."""
+        h = self.call("tritium_toolchain_hash", target=target)
+        if h is not None and not isinstance(h, str):
+            raise PluginError(self.plugin, "tritium_toolchain_hash", f"expected a str, got {type(h).__name__}")
+        return h or ""
 
     def after_allocation_passes(self, target: GPUTarget, options: Options) -> list:
         """The plugin's passes between allocate-shared-memory and membar."""

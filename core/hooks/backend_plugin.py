@@ -71,6 +71,11 @@ class BackendPlugin:
         """Passes to run between allocate-shared-memory and membar."""
         return []
 
+    def toolchain_hash(self, target) -> str:
+        """The tools (and versions) outside the plugin's sources that shape its binaries for
+        ``target``: part of every cache key (see the hookspec)."""
+        return ""
+
     def conformance_exclusions(self, target) -> list:
         return []
 
@@ -142,6 +147,10 @@ class BackendPlugin:
     @hookimpl
     def tritium_scratch_sizes(self, target):
         return self.scratch_sizes(target) if self.owns_target(target) else None
+
+    @hookimpl
+    def tritium_toolchain_hash(self, target):
+        return self.toolchain_hash(target) if self.owns_target(target) else None
 
     @hookimpl
     def tritium_after_allocation_passes(self, target, options):

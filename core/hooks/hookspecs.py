@@ -118,6 +118,18 @@ def tritium_scratch_sizes(target):
 
 
 @hookspec(firstresult=True)
+def tritium_toolchain_hash(target):
+    """A text naming what outside the plugin's Python sources decides the binaries it builds for
+    ``target``: its assembler and linker and their versions (Triton's ``BaseBackend.hash()``).
+    It is part of every kernel's cache key (with the sources of core and of the plugin's package,
+    the options and the target), so the cache never hands one toolchain's binary to a process that
+    would build with another.  Asked once per compile, before the cache lookup: keep it cheap
+    (cache tool versions; read the environment switches that choose a tool each time).  ``None``
+    or ``""``: nothing outside the sources.
+    """
+
+
+@hookspec(firstresult=True)
 def tritium_after_allocation_passes(target, options):
     """Passes the backend runs on its TTGIR after shared memory is allocated and before membar
     places barriers (they see every buffer's ``allocation.offset``): a list of objects with

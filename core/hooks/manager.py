@@ -21,13 +21,13 @@ from typing import Any, Callable, Iterable, Sequence
 import pluggy
 
 from . import hookspecs
-from .backend import Backend, PluginError, TritiumPluginWarning
+from .backend import InstalledBackend, PluginError, TritiumPluginWarning
 from .hookspecs import PLUGIN_API_VERSION, PROJECT
 from .types import BackendInfo, GPUTarget
 from .. import knobs
 
 __all__ = [
-    "Backend", "FailedPlugin", "PluginError", "TritiumPluginManager", "TritiumPluginWarning",
+    "InstalledBackend", "FailedPlugin", "PluginError", "TritiumPluginManager", "TritiumPluginWarning",
     "failed_plugins", "get_backend", "get_plugin_manager", "layout_encodings", "list_backends",
     "parse_target", "reset_plugin_manager", "select_backend",
 ]
@@ -69,7 +69,7 @@ class TritiumPluginManager:
         self._loaded = False
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self._backends: dict[str, Backend] = {}
+        self._backends: dict[str, InstalledBackend] = {}
         self._failed: list[FailedPlugin] = []
         self._callers: dict[tuple[str, str], Any] = {}
 
@@ -161,7 +161,7 @@ class TritiumPluginManager:
             return True
         return self.register(plugin, f"{module_name}:{attr}" if attr else module_name, f"{PLUGINS_ENV} entry {spec!r}")
 
-    def _backends_from(self, name: str, distribution: str, results: list) -> list[Backend]:
+    def _backends_from(self, name: str, distribution: str, results: list) -> list[InstalledBackend]:
         infos: list[Any] = []
         for r in results:
             infos.extend(r if isinstance(r, (list, tuple)) else [r])
@@ -177,7 +177,7 @@ class TritiumPluginManager:
             if info.name in self._backends:
                 raise ValueError(f"backend {info.name!r} is already provided by plugin "
                                  f"{self._backends[info.name].plugin!r}")
-            out.append(Backend(self, name, distribution, info))
+            out.append(InstalledBackend(self, name, distribution, info))
         return out
 
     def _unregister(self, name: str) -> None:
@@ -197,7 +197,7 @@ class TritiumPluginManager:
         return caller
 
     # -- queries --------------------------------------------------------------------------------
-    def list_backends(self) -> list[Backend]:
+    def list_backends(self) -> list[InstalledBackend]:
         self.load()
         return sorted(self._backends.values(), key=lambda b: b.name)
 
@@ -212,7 +212,7 @@ class TritiumPluginManager:
             text += "; failed plugins: " + "; ".join(f"{f.name} ({f.reason})" for f in self._failed)
         return text
 
-    def get_backend(self, name: str) -> Backend:
+    def get_backend(self, name: str) -> InstalledBackend:
         self.load()
         backend = self._backends.get(name)
         if backend is None:
@@ -230,14 +230,14 @@ class TritiumPluginManager:
         raise ValueError(f"unknown target kind {kind!r} in {text!r}; installed target kinds: "
                          f"{', '.join(kinds) or 'none'} ({self._inventory()}){_provider_hint(kind)}")
 
-    def backend_for_target(self, target: GPUTarget) -> Backend:
+    def backend_for_target(self, target: GPUTarget) -> InstalledBackend:
         for b in self.list_backends():
             if target.backend in b.info.target_kinds:
                 return b
         raise ValueError(f"no installed backend compiles for target {target}; {self._inventory()}"
                          f"{_provider_hint(target.backend)}")
 
-    def select_backend(self, explicit: str | None = None, args: Sequence[Any] = ()) -> Backend:
+    def select_backend(self, explicit: str | None = None, args: Sequence[Any] = ()) -> InstalledBackend:
         """explicit name > ``knobs.runtime.backend`` (``TRITIUM_BACKEND``) > the interpreter when
         ``knobs.runtime.interpret`` (``TRITON_INTERPRET=1``) > the backend owning an argument > the
         first backend with a device (the interpreter last) > the interpreter."""
@@ -291,7 +291,7 @@ def reset_plugin_manager(manager: TritiumPluginManager | None = None) -> None:
         _manager = manager
 
 
-def list_backends() -> list[Backend]:
+def list_backends() -> list[InstalledBackend]:
     return get_plugin_manager().list_backends()
 
 
@@ -299,17 +299,17 @@ def failed_plugins() -> list[FailedPlugin]:
     return get_plugin_manager().failed_plugins()
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str) -> InstalledBackend:
     return get_plugin_manager().get_backend(name)
 
 
-def _reduce_backend(backend: Backend):
+def _reduce_backend(backend: InstalledBackend):
     # pickled by name (a compiled kernel sent between processes, as Inductor's compile workers
     # send theirs): the receiving process uses its own installed backend of that name
     return (get_backend, (backend.name,))
 
 
-copyreg.pickle(Backend, _reduce_backend)
+copyreg.pickle(InstalledBackend, _reduce_backend)
 
 
 #: target kind -> (backend, distribution, its directory in a source checkout) of the plugins
@@ -331,7 +331,7 @@ def parse_target(text: str) -> GPUTarget:
     return get_plugin_manager().parse_target(text)
 
 
-def select_backend(explicit: str | None = None, args: Iterable[Any] = ()) -> Backend:
+def select_backend(explicit: str | None = None, args: Iterable[Any] = ()) -> InstalledBackend:
     return get_plugin_manager().select_backend(explicit, tuple(args))
 
 

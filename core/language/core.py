@@ -131,6 +131,12 @@ class constexpr:
     def __call__(self, *args, **kwargs):
         return self.value(*args, **kwargs)
 
+    def __iter__(self):  # a constexpr tuple unpacks and iterates as its value (also outside kernels)
+        return iter(self.value)
+
+    def __len__(self):
+        return len(self.value)
+
     def __getattr__(self, name):
         if name in ("value", "type"):
             raise AttributeError(name)

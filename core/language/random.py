@@ -13,17 +13,17 @@ from __future__ import annotations
 from .. import language as tl
 from ..runtime.jit import jit
 
-N_ROUNDS_DEFAULT = 10
+N_ROUNDS_DEFAULT = tl.constexpr(10)
 
 # Philox 4x32 multipliers and Weyl key increments (golden ratio, sqrt(3) - 1)
-PHILOX_32_ROUND_A = 0xD2511F53
-PHILOX_32_ROUND_B = 0xCD9E8D57
-PHILOX_32_KEY_A = 0x9E3779B9
-PHILOX_32_KEY_B = 0xBB67AE85
-PHILOX_64_ROUND_A = 0xD2E7470EE14C6C93
-PHILOX_64_ROUND_B = 0xCA5A826395121157
-PHILOX_64_KEY_A = 0x9E3779B97F4A7C15
-PHILOX_64_KEY_B = 0xBB67AE8584CAA73B
+PHILOX_32_ROUND_A = tl.constexpr(0xD2511F53)
+PHILOX_32_ROUND_B = tl.constexpr(0xCD9E8D57)
+PHILOX_32_KEY_A = tl.constexpr(0x9E3779B9)
+PHILOX_32_KEY_B = tl.constexpr(0xBB67AE85)
+PHILOX_64_ROUND_A = tl.constexpr(0xD2E7470EE14C6C93)
+PHILOX_64_ROUND_B = tl.constexpr(0xCA5A826395121157)
+PHILOX_64_KEY_A = tl.constexpr(0x9E3779B97F4A7C15)
+PHILOX_64_KEY_B = tl.constexpr(0xBB67AE8584CAA73B)
 
 
 @jit

@@ -87,7 +87,7 @@ def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
     see every buffer's offset), then membar (``ttg.shared`` is then on the module).
 
     Everything backend-specific comes through the hooks of ``backend`` (the contract's
-    :class:`~tritium.hooks.backend.Backend` owning ``target``, looked up when not given): its
+    :class:`~tritium.hooks.backend.InstalledBackend` owning ``target``, looked up when not given): its
     scratch rules (``tritium_scratch_sizes``), its after-allocation passes and its barrier rule
     (``tritium_membar_filter``).  A kernel from Python and a ``.ttgir`` file run this same list."""
     backend = backend if backend is not None else _backend_of(target)

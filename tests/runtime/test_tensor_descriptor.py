@@ -49,10 +49,10 @@ def test_backend_tensor_map_becomes_a_parameter_and_tensor_map_ops(monkeypatch):
     """A backend that returns a hardware descriptor for a host descriptor (the
     ``tritium_tensor_descriptor_map`` hook) gets it as the companion's ``x__map`` pointer, and the
     descriptor's accesses become ``tt.descriptor_load`` / ``tt.descriptor_store`` on it."""
-    from tritium.hooks.backend import Backend
+    from tritium.hooks.backend import InstalledBackend
     from tritium.runtime import descriptors
     asked = []
-    monkeypatch.setattr(Backend, "tensor_descriptor_map",
+    monkeypatch.setattr(InstalledBackend, "tensor_descriptor_map",
                         lambda self, target, d: asked.append((self.name, d.block_shape)) or None)
     x = np.random.rand(20, 40).astype(np.float32)
     bound = [TensorDescriptor.from_tensor(x, [8, 16]), TensorDescriptor.from_tensor(np.zeros_like(x), [8, 16]), 2.0]

@@ -50,6 +50,18 @@ class AmdPlugin(BackendPlugin):
         from .compiler import membar_filter
         return membar_filter
 
+    def toolchain_hash(self, target):
+        """The external tools a code object may pass through: the linker (every kernel) and the
+        AMDGPU assembler (kernels with inline assembly), by the commands found for them."""
+        from .toolchain.tools import ToolchainError, find_assembler, find_lld
+        found = []
+        for find in (find_lld, find_assembler):
+            try:
+                found.append(find())
+            except ToolchainError as e:  # a bad TRITIUM_* path: the stage needing the tool says so
+                found.append(f"error: {e}")
+        return f"lld={found[0]} assembler={found[1]}"
+
     def conformance_exclusions(self, target):
         from .exclusions import exclusions
         return exclusions(target)

@@ -103,10 +103,12 @@ def test_ptxas_env_override(monkeypatch, tmp_path):
 
 def test_cache_key_names_the_assembler(monkeypatch):
     """Switching assemblers (nvJitLink, or a ptxas of another version or path) changes every
-    kernel's cache key: the same PTX gives different machine code through each."""
+    kernel's cache key: the same PTX gives different machine code through each.  The plugin
+    answers ``tritium_toolchain_hash``, which the stage runner puts in the key."""
+    from tritium.hooks.manager import get_backend
     from tritium.hooks.types import GPUTarget
-    from tritium_nvidia.options import parse_options
     target = GPUTarget("cuda", 90, 32)
+    backend = get_backend("nvidia")
     keys = {}
     monkeypatch.delenv("TRITIUM_ASSEMBLER", raising=False)
     monkeypatch.delenv("TRITIUM_PTXAS_PATH", raising=False)
@@ -115,16 +117,16 @@ def test_cache_key_names_the_assembler(monkeypatch):
         monkeypatch.setattr(tools, "nvjitlink_version", lambda v=jit: v)
         monkeypatch.setattr(tools, "find_ptxas", lambda p=ptxas: p)
         monkeypatch.setattr(tools, "ptxas_version", lambda p: (12, 8))
-        keys[name] = parse_options(target, {"num_warps": 4}).hash_key()
+        keys[name] = backend.toolchain_hash(target)
     assert "assembler=nvjitlink 13.5" in keys["nvjitlink"] and "assembler=ptxas 12.8 /a/ptxas" in keys["ptxas-a"]
     assert len(set(keys.values())) == 3
     # the key follows the assembler chosen at each compile: forcing one later in the process
     # changes it (a cached identity would file nvJitLink's cubins under the ptxas key)
     monkeypatch.setattr(tools, "nvjitlink_version", lambda: (13, 0))
     monkeypatch.setattr(tools, "ptxas_version", lambda p: (13, 0))
-    before = parse_options(target, {"num_warps": 4}).hash_key()
+    before = backend.toolchain_hash(target)
     monkeypatch.setenv("TRITIUM_ASSEMBLER", "nvjitlink")
-    after = parse_options(target, {"num_warps": 4}).hash_key()
+    after = backend.toolchain_hash(target)
     assert "assembler=ptxas 13.0 /b/ptxas" in before and "assembler=nvjitlink 13.0" in after
 
 
@@ -186,3 +188,27 @@ def test_resource_report_parsing():
            "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem, 368 bytes cmem[0]\n")
     r = binary.parse_resource_report(log)["k"]
     assert r == {"stack": 8, "spill_stores": 4, "spill_loads": 4, "registers": 40, "barriers": 1, "shared": 1024}
+
+
+def test_toolchain_change_is_a_cache_miss(monkeypatch, tmp_path):
+    """The stage runner's key holds the plugin's ``tritium_toolchain_hash``: the same kernel
+    compiled after the assembler changed is a new cache entry, not the old one's cubin."""
+    import tritium as triton
+    import tritium.language as tl
+
+    @triton.jit
+    def copy(x, y):
+        tl.store(y + tl.arange(0, 64), tl.load(x + tl.arange(0, 64)))
+
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    sig = {"x": "*fp32", "y": "*fp32"}
+
+    def entries():
+        triton.compile(copy, target="cuda:90", signature=sig, stage="llir")
+        return sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    monkeypatch.setattr(tools, "assembler_identity", lambda: "ptxas 12.8 /a/ptxas")
+    first = entries()
+    assert first
+    assert entries() == first  # same toolchain: the entry is reused
+    monkeypatch.setattr(tools, "assembler_identity", lambda: "ptxas 12.9 /a/ptxas")
+    assert len(entries()) == len(first) + 1

@@ -83,14 +83,6 @@ class CUDAOptions(Options):
     #: own across the loop where it fits, so the next tile's copies need not wait for its read
     own_store_tiles: bool = True
 
-    def hash_key(self) -> str:
-        """The options, and the assembler that will turn the PTX into a cubin (see
-        ``toolchain/tools.assembler_identity``): the cache must not hand one assembler's cubin to a
-        process using another.  The one place this module reaches into the plugin, at call time:
-        ``tools`` imports nothing else of the plugin."""
-        from .toolchain.tools import assembler_identity
-        return f"{super().hash_key()} assembler={assembler_identity()}"
-
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
             raise ValueError(f"num_ctas must be 1, 2, 4, 8 or 16, got {self.num_ctas!r}")

@@ -56,6 +56,12 @@ class NvidiaPlugin(BackendPlugin):
         from .compiler import after_allocation_passes
         return after_allocation_passes(target, options)
 
+    def toolchain_hash(self, target):
+        """The assembler that turns the PTX into a cubin, with its version (ptxas: and its path):
+        two assemblers, or two versions of one, make different machine code from the same PTX."""
+        from .toolchain.tools import assembler_identity
+        return f"assembler={assembler_identity()}"
+
     def tensor_descriptor_map(self, target, descriptor):
         from .runtime.tensor_map import tensor_map
         return tensor_map(target, descriptor, self.driver())
