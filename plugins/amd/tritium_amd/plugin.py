@@ -10,6 +10,7 @@ from tritium.hooks import BackendInfo, BackendPlugin
 
 from . import __version__
 from .options import ARCHS, TARGET_KIND, parse_options, parse_target
+from .toolchain import tools
 
 TRITIUM_PLUGIN_API = 1
 BACKEND = "amd"
@@ -53,12 +54,11 @@ class AmdPlugin(BackendPlugin):
     def toolchain_hash(self, target):
         """The external tools a code object may pass through: the linker (every kernel) and the
         AMDGPU assembler (kernels with inline assembly), by the commands found for them."""
-        from .toolchain.tools import ToolchainError, find_assembler, find_lld
         found = []
-        for find in (find_lld, find_assembler):
+        for find in (tools.find_lld, tools.find_assembler):
             try:
                 found.append(find())
-            except ToolchainError as e:  # a bad TRITIUM_* path: the stage needing the tool says so
+            except tools.ToolchainError as e:  # a bad TRITIUM_* path: the stage needing the tool says so
                 found.append(f"error: {e}")
         return f"lld={found[0]} assembler={found[1]}"
 

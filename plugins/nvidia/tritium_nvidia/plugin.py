@@ -7,6 +7,7 @@ from tritium.hooks import BackendInfo, BackendPlugin
 
 from . import __version__
 from .options import TARGET_KIND, TARGETS, WARP_SIZE, parse_options, parse_target
+from .toolchain import tools
 
 TRITIUM_PLUGIN_API = 1
 BACKEND = "nvidia"
@@ -59,8 +60,7 @@ class NvidiaPlugin(BackendPlugin):
     def toolchain_hash(self, target):
         """The assembler that turns the PTX into a cubin, with its version (ptxas: and its path):
         two assemblers, or two versions of one, make different machine code from the same PTX."""
-        from .toolchain.tools import assembler_identity
-        return f"assembler={assembler_identity()}"
+        return f"assembler={tools.assembler_identity()}"
 
     def tensor_descriptor_map(self, target, descriptor):
         from .runtime.tensor_map import tensor_map
