@@ -46,7 +46,7 @@ from xdsl.traits import Pure
 
 from ...ttir import arith
 from ...ttir.descriptor_ops import DescriptorLoadOp
-from ...ttir.memory_ops import LoadOp
+from ...ttir.memory_ops import LoadOp, cache_evict
 from ..ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp,
                    ConvertLayoutOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp, LocalLoadOp, LocalStoreOp,
                    MemDescIndexOp, MemDescTransOp, WaitBarrierOp)
@@ -57,7 +57,6 @@ from ._util import with_extra_iter_args
 from ...ttir.ops import TransOp, SplatOp
 from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
 from ..encodings import SwizzledSharedEncodingAttr
-from ...ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY
 
 STAGES_ATTR = "tt.num_stages"
 #: on a slot buffer this pass made: the stages of its loop (``slots_ahead`` reads it)
@@ -94,13 +93,13 @@ def _constant_values(op) -> list | None:
     return [val.value.data] if getattr(val, "value", None) is not None else None
 
 
-def _is_zero(v: SSAValue | None) -> bool:
+def is_zero(v: SSAValue | None) -> bool:
     if v is None:
         return True
     op = v.owner
     if isinstance(op, Operation) and op.name in ("tt.splat", "arith.truncf", "arith.extf", "arith.sitofp",
                                                  "arith.bitcast", "ttg.convert_layout", "tt.fp_to_fp", "tt.trans"):
-        return _is_zero(op.operands[0])
+        return is_zero(op.operands[0])
     values = _constant_values(op)
     return values is not None and all(x == 0 for x in values)
 
@@ -193,7 +192,7 @@ class _Loop:
             if load.parent_block() is not self.body or len(list(op.src.uses)) != 1:
                 continue
             # an asynchronous copy zero-fills masked-off lanes; a load into registers keeps ``other``
-            if not isinstance(load.ptr.type, TensorType) or not (self.registers or _is_zero(load.other)):
+            if not isinstance(load.ptr.type, TensorType) or not (self.registers or is_zero(load.other)):
                 continue
             if self.load_filter is not None and not self.load_filter(load):
                 continue
@@ -232,7 +231,7 @@ class _Loop:
         nbytes = sum(t.size_in_bytes() for _, _, t in self.loads)
         for op in list(self.body.ops):
             if not isinstance(op, LoadOp) or op in taken or not isinstance(op.ptr.type, TensorType) \
-                    or not _is_zero(op.other) or op.properties["isVolatile"].value.data:
+                    or not is_zero(op.other) or op.properties["isVolatile"].value.data:
                 continue
             if self.load_filter is not None and not self.load_filter(op):
                 continue
@@ -282,7 +281,7 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None, sc
             continue
         load = trans.src.owner
         if not isinstance(load, LoadOp) or load.parent_block() is not body \
-                or not isinstance(load.ptr.type, TensorType) or not _is_zero(load.other):
+                or not isinstance(load.ptr.type, TensorType) or not is_zero(load.other):
             continue
         others = [u.operation for u in load.result.uses if u.operation is not trans]
         view = _transposed_view(alloc, others)
@@ -313,7 +312,7 @@ def _load_transposed(loop: scf.ForOp, stages: int, shared_budget: int | None, sc
 
         mask = transposed(load.mask) if load.mask is not None else None
         other = transposed(load.other) if load.other is not None else None
-        new = LoadOp(transposed(load.ptr), mask, other, *_cache_evict(load), is_volatile=load.isVolatile.value.data)
+        new = LoadOp(transposed(load.ptr), mask, other, *cache_evict(load), is_volatile=load.isVolatile.value.data)
         new.location = load.location
         Rewriter.insert_op(new, at)
         trans.result.replace_all_uses_with(new.result)
@@ -487,7 +486,7 @@ class Pipeline:
                     pred = _binop(arith.AndIOp, env.get(load.mask, load.mask), pred, at)
                 view = MemDescIndexOp(buf, slot)
                 Rewriter.insert_op(view, at)
-                copy = AsyncCopyGlobalToLocalOp(ptrs, view.result, pred, None, *_cache_evict(load))
+                copy = AsyncCopyGlobalToLocalOp(ptrs, view.result, pred, None, *cache_evict(load))
                 Rewriter.insert_op(copy, at)
                 Rewriter.insert_op(AsyncCommitGroupOp(), at)
 
@@ -668,7 +667,7 @@ def _pipeline_registers(info: _Loop) -> None:
             if ld.mask is not None:
                 pred = _binop(arith.AndIOp, env.get(ld.mask, ld.mask), pred, at)
             other = None if ld.other is None else env.get(ld.other, ld.other)
-            new = LoadOp(env.get(ld.ptr, ld.ptr), pred, other, *_cache_evict(ld), is_volatile=ld.isVolatile.value.data)
+            new = LoadOp(env.get(ld.ptr, ld.ptr), pred, other, *cache_evict(ld), is_volatile=ld.isVolatile.value.data)
             new.location = ld.location
             Rewriter.insert_op(new, at)
             tiles.append(new.result)
@@ -777,10 +776,6 @@ def _barrier_encoding():
 
 def _splat(v: SSAValue, t) -> Operation:
     return SplatOp(v, t)
-
-
-def _cache_evict(load: LoadOp) -> tuple[str, str]:
-    return CACHE_MODIFIER.keyword(load.cache), EVICTION_POLICY.keyword(load.evict)
 
 
 __all__ = ["Pipeline", "SLOT_STAGES_ATTR", "STAGES_ATTR", "slots_ahead"]

@@ -23,16 +23,15 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType, i32, i64
+from xdsl.dialects.builtin import ModuleOp, TensorType, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from .. import arith as A
-from ..memory_ops import AdvanceOp, LoadOp, MakeTensorPtrOp, StoreOp
+from ..memory_ops import AdvanceOp, LoadOp, MakeTensorPtrOp, StoreOp, cache_evict
 from ..ops import AddPtrOp, BroadcastOp, ExpandDimsOp, MakeRangeOp, SplatOp
 from ..types import PointerType, element_type
 from ._fold import is_const, make_const
-from ..attrs import CACHE_MODIFIER, EVICTION_POLICY
 
 I1 = A.I1
 
@@ -133,7 +132,7 @@ class _Lowering:
             self.load(op)
         elif isinstance(op, StoreOp) and op.ptr in self.info:
             ptrs, mask = self._pointers_and_mask(op, self.info[op.ptr], op.value.type, set(op.boundaryCheck.get_values()))
-            new = StoreOp(ptrs, op.value, mask, *_cache_evict(op))
+            new = StoreOp(ptrs, op.value, mask, *cache_evict(op))
             new.attributes.update(op.attributes)
             new.location = op.location
             Rewriter.replace_op(op, new)
@@ -155,7 +154,7 @@ class _Lowering:
         if mask is not None and op.padding is not None:
             nan = op.padding.value.data == 2 and not isinstance(element_type(block_t), A.IntegerType)
             other = self._emit(op, make_const(block_t, math.nan if nan else 0))
-        new = LoadOp(ptrs, mask, other, *_cache_evict(op), bool(op.isVolatile.value.data))
+        new = LoadOp(ptrs, mask, other, *cache_evict(op), bool(op.isVolatile.value.data))
         new.attributes.update(op.attributes)
         new.location = op.location
         Rewriter.replace_op(op, new)
@@ -213,11 +212,6 @@ class _Lowering:
     def finish(self) -> None:
         for op in reversed(self.dead):
             Rewriter.erase_op(op, safe_erase=False)
-
-
-def _cache_evict(op) -> tuple[str, str]:
-
-    return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
 
 
 def drop_invariant_iter_args(op: scf.ForOp) -> None:

@@ -142,3 +142,28 @@ def test_pointer_getters():
     assert device_pointers.device_of(a) is None                    # host memory is not ours
     with pytest.raises(TypeError, match="pointer argument"):
         device_pointers.pointer_getter("x")
+
+
+def test_ttgir_stage_is_one_visible_pass_list():
+    """The AMD ttgir stage runs ``compiler.ttgir_passes``: the core's list, then AMD's passes in
+    order, each a pass object; the stage records accelerate-matmul's per-dot lines."""
+    import tritium
+    import tritium.language as tl
+    from tritium_amd.compiler import ttgir_passes
+    from tritium_amd.options import parse_options, parse_target
+
+    target = parse_target("hip:gfx942")
+    names = [p.name for p in ttgir_passes(target, parse_options(target, {}))]
+    assert names[-6:] == ["tritonamdgpu-accelerate-matmul", "tritonamdgpu-in-thread-transpose",
+                          "tritonamdgpu-optimize-epilogue", "tritonamdgpu-stream-pipeline", "cse", "dce"]
+    assert names.index("convert-to-ttgir") < names.index("tritonamdgpu-accelerate-matmul")
+
+    @tritium.jit
+    def dot(a, b, c):
+        r = tl.arange(0, 32)
+        x = tl.load(a + r[:, None] * 32 + r[None, :])
+        y = tl.load(b + r[:, None] * 32 + r[None, :])
+        tl.store(c + r[:, None] * 32 + r[None, :], tl.dot(x, y))
+    k = tritium.compile(dot, target="hip:gfx942", signature={"a": "*fp16", "b": "*fp16", "c": "*fp32"},
+                        stage="ttgir")
+    assert [line.split(":")[0] for line in k.metadata["dot_lowering"]] == ["mfma"]

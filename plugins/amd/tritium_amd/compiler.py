@@ -1,8 +1,8 @@
 """The AMD compilation stages: ``ttir -> ttgir -> llir -> amdgcn -> hsaco``.
 
-``ttgir`` runs the shared TTGIR pipeline with the target's wavefront size, then AMD's
-accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), the stream pipeliner
-(``num_stages``; :mod:`.passes.stream_pipeline`), then allocation and membar with
+``ttgir`` runs one pass list (:func:`ttgir_passes`): the shared TTGIR passes with the target's
+wavefront size, then AMD's accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), the
+stream pipeliner (``num_stages``; :mod:`.passes.stream_pipeline`), then allocation and membar with
 AMD's barrier rule; ``llir`` the shared lowering with :class:`AMDTargetInfo` (which also lowers the
 MFMA/WMMA dots); ``amdgcn`` LLVM's AMDGPU backend (optimised IR -> assembly text); ``hsaco`` the
 object from the same optimised IR, linked by ``ld.lld``.  Every stage records what the driver
@@ -12,7 +12,9 @@ from __future__ import annotations
 from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.frontend.errors import CompilationError
 from tritium.passes import PassManager
-from tritium.ttgir.pass_lists import finalize_ttgir, make_ttgir as _make
+from tritium.ttgir.pass_lists import finalize_ttgir, prepare_ttgir, ttgir_passes as core_ttgir_passes
+from tritium.ttir.dot_scaled import DotScaledOp
+from tritium.ttir.ops import DotOp
 from tritium.ttir.passes.cse import CSE
 from tritium.ttir.passes.dce import DCE
 
@@ -20,9 +22,9 @@ from .lowering.device_libs import link
 from .lowering.device_runtime import add_device_runtime
 from .lowering.target_info import AMDTargetInfo
 from .options import arch_of
-from .passes.accelerate_matmul import accelerate_matmul
-from .passes.in_thread_transpose import in_thread_transpose
-from .passes.optimize_epilogue import optimize_epilogue
+from .passes.accelerate_matmul import AccelerateMatmul
+from .passes.in_thread_transpose import InThreadTranspose
+from .passes.optimize_epilogue import OptimizeEpilogue
 from .passes.stream_pipeline import StreamPipeline
 from .toolchain.binary import assemble, emit_assembly, emit_object, has_inline_asm, link_hsaco, optimize
 from .toolchain.elf import read_hsaco
@@ -56,21 +58,34 @@ def sched_strategy(module, arch) -> str | None:
     on it (``s_waitcnt_depctr``), so ``max-ilp`` (LLVM 22's ``iterative-ilp`` crashes on the
     fallback ``lgamma``).  Kernels with dots keep LLVM's default, which interleaves the matrix
     instructions with the loads."""
-    if any(op.name in ("tt.dot", "tt.dot_scaled") for op in module.walk()):
+    if any(isinstance(op, (DotOp, DotScaledOp)) for op in module.walk()):
         return None
     return "max-ilp" if arch.family.startswith("rdna") else "iterative-minreg"
+
+
+def ttgir_passes(target, options) -> list:
+    """The whole TTGIR pass list for ``target``, in order: the core's layout passes, then AMD's:
+    accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), in-thread-transpose,
+    optimize-epilogue, the stream pipeliner (``num_stages``), CSE and DCE.  ``finalize_ttgir``
+    follows (allocation, membar with AMD's rule)."""
+    return [
+        *core_ttgir_passes(target, options),  # decompose dot_scaled/bf16x3, convert-to-ttgir, coalesce, ...
+        AccelerateMatmul(arch_of(target), options), InThreadTranspose(), OptimizeEpilogue(),
+        StreamPipeline(options.num_stages), CSE(), DCE(),
+    ]
 
 
 def make_ttgir(target, options):
     def stage(module, metadata):
         # the options' convert_scratch_limit (64 KiB of LDS) bounds each conversion's scratch
-        module = _make(module, target, options)
-        metadata["dot_lowering"] = accelerate_matmul(module, arch_of(target), options)
-        in_thread_transpose(module)
-        optimize_epilogue(module)
-        unpipelined = module.clone()
-        pipeline = StreamPipeline(options.num_stages)
-        PassManager("ttgir-amd", [pipeline, CSE(), DCE()]).run(module)
+        prepare_ttgir(module, options)
+        passes = ttgir_passes(target, options)
+        at = next(i for i, p in enumerate(passes) if isinstance(p, StreamPipeline))
+        pipeline = passes[at]
+        PassManager("ttgir", passes[:at]).run(module)
+        metadata["dot_lowering"] = next(p for p in passes if isinstance(p, AccelerateMatmul)).dot_lowering
+        unpipelined = module.clone()  # kept for the fallback below
+        PassManager("ttgir-amd", passes[at:]).run(module)
         module = finalize_ttgir(module, target, options)
         if pipeline.pipelined and _shared_bytes(module) > arch_of(target).lds_bytes:
             # the operand buffers live across the loop, beside the scratch of the conversions in

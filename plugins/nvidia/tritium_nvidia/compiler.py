@@ -11,6 +11,7 @@ from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.passes import PassManager
 from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp
 from tritium.ttgir.passes.software_pipeline import Pipeline
 from tritium.ttgir.passes.pointer_offsets import PointerOffsets
 from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
@@ -28,7 +29,7 @@ from .passes.async_operands import AsyncOperandLoads
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 
 
-_ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
+_ASYNC_COPIES = (AsyncCopyGlobalToLocalOp, AsyncCopyDescriptorToLocalOp)
 
 
 def membar_filter(op_a, op_b) -> bool:
@@ -37,7 +38,7 @@ def membar_filter(op_a, op_b) -> bool:
     get a barrier), and a TMA copy's only at its mbarrier's completion, so nothing between the copy
     and the wait can race with them (the seed's backend membar rule, which also covers two copies
     in a row)."""
-    return op_a.name in _ASYNC_COPIES
+    return isinstance(op_a, _ASYNC_COPIES)
 
 
 def ttgir_passes(target, options) -> list:

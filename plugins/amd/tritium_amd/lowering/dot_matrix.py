@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from xdsl.dialects import scf
+
 from tritium.conversion.target_info import intrinsic
+from tritium.ttgir.ops import LocalLoadOp
 from tritium.ttgir.linear_layout import LinearLayout
 
 from ..passes.instructions import Instr
@@ -126,11 +129,11 @@ def lower_matrix_dot(fl, op, ins: Instr) -> None:
 def _pipelined(op) -> bool:
     """Whether the dot is in a software-pipelined loop: in a loop's body, an operand read from the
     stream pipeliner's LDS buffer (``ttg.local_load``)."""
-    if not any(getattr(getattr(v, "owner", None), "name", None) == "ttg.local_load" for v in (op.a, op.b)):
+    if not any(isinstance(getattr(v, "owner", None), LocalLoadOp) for v in (op.a, op.b)):
         return False
     p = op.parent_op()
     while p is not None:
-        if p.name in ("scf.for", "scf.while"):
+        if isinstance(p, (scf.ForOp, scf.WhileOp)):
             return True
         p = p.parent_op()
     return False

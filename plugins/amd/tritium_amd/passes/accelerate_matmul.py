@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (BFloat16Type, Float8E4M3FNUZType, Float8E5M2FNUZType, Float16Type, Float32Type,
                                    Float64Type, IntegerType, ModuleOp, TensorType, f16)
+from xdsl.dialects import scf
 from xdsl.ir import Operation
 
 from tritium.passes import PassManager
@@ -92,7 +93,7 @@ def _insert_hoisted(block, op, cvt, v) -> None:
     owner = src.owner
     if v is not op.c and isinstance(owner, Operation) and owner.parent_block() is not block:
         anc = op.parent_op()
-        while anc is not None and anc.name in ("scf.for", "scf.while", "scf.if"):
+        while isinstance(anc, (scf.ForOp, scf.WhileOp, scf.IfOp)):
             if anc.parent_block() is owner.parent_block():
                 cvt.operands = [src]
                 owner.parent_block().insert_op_after(cvt, owner)
@@ -109,7 +110,7 @@ def _in_chain(dot, depth: int = 12) -> bool:
         v, d = work.pop()
         for use in v.uses:
             user = use.operation
-            if user.name == "tt.dot" and use.index == 0:
+            if isinstance(user, DotOp) and use.index == 0:
                 return True
             if d < depth and user.results and user not in seen and user.parent_block() is dot.parent_block():
                 seen.add(user)
@@ -178,11 +179,25 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
     return f"{ins.kind}: {ins.intrinsic} ({ins.m}x{ins.n}x{ins.k}, warpsPerCTA [{wm}, {wn}]{via})"
 
 
+class AccelerateMatmul:
+    """The pass form of :func:`accelerate_matmul` for a pass list; ``dot_lowering`` then holds its
+    lines (the stage records them in the kernel's metadata)."""
+
+    name = "tritonamdgpu-accelerate-matmul"
+
+    def __init__(self, arch: Arch, options):
+        self.arch, self.options = arch, options
+        self.dot_lowering: list[str] = []
+
+    def run(self, module: ModuleOp) -> None:
+        self.dot_lowering = accelerate_matmul(module, self.arch, self.options)
+
+
 def accelerate_matmul(module: ModuleOp, arch: Arch, options) -> list[str]:
     """Rewrite every eligible ``tt.dot`` of ``module``; returns one line per dot saying how it
     will be computed (``mfma: ...``, ``wmma: ...`` or ``fma: <reason>``)."""
     num_warps = module.attributes["ttg.num-warps"].value.data
-    dots = [op for op in module.walk() if op.name == "tt.dot"]
+    dots = [op for op in module.walk() if isinstance(op, DotOp)]
     out = [_accelerate(op, arch, num_warps, getattr(options, "matrix_instr_nonkdim", 0)) for op in dots]
     if any(not line.startswith("fma") for line in out):
         PassManager("amd-accelerate-matmul", [RemoveLayoutConversions(), CSE(), DCE()]).run(module)

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from tritium.passes import PassManager
 from tritium.ttgir.dialect import NUM_WARPS, THREADS_PER_WARP, module_int
-from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
+from tritium.ttgir.encodings import BlockedEncodingAttr
 from tritium.ttgir.layouts import blocked_encoding
 from tritium.ttgir.ops import ConvertLayoutOp
 from tritium.ttgir.passes._util import convert_before, set_type, with_encoding
@@ -28,6 +28,13 @@ def _load_of(v):
     while isinstance(v.owner, ConvertLayoutOp):
         v = v.owner.operands[0]
     return v.owner if getattr(v.owner, "name", None) == "tt.load" else None
+
+
+class InThreadTranspose:
+    name = "tritonamdgpu-in-thread-transpose"
+
+    def run(self, module: ModuleOp) -> None:
+        in_thread_transpose(module)
 
 
 def in_thread_transpose(module: ModuleOp) -> int:

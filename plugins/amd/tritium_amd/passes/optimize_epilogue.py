@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from tritium.passes import PassManager
 from tritium.ttgir.ops import ConvertLayoutOp
 from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
+from tritium.ttir.memory_ops import StoreOp
 from tritium.ttir.passes.cse import CSE
 from tritium.ttir.passes.dce import DCE
 
@@ -23,11 +24,18 @@ def _with(t: TensorType, enc) -> TensorType:
     return TensorType(t.element_type, t.get_shape(), enc)
 
 
+class OptimizeEpilogue:
+    name = "tritonamdgpu-optimize-epilogue"
+
+    def run(self, module: ModuleOp) -> None:
+        optimize_epilogue(module)
+
+
 def optimize_epilogue(module: ModuleOp) -> int:
     """Rewrite the stores described above; returns how many."""
     n = 0
     for op in list(module.walk()):
-        if op.name != "tt.store" or not isinstance(op.value.owner, ConvertLayoutOp):
+        if not isinstance(op, StoreOp) or not isinstance(op.value.owner, ConvertLayoutOp):
             continue
         src = op.value.owner.operands[0]
         enc = getattr(src.type, "encoding", None)

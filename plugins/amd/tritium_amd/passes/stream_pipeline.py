@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tritium.ttgir.analysis.axis_info import AxisInfoAnalysis, vector_width
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr, SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.ops import LocalStoreOp
 from tritium.ttgir.passes.software_pipeline import Pipeline
 
 from .encodings import AMDMatrixEncoding
@@ -63,7 +64,7 @@ class StreamPipeline:
 
         p = Pipeline(self.num_stages, copy="registers", operand_buffer=operand_buffer_encoding,
                      load_filter=wide_enough)
-        before = sum(1 for op in module.walk() if op.name == "ttg.local_store")
+        before = sum(1 for op in module.walk() if isinstance(op, LocalStoreOp))
         p.run(module)
         self.skipped = p.skipped
-        self.pipelined = sum(1 for op in module.walk() if op.name == "ttg.local_store") > before
+        self.pipelined = sum(1 for op in module.walk() if isinstance(op, LocalStoreOp)) > before

@@ -34,7 +34,7 @@ from tritium.ttgir.types import MemDescType
 from tritium.ttir.arith import SubFOp
 from tritium.ttir.descriptor_ops import DescriptorLoadOp
 from tritium.ttir.memory_ops import LoadOp
-from tritium.ttir.ops import ElementwiseInlineAsmOp, FpToFpOp
+from tritium.ttir.ops import DotOp, ElementwiseInlineAsmOp, FpToFpOp
 
 from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp, element_kind
 from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
@@ -167,7 +167,7 @@ class AccelerateMatmul:
 
     # -- the rewrite ------------------------------------------------------------------------------
     def run(self, module: ModuleOp) -> None:
-        for op in [o for o in module.walk() if o.name == "tt.dot"]:
+        for op in [o for o in module.walk() if isinstance(o, DotOp)]:
             version, reason = self.plan(op)
             if not version:
                 op.attributes[REASON] = StringAttr(reason)

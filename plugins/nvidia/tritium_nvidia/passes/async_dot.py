@@ -17,19 +17,21 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tritium.ttgir.dialect import num_warps_of
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.passes.software_pipeline import slots_ahead
+from tritium.ttgir.ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp,
+                               LocalAllocOp, MemDescIndexOp, MemDescTransOp)
 from tritium.ttgir.types import MemDescType
 
-from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
+from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 
 
 #: the copies the pipeline pass issues into slots (cp.async, and TMA completing on an mbarrier)
-_ASYNC_COPIES = ("ttg.async_copy_global_to_local", "ttg.async_copy_descriptor_to_local")
+_ASYNC_COPIES = (AsyncCopyGlobalToLocalOp, AsyncCopyDescriptorToLocalOp)
 
 
 def _buffer_owner(v):
     """The op that makes the buffer ``v`` reads, through transposed views (``ttg.memdesc_trans``)."""
     owner = getattr(v, "owner", None)
-    while getattr(owner, "name", None) == "ttg.memdesc_trans":
+    while isinstance(owner, MemDescTransOp):
         owner = owner.operands[0].owner
     return owner
 
@@ -45,7 +47,7 @@ def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
         return False
     ops = list(wait.parent_block().ops)
     at = ops.index(wait)
-    return all(i > at for i, op in enumerate(ops) if op.name in _ASYNC_COPIES)
+    return all(i > at for i, op in enumerate(ops) if isinstance(op, _ASYNC_COPIES))
 
 
 def wants_spare_slot(loop) -> bool:
@@ -89,7 +91,7 @@ def _last_dot_reads_a_slot(loop) -> bool:
         return False
     dot, wait = last
     first = next((op for op in body.ops if isinstance(op, WarpGroupDotWaitOp)), None)
-    return first is not wait and any(getattr(_buffer_owner(v), "name", None) == "ttg.local_alloc"
+    return first is not wait and any(isinstance(_buffer_owner(v), LocalAllocOp)
                                      and _buffer_owner(v).parent_block() is body for v in (dot.a, dot.b))
 
 
@@ -201,7 +203,7 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
     first = next((op for op in ops if isinstance(op, WarpGroupDotWaitOp)), None)
     if first is None or first is wait or first.pendings.value.data != 0 or pos[first] > pos[dot]:
         return False
-    if any(op.name in _ASYNC_COPIES and pos[op] < pos[dot] for op in ops):
+    if any(isinstance(op, _ASYNC_COPIES) and pos[op] < pos[dot] for op in ops):
         # copies issued before the dot refill, in the next iteration, slots this dot may still be
         # reading, unless each slot it reads is refilled two iterations after (a spare slot)
         slots = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
@@ -245,7 +247,7 @@ def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGr
     later = next((op for op in ops[pos[wait] + 1:] if isinstance(op, WarpGroupDotWaitOp)), None)
     if later is None or later.pendings.value.data != 0:
         return False
-    if any(op.name in _ASYNC_COPIES for op in ops[pos[dot]:pos[later]]):
+    if any(isinstance(op, _ASYNC_COPIES) for op in ops[pos[dot]:pos[later]]):
         return False
     uses = list(wait.outputs[0].uses)
     if len(uses) != 1 or uses[0].operation is not body.last_op:
@@ -272,7 +274,7 @@ def _prune_fences(module: ModuleOp) -> None:
     landed by ``cp.async.wait_group`` and a barrier, as Triton's pipelined loops do without a fence)
     or was written before the loop (and fenced there), the fence inside the loop is dropped: it
     compiles to a full ``MEMBAR`` every iteration."""
-    for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:
+    for fence in [op for op in module.walk() if isinstance(op, FenceAsyncSharedOp)]:
         loop = fence.parent_op()
         if not isinstance(loop, scf.ForOp):
             continue
@@ -282,7 +284,7 @@ def _prune_fences(module: ModuleOp) -> None:
         if dot is None:
             continue
         bufs = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
-        if all(getattr(_buffer_owner(v), "name", None) == "ttg.memdesc_index" or not loop.is_ancestor(_buffer_owner(v))
+        if all(isinstance(_buffer_owner(v), MemDescIndexOp) or not loop.is_ancestor(_buffer_owner(v))
                for v in bufs if isinstance(v.owner, Operation)):
             fence.detach()
             fence.erase()
@@ -290,7 +292,7 @@ def _prune_fences(module: ModuleOp) -> None:
 
 #: ops a proxy fence may move past: they neither read shared memory through the async proxy nor
 #: hold ops that might (the pipeline's prologue copies, their commits and slot views)
-_FENCE_TRANSPARENT = ("ttg.async_copy_global_to_local", "ttg.async_commit_group", "ttg.memdesc_index")
+_FENCE_TRANSPARENT = (AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, MemDescIndexOp)
 
 
 def _fence_transparent(op: Operation) -> bool:
@@ -298,7 +300,7 @@ def _fence_transparent(op: Operation) -> bool:
     neither reads shared memory through the async proxy nor holds ops that might."""
     if op.regions:
         return False
-    if op.name in _FENCE_TRANSPARENT or (op.name == "ttg.local_alloc" and not op.operands):  # not yet written
+    if isinstance(op, _FENCE_TRANSPARENT) or (isinstance(op, LocalAllocOp) and not op.operands):  # not yet written
         return True
     return (op.name.split(".")[0] in ("arith", "tt", "math") and op.name not in ("tt.call", "tt.return")
             and "descriptor" not in op.name and "tensormap" not in op.name
@@ -315,10 +317,10 @@ def _sink_fences(module: ModuleOp) -> None:
     first barrier membar puts after it publishes it (write, proxy fence, barrier, wgmma).  Moving
     a write later is safe past ops that do not use it; moving a proxy fence later keeps it between
     every write it covers and the reads."""
-    for fence in [op for op in module.walk() if op.name == "ttng.fence_async_shared"]:
+    for fence in [op for op in module.walk() if isinstance(op, FenceAsyncSharedOp)]:
         writes = []
         prev = fence.prev_op
-        while prev is not None and prev.name == "ttg.local_alloc" and prev.operands:
+        while prev is not None and isinstance(prev, LocalAllocOp) and prev.operands:
             writes.insert(0, prev)
             prev = prev.prev_op
         written = {r for w in writes for r in w.results}

@@ -30,10 +30,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, LocalAllocOp
-from tritium.ttgir.passes.software_pipeline import _cache_evict, _is_zero
+from tritium.ttgir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, LocalAllocOp, MemDescTransOp
+from tritium.ttgir.passes.software_pipeline import is_zero
 from tritium.ttgir.types import MemDescType
-from tritium.ttir.memory_ops import LoadOp
+from tritium.ttir.memory_ops import LoadOp, cache_evict
+
+from .dialect import FenceAsyncSharedOp
 
 
 def _holds_async(op: Operation) -> bool:
@@ -47,7 +49,7 @@ def _readers(v: SSAValue) -> list[Operation]:
     out = []
     for use in v.uses:
         op = use.operation
-        if op.name == "ttg.memdesc_trans":
+        if isinstance(op, MemDescTransOp):
             out.extend(_readers(op.results[0]))
         else:
             out.append(op)
@@ -90,7 +92,7 @@ def _eligible(load: LoadOp) -> LocalAllocOp | None:
     t = load.result.type
     if not isinstance(t, TensorType) or not isinstance(load.ptr.type, TensorType):
         return None
-    if not _is_zero(load.other) or load.isVolatile.value.data or bit_width(t.element_type) < 8:
+    if not is_zero(load.other) or load.isVolatile.value.data or bit_width(t.element_type) < 8:
         return None
     uses = list(load.result.uses)
     if len(uses) != 1 or not isinstance(uses[0].operation, LocalAllocOp):
@@ -112,7 +114,7 @@ class AsyncOperandLoads:
                 continue
             t: MemDescType = alloc.result.type
             buf = LocalAllocOp(MemDescType(t.shape, t.element_type, t.encoding, t.memory_space, mutable=True))
-            copy = AsyncCopyGlobalToLocalOp(load.ptr, buf.result, load.mask, None, *_cache_evict(load))
+            copy = AsyncCopyGlobalToLocalOp(load.ptr, buf.result, load.mask, None, *cache_evict(load))
             Rewriter.insert_op([buf, copy, AsyncCommitGroupOp()], InsertPoint.before(load))
             alloc.result.replace_all_uses_with(buf.result)
             fence = alloc.next_op
@@ -120,7 +122,7 @@ class AsyncOperandLoads:
             alloc.erase()
             load.detach()
             load.erase()
-            if fence is not None and fence.name == "ttng.fence_async_shared":
+            if isinstance(fence, FenceAsyncSharedOp):
                 # the fence accelerate-matmul put after this tile's store: nothing left for it
                 fence.detach()
                 fence.erase()

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from math import prod
 
+from xdsl.dialects import scf
+
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.ops import ConvertLayoutOp
+from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, ConvertLayoutOp
+from tritium.ttir.descriptor_ops import DescriptorLoadOp, DescriptorStoreOp
+from tritium.ttir.memory_ops import LoadOp
+from tritium.ttir.ops import CallOp, FuncOp, ReturnOp
 from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
 from tritium.ttgir.passes.membar import Membar
 
@@ -36,7 +41,7 @@ _BARRIER_BYTES = 16
 
 
 def tile_type(op):
-    return op.results[0].type if op.name == "tt.descriptor_load" else op.value.type
+    return op.results[0].type if isinstance(op, DescriptorLoadOp) else op.value.type
 
 
 def tile_bytes(t) -> int:
@@ -101,19 +106,19 @@ class AcquireMapsOnce:
     way from one tile's store to the next tile's copies.  Other maps keep their per-access fence."""
 
     name = "nvidia-acquire-maps-once"
-    USERS = ("tt.descriptor_load", "tt.descriptor_store", "ttg.async_copy_descriptor_to_local")
+    USERS = (DescriptorLoadOp, DescriptorStoreOp, AsyncCopyDescriptorToLocalOp)
 
     def run(self, module) -> None:
         from xdsl.dialects.builtin import UnitAttr
         from xdsl.ir import Block
         from xdsl.rewriter import InsertPoint, Rewriter
-        for func in [op for op in module.walk() if op.name == "tt.func"]:
+        for func in [op for op in module.walk() if isinstance(op, FuncOp)]:
             if not func.body.blocks:
                 continue
             entry = func.body.blocks[0]
             maps: dict = {}
             for op in func.walk():
-                if op.name in self.USERS:
+                if isinstance(op, self.USERS):
                     maps.setdefault(op.desc, []).append(op)
             for m, users in maps.items():
                 owner = m.owner
@@ -151,20 +156,20 @@ class DeferStoreWaits:
         from xdsl.rewriter import InsertPoint, Rewriter
         reader = Membar(scratch_rules=SCRATCH_SIZES)
         reader.whole = 1 << 30  # only ops with placed buffers matter here
-        for func in [op for op in module.walk() if op.name == "tt.func"]:
-            stores = [op for op in func.walk() if op.name == "tt.descriptor_store"]
+        for func in [op for op in module.walk() if isinstance(op, FuncOp)]:
+            stores = [op for op in func.walk() if isinstance(op, DescriptorStoreOp)]
             tiles = [a for op in stores for a in reader.accesses(op) if not a.write]
             if not stores or len(tiles) != len(stores):
                 continue  # a store without a placed tile: leave its own wait
             waited: set = set()
             for op in list(func.walk()):
-                if op.name in ("tt.return", "tt.call") or any(
+                if isinstance(op, (ReturnOp, CallOp)) or any(
                         a.conflicts(t) for a in reader.accesses(op) for t in tiles):  # tiles are reads: a write
                     # before the op, and before each loop around it: membar may put the block
                     # barrier the first iteration needs before the loop, which must follow a wait
                     at, targets = op, [op]
                     while (at := at.parent_op()) is not None and at is not func:
-                        if at.name in ("scf.for", "scf.while"):
+                        if isinstance(at, (scf.ForOp, scf.WhileOp)):
                             targets.append(at)
                     for target in targets:
                         if target not in waited:
@@ -198,17 +203,17 @@ class OwnStoreTiles:
 
     def run(self, module) -> None:
         from xdsl.dialects.builtin import TensorType, UnitAttr
-        for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
+        for op in [o for o in module.walk() if isinstance(o, DescriptorStoreOp)]:
             top = outermost_loop(op)
             if top is op:
                 continue
             slots = 0
             for load in top.walk():
-                if load.name not in ("tt.load", "tt.descriptor_load"):
+                if not isinstance(load, (LoadOp, DescriptorLoadOp)):
                     continue
                 t = load.results[0].type
                 loop = load.parent_op()
-                while loop.name != "scf.for":  # the loop whose slots the tile would take
+                while not isinstance(loop, scf.ForOp):  # the loop whose slots the tile would take
                     loop = loop.parent_op()
                 if isinstance(t, TensorType) and len(t.get_shape()) >= 2 and loop is not top \
                         and not loop.is_ancestor(op):
@@ -229,7 +234,7 @@ class StoreTilesInPlace:
     name = "nvidia-store-tiles-in-place"
 
     def run(self, module) -> None:
-        for op in [o for o in module.walk() if o.name == "tt.descriptor_store"]:
+        for op in [o for o in module.walk() if isinstance(o, DescriptorStoreOp)]:
             cvt = op.value.owner
             if not isinstance(cvt, ConvertLayoutOp) or len(list(cvt.results[0].uses)) != 1:
                 continue
