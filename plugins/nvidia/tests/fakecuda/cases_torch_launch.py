@@ -381,7 +381,7 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
     function's descriptor binder straight to the companion's direct launcher: neither the
     function's nor the companion's ``run`` is called, and the map comes from the backend's
     mapper, not a hook call per descriptor."""
-    from tritium.hooks.backend import Backend
+    from tritium.hooks.backend import InstalledBackend
     from tritium.runtime.descriptors import DescriptorBinder
     src, out = on(0, torch.randn(64), torch.empty(64))
     grids = []
@@ -402,7 +402,7 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(copy_desc, "run", general)
         m.setattr(companion, "run", general)
-        m.setattr(Backend, "tensor_descriptor_map", general)
+        m.setattr(InstalledBackend, "tensor_descriptor_map", general)
         src2 = on(0, torch.randn(64))[0]
         grids.clear()
         for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
