@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 
 from ..errors import TritonError, StaticAssertionFailed
 
@@ -124,7 +125,28 @@ def original(exc: BaseException) -> BaseException | None:
     if isinstance(exc, StaticAssertionFailed):
         return None  # the assertion is the whole story: ``raise ... from None``
     exc.__suppress_context__ = True
-    return exc.with_traceback(None)
+    return exc.with_traceback(_past_the_code_generator(exc.__traceback__))
+
+
+#: the code generator's files: a cause's traceback leaves out their frames (and ``ast.py``'s
+#: ``NodeVisitor.visit``), so what remains starts where the kernel called a language function
+_WALKER_FILES = ("codegen.py", "codegen_control.py", "generator.py")
+
+
+def _in_code_generator(tb) -> bool:
+    path = tb.tb_frame.f_code.co_filename
+    name = os.path.basename(path)
+    return name == "ast.py" or (name in _WALKER_FILES and os.path.dirname(path) == os.path.dirname(__file__))
+
+
+def _past_the_code_generator(tb):
+    """``tb`` from its first frame outside the code generator: an error raised inside a language
+    function (``tl.expand_dims``) keeps the frames from that function down to the raise, which
+    name the function's own files, as Triton's tracebacks do; one raised by the code generator
+    itself keeps none."""
+    while tb is not None and _in_code_generator(tb):
+        tb = tb.tb_next
+    return tb
 
 
 def error_at_op(op, message: str) -> CompilationError:
