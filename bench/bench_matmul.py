@@ -7,11 +7,11 @@ num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherw
 fp16/bf16 matmul at each size (the tutorial's grouped kernel over the same config list for both
 compilers, best config each: what the autotuner would pick; the two best configs and cuBLAS are
 then timed interleaved, A,B,B,A per round, ``bench/interleave.py``, and the table gives the median
-of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given
-K-contiguous, as fp8 tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B
-K-contiguous), fp32 matmul with input_precision="ieee" (FMA dots) at 1024^3 and 2048^3, flash-attention forward and backward (the tutorial's
-three backward launches: row dot products, dK/dV per key block, dQ per query block; causal and
-not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
+of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given K-contiguous, as fp8
+tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B K-contiguous), fp32 matmul with
+input_precision="ieee" (FMA dots) at 1024^3 and 2048^3, flash-attention forward and backward (the
+tutorial's three backward launches: row dot products, dK/dV per key block, dQ per query block;
+causal and not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
 Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time of a 128x256x64 fp16
 matmul with 8 warps for both.  Printed last.
 """
@@ -168,8 +168,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=0, help="launches a side per round (default 10 with --quick, else 30)")
     ap.add_argument("--no-attention", action="store_true")
     ap.add_argument("--parts", default="matmul,tf32,ieee,fwd,bwd",
-                    help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), ieee (fp32, FMA dots), fwd (attention forward), "
-                         "bwd (attention backward)")
+                    help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), ieee (fp32, FMA dots), "
+                         "fwd (attention forward), bwd (attention backward)")
     args = ap.parse_args()
     import tritium
     import tritium.language as ttl

@@ -344,8 +344,12 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         constant: Triton 3.6 rejects that (only ``N = tl.constexpr(42)`` is a compile-time constant)
         unless ``knobs.compilation.allow_non_constexpr_globals`` is set; its interpreter runs the
         kernel as Python and reads any global, and so does Tritium's."""
-        target = self.builder.target
-        return knobs.compilation.allow_non_constexpr_globals or getattr(target, "backend", None) == "interpreter"
+        return knobs.compilation.allow_non_constexpr_globals or self._for_interpreter()
+
+    def _for_interpreter(self) -> bool:
+        """Whether the kernel is compiled for the interpreter, which runs it as Python with no
+        layouts (Triton's interpreter accepts what only layouts or compilation would refuse)."""
+        return getattr(self.builder.target, "backend", None) == "interpreter"
 
     def visit_Tuple(self, node):
         return tuple(self.visit(e) for e in node.elts)
@@ -606,8 +610,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         """A compiled ``noinline`` function takes scalars (and pointers) only, as in Triton: a block
         would need one layout for every call site.  The interpreter, like Triton's, has no layouts
         and accepts blocks."""
-        target = self.builder.target
-        if target is None or getattr(target, "backend", None) == "interpreter":
+        if self.builder.target is None or self._for_interpreter():
             return
         for name, v in zip(fn.arg_names, values):
             if isinstance(v, tensor) and v.type.is_block() and v.type.numel > 1:

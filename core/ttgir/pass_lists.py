@@ -83,8 +83,9 @@ def _backend_of(target):
 
 
 def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
-    """fma-operands-through-shared, separable-reductions, allocate-shared-memory, the backend's after-allocation passes (they
-    see every buffer's offset), then membar (``ttg.shared`` is then on the module).
+    """fma-operands-through-shared, separable-reductions, allocate-shared-memory, the backend's
+    after-allocation passes (they see every buffer's offset), then membar (``ttg.shared`` is then
+    on the module).
 
     Everything backend-specific comes through the hooks of ``backend`` (the contract's
     :class:`~tritium.hooks.backend.InstalledBackend` owning ``target``, looked up when not given): its
@@ -95,6 +96,6 @@ def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
     after = backend.after_allocation_passes(target, options) if backend is not None else []
     rule = backend.membar_filter(target) if backend is not None else None
     set_scratch_limit(module, options)
-    PassManager("ttgir-finalize", [FmaOperandsThroughShared(), SeparableReductions(), AllocateSharedMemory(rules), *after,
-                                   Membar(rule, rules)]).run(module)
+    PassManager("ttgir-finalize", [FmaOperandsThroughShared(), SeparableReductions(), AllocateSharedMemory(rules),
+                                   *after, Membar(rule, rules)]).run(module)
     return module

@@ -97,11 +97,11 @@ class _LoadEffect(MemoryReadEffect):
         return cls._VOLATILE if vol is not None and vol.value.data else super().get_effects(op)
 
 
-
 def cache_evict(op) -> tuple[str, str]:
     """A load's or store's cache modifier and eviction policy as keywords (``("cg", "evict_last")``),
     what a new load, store or copy built in its place takes."""
     return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
+
 
 @irdl_op_definition
 class LoadOp(IRDLOperation):

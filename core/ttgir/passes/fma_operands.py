@@ -20,14 +20,13 @@ row slices, a buffer cannot.  The buffers' layout is row-major along the source'
 unswizzled."""
 from __future__ import annotations
 
-import math
-
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from ...ttir.ops import DotOp
 from ..encodings import BlockedEncodingAttr, DotOperandEncodingAttr, SwizzledSharedEncodingAttr
-from ..layouts import bit_width, scratch_limit
+from ..layouts import scratch_limit
 from ..ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
+from ..scratch import tensor_bytes
 from ..types import MemDescType
 from ._util import encoding
 
@@ -48,10 +47,6 @@ def _fma_operand_conversion(dot: DotOp, value) -> ConvertLayoutOp | None:
     return cvt
 
 
-def _bytes(t: TensorType) -> int:
-    return math.prod(t.get_shape()) * max(bit_width(t.element_type) // 8, 1)
-
-
 class FmaOperandsThroughShared:
     name = "fma-operands-through-shared"
 
@@ -60,7 +55,7 @@ class FmaOperandsThroughShared:
             if not isinstance(encoding(dot.results[0].type), BlockedEncodingAttr):
                 continue
             converts = [c for c in (_fma_operand_conversion(dot, v) for v in (dot.a, dot.b)) if c is not None]
-            if not converts or sum(_bytes(c.operands[0].type) for c in converts) > scratch_limit(dot):
+            if not converts or sum(tensor_bytes(c.operands[0].type) for c in converts) > scratch_limit(dot):
                 continue
             block = dot.parent_block()
             allocs = []

@@ -11,7 +11,6 @@ from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.passes import PassManager
 from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, AsyncCopyGlobalToLocalOp
 from tritium.ttgir.passes.software_pipeline import Pipeline
 from tritium.ttgir.passes.pointer_offsets import PointerOffsets
 from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
@@ -24,12 +23,9 @@ from .options import capability
 from .passes import dialect  # noqa: F401  (registers the ttng ops the passes create)
 from .passes import tma
 from .passes.accelerate_matmul import AccelerateMatmul
-from .passes.async_dot import AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
+from .passes.async_dot import ASYNC_COPIES, AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
 from .passes.async_operands import AsyncOperandLoads
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
-
-
-_ASYNC_COPIES = (AsyncCopyGlobalToLocalOp, AsyncCopyDescriptorToLocalOp)
 
 
 def membar_filter(op_a, op_b) -> bool:
@@ -38,7 +34,7 @@ def membar_filter(op_a, op_b) -> bool:
     get a barrier), and a TMA copy's only at its mbarrier's completion, so nothing between the copy
     and the wait can race with them (the seed's backend membar rule, which also covers two copies
     in a row)."""
-    return isinstance(op_a, _ASYNC_COPIES)
+    return isinstance(op_a, ASYNC_COPIES)
 
 
 def ttgir_passes(target, options) -> list:

@@ -25,7 +25,7 @@ from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 
 
 #: the copies the pipeline pass issues into slots (cp.async, and TMA completing on an mbarrier)
-_ASYNC_COPIES = (AsyncCopyGlobalToLocalOp, AsyncCopyDescriptorToLocalOp)
+ASYNC_COPIES = (AsyncCopyGlobalToLocalOp, AsyncCopyDescriptorToLocalOp)
 
 
 def _buffer_owner(v):
@@ -47,7 +47,7 @@ def _pipelined(dot: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> bool:
         return False
     ops = list(wait.parent_block().ops)
     at = ops.index(wait)
-    return all(i > at for i, op in enumerate(ops) if isinstance(op, _ASYNC_COPIES))
+    return all(i > at for i, op in enumerate(ops) if isinstance(op, ASYNC_COPIES))
 
 
 def wants_spare_slot(loop) -> bool:
@@ -203,7 +203,7 @@ def _leave_last_dot_in_flight(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: Wa
     first = next((op for op in ops if isinstance(op, WarpGroupDotWaitOp)), None)
     if first is None or first is wait or first.pendings.value.data != 0 or pos[first] > pos[dot]:
         return False
-    if any(isinstance(op, _ASYNC_COPIES) and pos[op] < pos[dot] for op in ops):
+    if any(isinstance(op, ASYNC_COPIES) and pos[op] < pos[dot] for op in ops):
         # copies issued before the dot refill, in the next iteration, slots this dot may still be
         # reading, unless each slot it reads is refilled two iterations after (a spare slot)
         slots = [v for v in (dot.a, dot.b) if not isinstance(v.type, TensorType)]
@@ -247,7 +247,7 @@ def _merge_into_next_wait(loop: scf.ForOp, wait: WarpGroupDotWaitOp, dot: WarpGr
     later = next((op for op in ops[pos[wait] + 1:] if isinstance(op, WarpGroupDotWaitOp)), None)
     if later is None or later.pendings.value.data != 0:
         return False
-    if any(isinstance(op, _ASYNC_COPIES) for op in ops[pos[dot]:pos[later]]):
+    if any(isinstance(op, ASYNC_COPIES) for op in ops[pos[dot]:pos[later]]):
         return False
     uses = list(wait.outputs[0].uses)
     if len(uses) != 1 or uses[0].operation is not body.last_op:
