@@ -31,6 +31,20 @@ from ..types import MemDescType
 from ._util import encoding
 
 
+def fma_operand_buffer(convert: ConvertLayoutOp) -> SwizzledSharedEncodingAttr | None:
+    """The shared layout an FMA dot operand is staged in when it is loaded in a pipelined loop
+    (the software pipeliner's ``operand_buffer`` rule): ``convert`` takes a loaded tile from a
+    blocked layout to a ``#ttg.dot_op`` of a blocked dot; the slots are row-major along the tile's
+    order, unswizzled, as this pass's buffers (an FMA read takes a thread's rows or columns along
+    K, so a swizzle buys nothing).  None for any other conversion."""
+    enc = encoding(convert.results[0].type)
+    src = encoding(convert.operands[0].type)
+    if not (isinstance(enc, DotOperandEncodingAttr) and isinstance(enc.parent, BlockedEncodingAttr)
+            and isinstance(src, BlockedEncodingAttr)):
+        return None
+    return SwizzledSharedEncodingAttr(1, 1, 1, src.order)
+
+
 def _fma_operand_conversion(dot: DotOp, value) -> ConvertLayoutOp | None:
     """The conversion producing ``value`` when it is one this pass rewrites: into an FMA dot
     operand layout, in the dot's block, used by the dot alone, from a distributed tensor."""

@@ -197,6 +197,12 @@ class _Loop:
             if self.load_filter is not None and not self.load_filter(load):
                 continue
             self.loads.append((load, op, buf_t))
+        staged = [entry for entry in self.loads if isinstance(entry[1], ConvertLayoutOp)]
+        if staged and self.shared_budget is not None \
+                and self.stages * sum(t.size_in_bytes() for _, _, t in self.loads) > self.shared_budget:
+            # operands the backend would stage (they had no buffer) stay as they are where the
+            # slots would not fit; buffers the tile already had are the kernel's own choice
+            self.loads = [entry for entry in self.loads if entry not in staged]
         if not self.loads:
             return "no load feeds a shared-memory buffer"
 

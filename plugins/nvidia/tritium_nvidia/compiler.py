@@ -11,6 +11,7 @@ from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.passes import PassManager
 from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.passes.fma_operands import fma_operand_buffer
 from tritium.ttgir.passes.software_pipeline import Pipeline
 from tritium.ttgir.passes.pointer_offsets import PointerOffsets
 from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
@@ -40,7 +41,8 @@ def membar_filter(op_a, op_b) -> bool:
 def ttgir_passes(target, options) -> list:
     """The whole TTGIR pass list for ``target``, in order: the core's layout passes, then the
     tensor-core path (accelerate-matmul onto ``nvidia_mma``, the software pipeline, asynchronous
-    operand loads and dot waits, TMA stores).  ``finalize_ttgir`` follows (allocation, the
+    operand loads and dot waits, TMA stores).  From sm_80 the pipeline also stages the loaded
+    operands of FMA dots (``fma_operand_buffer``) through ``cp.async``, as Triton does.  ``finalize_ttgir`` follows (allocation, the
     after-allocation passes, membar)."""
     own_tiles = [tma.OwnStoreTiles(options.num_stages)] if options.defer_store_waits and options.own_store_tiles else []
     return [
@@ -49,7 +51,8 @@ def ttgir_passes(target, options) -> list:
         *own_tiles,  # a persistent loop's TMA store keeps bytes of its own (option own_store_tiles)
         Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
                  late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=tma.descriptor_copy(target),
-                 stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES),
+                 stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES,
+                 operand_buffer=fma_operand_buffer if capability(target) >= 80 else None),
         PointerOffsets(),
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
         AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE(),
