@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float
                                    TensorType)
 from xdsl.ir import Attribute
 
+from ...ttgir.types import AsyncTokenType
 from ...ttir.types import PointerType
 
 
@@ -68,6 +69,8 @@ def llvm_type(t: Attribute, global_as: int = 1) -> ir.Type:
         return ir.PointerType(addrspace=global_as if space == 1 else space)
     if isinstance(t, IndexType):
         return I64
+    if isinstance(t, AsyncTokenType):  # an ordering token carries no value: a placeholder
+        return I32
     raise NotImplementedError(f"no LLVM type for {t}")
 
 

@@ -469,8 +469,10 @@ class Pipeline:
                 bars[load] = bar.result
         n_groups = sum(not isinstance(load, DescriptorLoadOp) for load, _, _ in info.loads)
 
-        def issue(env: dict, iv_key: SSAValue, iv_val: SSAValue, slot: SSAValue, at: InsertPoint) -> None:
-            """Copies of one iteration (``env`` maps the body's values), predicated on it existing."""
+        def issue(env: dict, iv_key: SSAValue, iv_val: SSAValue, slot: SSAValue, at: InsertPoint) -> list[SSAValue]:
+            """Copies of one iteration (``env`` maps the body's values), predicated on it existing;
+            the tokens of its commit groups."""
+            tokens = []
             env[iv_key] = iv_val
             _clone(info.slice, env, at)
             live = arith.CmpIOp(iv_val, loop.ub, "slt")
@@ -493,8 +495,10 @@ class Pipeline:
                 view = MemDescIndexOp(buf, slot)
                 Rewriter.insert_op(view, at)
                 copy = AsyncCopyGlobalToLocalOp(ptrs, view.result, pred, None, *cache_evict(load))
-                Rewriter.insert_op(copy, at)
-                Rewriter.insert_op(AsyncCommitGroupOp(), at)
+                group = AsyncCommitGroupOp([copy.token])
+                Rewriter.insert_op([copy, group], at)
+                tokens.append(group.asyncToken)
+            return tokens
 
         def advance(env: dict, at: InsertPoint) -> list[SSAValue]:
             _clone(info.update, env, at)
@@ -503,9 +507,10 @@ class Pipeline:
         # prologue: iterations 0 .. S-2
         carried = [loop.iter_args[i] for i in info.carried]
         iv_val = loop.lb
+        in_flight: list[SSAValue] = []  # the groups' tokens, oldest iteration first
         for j in range(s - 1):
             env = {info.body.args[1 + i]: v for i, v in zip(info.carried, carried)}
-            issue(env, info.iv, iv_val, _const(j, i32, before), before)
+            in_flight += issue(env, info.iv, iv_val, _const(j, i32, before), before)
             carried = advance(env, before)
             iv_val = _binop(arith.AddIOp, iv_val, loop.step, before)
         ahead_iv_offset = iv_val  # lb + (S-1)*step: only its distance from lb matters below
@@ -516,18 +521,21 @@ class Pipeline:
         # carried (Triton's form) rather than derived from the one read as (slot + S - 1) mod
         # nslots: that put an add, a compare and a select in a chain before each refill (sm_90
         # attention d64 under Nsight Compute: 0.4-0.5% fewer cycles carried; bench NOTES run 30)
+        # (and the tokens of the groups in flight, Triton's form: the loop-top wait names the
+        # oldest iteration's groups, the ones it waits for)
         n_old = len(loop.iter_args)
         counters = [_const(0, i32, before), _const(s - 1, i32, before)] + ([_const(0, i32, before)] if bars else [])
-        new, new_body = with_extra_iter_args(loop, carried + counters)
+        new, new_body = with_extra_iter_args(loop, carried + counters + in_flight)
         ahead = list(new_body.args[1 + n_old:1 + n_old + len(carried)])
         slot = new_body.args[1 + n_old + len(carried)]
         wslot = new_body.args[2 + n_old + len(carried)]
-        phase = new_body.args[-1] if bars else None
+        phase = new_body.args[1 + n_old + len(carried) + 2] if bars else None
+        tokens = list(new_body.args[len(new_body.args) - len(in_flight):]) if in_flight else []
         iv = new_body.args[0]
 
         # consumers read slot i % nslots once the oldest group has landed and its barriers completed
         # all views go in before any load is erased: the body's first op may be one of those loads
-        waits: list[Operation] = [AsyncWaitOp((), (s - 2) * n_groups)] if n_groups else []
+        waits: list[Operation] = [AsyncWaitOp(tokens[:n_groups], (s - 2) * n_groups)] if n_groups else []
         waits += [WaitBarrierOp(bar, slot, phase) for bar in bars.values()]
         views = [MemDescIndexOp(buf, slot) for buf in bufs]
         Rewriter.insert_op(waits + views, InsertPoint.at_start(new_body))
@@ -559,7 +567,7 @@ class Pipeline:
             at = InsertPoint.after(users[-1]) if late else InsertPoint.before(users[0])
         env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead)}
         iv_ahead = _binop(arith.AddIOp, iv, dist, at)
-        issue(env, iv, iv_ahead, wslot, at)
+        issued = issue(env, iv, iv_ahead, wslot, at)
         next_ahead = advance(env, at)
         at_end = InsertPoint.before(y)
 
@@ -578,7 +586,8 @@ class Pipeline:
             nphase = arith.SelectOp(nwrap, flipped, phase)
             Rewriter.insert_op(nphase, at_end)
             counters.append(nphase.result)
-        Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + counters)))
+        next_tokens = (tokens[n_groups:] + issued) if tokens else []
+        Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + counters + next_tokens)))
 
         for old, nw in zip(loop.results, new.results[:n_old]):
             old.replace_all_uses_with(nw)

@@ -51,4 +51,4 @@ def test_load_first_in_the_loop_body_is_pipelined_with_triton_group_count():
     # Triton's test_tl_range: pointers carried by the loop, so each load is the body's first op;
     # 5 stages, 2 loads: one commit group per load, 3 iterations ahead -> wait for 6
     ptx = _matmul("fp16", 64, 64, 64, 0, kmajor=False, warps=4, stages=5).asm["ptx"]
-    assert "cp.async.wait_group 0x6" in ptx
+    assert "cp.async.wait_group \t6;" in ptx

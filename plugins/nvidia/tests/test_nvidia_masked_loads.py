@@ -1,7 +1,8 @@
 """CPU-only regression for issue #9: masked-off lanes of a load without ``other`` (and of a
 block-pointer load without ``padding_option``) must read zero, not whatever the destination
 registers held.  Every predicated ``ld.global`` in the LLVM IR must first set its destination
-registers (``mov`` before ``@p ld``, as Triton does)."""
+registers (``mov`` before ``@p ld``, as Triton does); every ``cp.async`` of a pipelined loop must
+carry the source-size operand that makes a masked-off lane's bytes zero."""
 import re
 
 import pytest
@@ -17,9 +18,17 @@ def _predicated_loads(llir: str) -> list[str]:
     return [a for a in asm if re.search(r"@\$\d+ ld\.global", a)]
 
 
+def _async_copies(llir: str) -> list[str]:
+    asm = re.findall(r'asm (?:sideeffect )?"([^"]*)"', llir)
+    return [a for a in asm if re.search(r"cp\.async\.c[ag]\.shared\.global", a)]
+
+
 def _check_zero_filled(llir: str) -> None:
     loads = _predicated_loads(llir)
-    assert loads, "expected predicated global loads"
+    copies = _async_copies(llir)
+    assert loads or copies, "expected predicated global loads or asynchronous copies"
+    for text in copies:  # [dst], [src], bytes, source bytes (0 where masked off: zero-filled)
+        assert re.search(r"\], \d+, \$\d+;", text), f"copy without a source size: {text!r}"
     for text in loads:
         ld = re.search(r"ld\.global\S* (\{[^}]*\}|\$\d+),", text)
         dests = re.findall(r"\$\d+", ld.group(1))

@@ -126,7 +126,7 @@ def test_sm90_matmul_uses_wgmma_fed_by_pipelined_cp_async(monkeypatch, tmp_path)
     ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
     assert ".target sm_90a" in ptx
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
-    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group 0x2" in ptx  # 2 loads, 1 stage ahead
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group \t2;" in ptx  # 2 loads, 1 stage ahead
     assert "wgmma.wait_group.sync.aligned 1" in ptx  # one dot left in flight across iterations
     assert "#ttg.nvidia_mma<{versionMajor = 3" in ttgir and "ttg.async_copy_global_to_local" in ttgir
     # num_stages + 1 slots (a spare one lets the refill precede the consumers without a barrier)
@@ -192,7 +192,7 @@ def test_sm80_matmul_uses_mma_sync_fed_by_cp_async(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
     ptx = _compile("cuda:80", 64, 64, 32, stages=4).asm["ptx"]
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
-    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group 0x4" in ptx
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group \t4;" in ptx
     assert "wgmma" not in ptx
 
 
@@ -331,7 +331,7 @@ def test_sm90_attention_copies_q_ahead_of_the_pipeline_prologue(monkeypatch, tmp
     assert len(q_copies) == bm * d * 2 // 16 // 128  # the tile in 16-byte pieces over 128 threads
     assert "ld.global" not in prologue and "st.shared" not in prologue
     assert "fence.proxy.async" not in prologue and "bar.sync" not in prologue
-    assert "cp.async.wait_group 0x0;" in ptx[len(prologue):] or "cp.async.wait_group 0;" in ptx[len(prologue):]
+    assert "cp.async.wait_group \t0;" in ptx[len(prologue):]
 
 
 def test_sm90_attention_register_q_stores_after_the_prologue_copies(monkeypatch, tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import TensorType
 
+from tritium.conversion.target_info import intrinsic
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.global_memory import access_vector
 from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
@@ -458,13 +459,14 @@ def _mask_sharing(fl: FunctionLowering, mask, info) -> list[int]:
 
 
 def lower_commit(fl: FunctionLowering, op) -> None:
-    _asm(fl.builder, ir.VoidType(), "cp.async.commit_group;", "", [])
+    intrinsic(fl.builder, "llvm.nvvm.cp.async.commit.group", ir.VoidType(), [])
     fl.set(op.results[0], const(I32, 0))
 
 
 def lower_async_wait(fl: FunctionLowering, op) -> None:
-    # the count in hex, as Triton's PTX writes it
-    _asm(fl.builder, ir.VoidType(), f"cp.async.wait_group {op.num.value.data:#x};", "", [])
+    # NVVM's intrinsics (as Triton 3.6 emits them: ``cp.async.wait_group \t2;`` in the PTX); the
+    # tokens the op names are ordering only, the count is what the hardware waits on
+    intrinsic(fl.builder, "llvm.nvvm.cp.async.wait.group", ir.VoidType(), [const(I32, op.num.value.data)])
     fl.set(op.results[0], const(I32, 0))
 
 
