@@ -12,8 +12,13 @@ tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B K-contiguous), fp32 matmu
 input_precision="ieee" (FMA dots) at 1024^3 and 2048^3, flash-attention forward and backward (the
 tutorial's three backward launches: row dot products, dK/dV per key block, dQ per query block;
 causal and not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
-Tritium/Triton and Tritium/cuBLAS (torch.matmul); then the cold compile time of a 128x256x64 fp16
-matmul with 8 warps for both.  Printed last.
+Tritium/Triton, and a peer timed in the same interleaved rounds where torch has one: cuBLAS
+(``torch.matmul``; ``torch._scaled_mm`` for fp8; with TF32 allowed for the tf32 row, without for
+the ieee one) for the matmul rows, ``scaled_dot_product_attention`` on its flash backend
+(FlashAttention-2) for the attention forward rows; the backward rows have none.  "% peak" is
+Tritium's TFLOP/s over the dense peak of an H100/H200 SXM for the row's input type (fp16/bf16 989,
+fp8 1979, tf32 495, fp32 FMA 67; nan on other GPUs).  Then the cold compile time of a 128x256x64
+fp16 matmul with 8 warps for both.  Printed last.
 """
 from __future__ import annotations
 
@@ -85,6 +90,44 @@ def check_sweep(k) -> None:
                 if not err < 1e-2:
                     failures.append(f"matmul {cfg} {dt} {m}x{nn}x{kk}: relative error {err:.3e}")
     print(f"check sweep: {n} runs, {len(failures)} failures")
+
+
+#: dense tensor-core (and fp32 FMA) peaks of an H100/H200 SXM, TFLOP/s, by input type
+HOPPER_SXM_PEAKS = {"fp16": 989.4, "fp8": 1978.9, "tf32": 494.7, "fp32": 66.9}
+
+
+def dense_peaks() -> dict:
+    """The peaks of the GPU in use where known (an H100 or H200 SXM), else none."""
+    name = torch.cuda.get_device_name()
+    return HOPPER_SXM_PEAKS if ("H100" in name or "H200" in name) and "PCIe" not in name else {}
+
+
+def cublas_fp32(a, b, tf32: bool):
+    """torch.matmul of fp32 inputs with TF32 tensor cores allowed or not (restored after)."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        return torch.matmul(a, b)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def flash_sdpa(q, k, v, causal: bool):
+    """torch's scaled_dot_product_attention held to its flash backend (FlashAttention-2)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def peer_if_runs(fn) -> dict:
+    """``{"peer": fn}`` when ``fn`` runs on this machine (a torch build may lack the kernel), else {}."""
+    try:
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - any failure means: no peer on this row
+        print(f"(no peer: {type(e).__name__}: {str(e)[:120]})")
+        return {}
+    return {"peer": fn}
 
 
 def attn_run(k, q, kk, v, o, causal, bm, bn, w, s):
@@ -237,18 +280,20 @@ def main() -> int:
             c = torch.empty((size, size), device="cuda", dtype=dt)
             timed, cfgs = best_config(f"matmul {dt} {size}", CONFIGS, lambda k, cfg: run_matmul(k, a, b, c, cfg),
                                       lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2,
-                                      extra={"cublas": lambda: torch.matmul(a, b)})
-            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs))
+                                      extra={"peer": lambda: torch.matmul(a, b)})
+            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp16"))
     if hasattr(torch, "float8_e4m3fn") and "matmul" in parts:  # fp8 e4m3, B K-contiguous
         size = 4096
         a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).T  # (K, N) view, K contiguous
         ref = (a.float() @ b.float()).double()
         c = torch.empty((size, size), device="cuda", dtype=torch.float16)
+        one = torch.ones((), device="cuda")
         timed, cfgs = best_config("fp8 matmul", [(128, 256, 128, 8, 8, 3), (128, 128, 128, 8, 4, 4), (64, 128, 128, 8, 4, 4)],
                                   lambda k, cfg: run_matmul(k, a, b, c, cfg), lambda: c.fill_(float("nan")),
-                                  lambda: rel_err(c, ref) < 2e-2)
-        rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, timed, cfgs))
+                                  lambda: rel_err(c, ref) < 2e-2,
+                                  extra=peer_if_runs(lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.float16)))
+        rows.append(("matmul fp8e4m3", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp8"))
     if "tf32" in parts:  # fp32 inputs, tl.dot's default precision: tf32 tensor cores on both sides
         size = 4096
         a = torch.randn(size, size, device="cuda")
@@ -256,8 +301,9 @@ def main() -> int:
         ref = a.double() @ b.double()
         c = torch.empty((size, size), device="cuda")
         timed, cfgs = best_config("tf32 matmul", TF32_CONFIGS, lambda k, cfg: run_matmul(k, a, b, c, cfg),
-                                  lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2)
-        rows.append(("matmul tf32", f"{size}^3", 2 * size ** 3, timed, cfgs))
+                                  lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2,
+                                  extra={"peer": lambda: cublas_fp32(a, b, tf32=True)})
+        rows.append(("matmul tf32", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "tf32"))
     if "ieee" in parts:  # fp32 inputs, input_precision="ieee": FMA dots on both sides
         for size in (1024, 2048):
             a = torch.randn(size, size, device="cuda")
@@ -266,8 +312,9 @@ def main() -> int:
             c = torch.empty((size, size), device="cuda")
             timed, cfgs = best_config(f"ieee matmul {size}", IEEE_CONFIGS,
                                       lambda k, cfg: run_matmul(k, a, b, c, cfg, "ieee"),
-                                      lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-5)
-            rows.append(("matmul fp32 ieee", f"{size}^3", 2 * size ** 3, timed, cfgs))
+                                      lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-5,
+                                      extra={"peer": lambda: cublas_fp32(a, b, tf32=False)})
+            rows.append(("matmul fp32 ieee", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp32"))
     if "fwd" in parts:
         for causal in (False, True):
             for d in (64, 128):
@@ -280,9 +327,11 @@ def main() -> int:
                     timed, chosen = best_config(
                         f"attention d{d} causal={causal}", cfgs,
                         lambda k, cfg: attn_run(k, q, kk, v, o, causal, *cfg), lambda: o.fill_(float("nan")),
-                        lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 1e-2))
+                        lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 1e-2),
+                        extra=peer_if_runs(lambda: flash_sdpa(q, kk, v, causal)))
                     flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
-                    rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen))
+                    rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen,
+                                 "SDPA flash", "fp16"))
     if "bwd" in parts:  # the backward pass (2.5x the forward's matmul work)
         for causal in (False, True):
             for d in (64, 128):
@@ -305,7 +354,8 @@ def main() -> int:
                         f"attention backward d{d} causal={causal}", cfgs,
                         lambda k, cfg: attn_bwd_run(k, q, kk, v, do, o, lse, delta, *grads, causal, *cfg), poison, correct)
                     flops = 10 * bh * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
-                    rows.append((f"attn bwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen))
+                    rows.append((f"attn bwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen,
+                                 "-", "fp16"))
                     del q, kk, v, do, o, lse, grads
     compile_t = {name: cold_compile(name, k) for name, k in impls.items()} if "matmul" in parts else {}
 
@@ -313,12 +363,15 @@ def main() -> int:
     print(f"SM clock, max, temperature before the table: {clock_before}; after: {sm_clock_mhz()}")
     print(f"interleaved A,B,B,A x {rounds} rounds of {reps} launches; median of round medians, ratio [range]")
     print(f"{'kernel':<22} {'size':<12} {'tritium TF/s':>12} {'triton TF/s':>12} {'tritium/triton [range]':>24}"
-          f" {'cuBLAS TF/s':>12} {'vs cuBLAS':>9}  configs (tritium | triton)")
+          f" {'% peak':>7} {'peer':<11} {'peer TF/s':>10} {'vs peer':>8}  configs (tritium | triton)")
     nan = float("nan")
-    for kernel, size, flops, timed, cfgs in rows:
+    peaks = dense_peaks()
+    for kernel, size, flops, timed, cfgs, peer, kind in rows:
         tf = {n: flops / (t.median_ms * 1e-3) / 1e12 for n, t in timed.items()}
-        print(f"{kernel:<22} {size:<12} {tf.get('tritium', nan):>12.1f} {tf.get('triton', nan):>12.1f}"
-              f" {ratio_cell(timed):>24} {tf.get('cublas', nan):>12.1f} {tf.get('tritium', nan) / tf.get('cublas', nan):>9.3f}  "
+        mine = tf.get('tritium', nan)
+        print(f"{kernel:<22} {size:<12} {mine:>12.1f} {tf.get('triton', nan):>12.1f}"
+              f" {ratio_cell(timed):>24} {100 * mine / peaks.get(kind, nan):>6.1f}% {peer if 'peer' in tf else '-':<11}"
+              f" {tf.get('peer', nan):>10.1f} {mine / tf.get('peer', nan):>8.3f}  "
               f"{cfgs.get('tritium', '-')} | {cfgs.get('triton', '-')}")
     if compile_t:
         print(f"cold compile 128x256x64 fp16 matmul, 8 warps: " +
