@@ -195,6 +195,19 @@ def test_wide_block_is_pipelined_as_two_boxes(tmp_path):
     _ptxas_accepts(ptx, tmp_path)
 
 
+@pytest.mark.parametrize("dtype,block_k,stores", [("fp16", 64, 16), ("bf16", 32, 16), ("fp16", 128, 16), ("fp32", 32, 0)])
+def test_accumulator_goes_to_the_store_tile_by_stmatrix(dtype, block_k, stores, tmp_path):
+    """A 16-bit C tile leaves the wgmma accumulator for the TMA store's (swizzled) tile with
+    ``stmatrix``, four 8x8 tiles a lane-addressed store (Triton's epilogue: 16 for a 128x128 tile
+    on four warps), not one ``st.shared`` per register pair; an fp32 tile has no matrix store and
+    keeps the vector path."""
+    ptx = _persistent(block_k, dtype).asm["ptx"]
+    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == stores
+    if stores:
+        assert "st.shared" not in ptx[ptx.rindex("wgmma.wait_group"):]
+    _ptxas_accepts(ptx, tmp_path)
+
+
 def test_store_waits_for_the_engines_read_at_once_when_not_deferred(tmp_path, monkeypatch):
     """With ``defer_store_waits=False``, thread 0 waits for the engine's read right after
     committing the store, before anything else."""

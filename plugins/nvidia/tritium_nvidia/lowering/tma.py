@@ -38,6 +38,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
+from tritium.conversion.ttgir_to_llvm.matrix_store import tiles_per_placed_store, write_placed_tiles
 from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linear
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
@@ -170,7 +171,13 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
     tmap = _map_address(fl, op.desc)
     coords = _coords(fl, op)
     fl.target.barrier(b)
-    write_linear(fl, tile, fl.get(op.value), t, _Buffer(t), t.get_shape())
+    regs = fl.get(op.value)
+    bases = getattr(box_encoding(t), "offset_bases", lambda shape: None)(t.get_shape())
+    per_store = tiles_per_placed_store(fl, t, regs[0].type, bases) if bases is not None else 0
+    if per_store:  # a 16-bit tensor-core accumulator: stmatrix, a tile row a lane (Triton's form)
+        write_placed_tiles(fl, tile, regs, t, bases, per_store)
+    else:
+        write_linear(fl, tile, regs, t, _Buffer(t), t.get_shape())
     # the copy engine reads through the async proxy: order each thread's writes before it
     _asm(b, "fence.proxy.async.shared::cta;", "", [])
     fl.target.barrier(b)
