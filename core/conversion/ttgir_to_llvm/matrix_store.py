@@ -26,23 +26,21 @@ def tiles_per_store(fl: FunctionLowering, t, ety: ir.Type, pad: int, offset: int
     """How many 8x8 tiles one matrix store of ``t``'s registers writes (4, 2 or 1), or 0 when
     ``t`` is not stored that way: the target has no matrix store, the elements are not 16-bit, the
     layout is not the tile fragment, or a tile row would not be a 16-byte aligned scratch row."""
-    if not getattr(fl.target, "stores_matrices", False) or fl.target.warp_size != 32:
+    per_store = _fragment_tiles(fl, t, ety)
+    if not per_store or offset % 16 or (t.get_shape()[-1] + pad) * 2 % 16:
         return 0
-    if isinstance(ety, ir.PointerType) or bits_of(ety) != 16:
-        return 0
-    shape = t.get_shape()
-    info = fl.layout(t)
-    ll = info.ll
-    if len(shape) != 2 or any(info.free.values()) or offset % 16:
-        return 0
-    if (shape[-1] + pad) * 2 % 16 or list(map(tuple, ll.lane)) != _TILE_LANES:
-        return 0
-    if not ll.register or tuple(ll.register[0]) != (0, 1):
-        return 0
-    if any(v[0] % 8 or v[1] % 8 for v in (*ll.register[1:], *ll.warp)):
-        return 0
-    pairs = len(info.reg_offsets) // 2
-    return 4 if pairs % 4 == 0 else 2 if pairs % 2 == 0 else 1
+    return per_store
+
+
+def _words(b: ir.IRBuilder, regs: list, ety: ir.Type) -> list:
+    """The registers as 32-bit words, two 16-bit elements each (a matrix store's operands)."""
+    words = []
+    for r in range(0, len(regs), 2):
+        v = ir.Constant(ir.VectorType(ety, 2), ir.Undefined)
+        v = b.insert_element(v, regs[r], const(I32, 0))
+        v = b.insert_element(v, regs[r + 1], const(I32, 1))
+        words.append(b.bitcast(v, I32))
+    return words
 
 
 def write_tiles(fl: FunctionLowering, base, regs: list, t, pad: int, per_store: int) -> None:
@@ -70,12 +68,7 @@ def write_tiles(fl: FunctionLowering, base, regs: list, t, pad: int, per_store: 
         thread_bits = [thread_bits[0] | v[0], thread_bits[1] | v[1]]
     thread_bits[0] |= 7
     lane_index = b.add(b.mul(row, const(I32, width)), col)
-    words = []
-    for r in range(0, len(regs), 2):
-        v = ir.Constant(ir.VectorType(ety, 2), ir.Undefined)
-        v = b.insert_element(v, regs[r], const(I32, 0))
-        v = b.insert_element(v, regs[r + 1], const(I32, 1))
-        words.append(b.bitcast(v, I32))
+    words = _words(b, regs, ety)
     group = 2 * per_store
     for r0 in range(0, len(regs), group):
         orow, ocol = (int(x) for x in info.reg_offsets[r0])
@@ -152,12 +145,7 @@ def write_placed_tiles(fl: FunctionLowering, base, regs: list, t, bases, per_sto
             on = b.and_(b.lshr(ident, const(I32, bit)), const(I32, 1))
             off = b.xor(off, b.mul(on, const(I32, placed)))
             dynamic |= placed
-    words = []
-    for r in range(0, len(regs), 2):
-        v = ir.Constant(ir.VectorType(ety, 2), ir.Undefined)
-        v = b.insert_element(v, regs[r], const(I32, 0))
-        v = b.insert_element(v, regs[r + 1], const(I32, 1))
-        words.append(b.bitcast(v, I32))
+    words = _words(b, regs, ety)
     for r0 in range(0, len(regs), 2 * per_store):
         orow, ocol = (int(x) for x in info.reg_offsets[r0])
         placed = _placed_offset(bases, orow, ocol)
