@@ -52,3 +52,20 @@ def test_load_first_in_the_loop_body_is_pipelined_with_triton_group_count():
     # 5 stages, 2 loads: one commit group per load, 3 iterations ahead -> wait for 6
     ptx = _matmul("fp16", 64, 64, 64, 0, kmajor=False, warps=4, stages=5).asm["ptx"]
     assert "cp.async.wait_group \t6;" in ptx
+
+
+@pytest.mark.parametrize("stages", [2, 3, 5])
+def test_loop_top_wait_names_the_oldest_iterations_groups(stages):
+    """Triton's TTGIR form of a pipelined loop: each copy's commit group takes the copy's token,
+    the loop carries the tokens of the ``stages - 1`` iterations in flight, and the loop-top
+    ``ttg.async_wait`` names the oldest iteration's two groups (the ones its count waits for)."""
+    import re
+    ttgir = _matmul("fp16", 64, 64, 64, 0, kmajor=False, warps=4, stages=stages).asm["ttgir"]
+    loop = ttgir[ttgir.rindex("scf.for"):]
+    head = loop[:loop.index("\n")]
+    wait = re.search(r"ttg\.async_wait (%\w+), (%\w+) \{num = (\d+) : i32\}", loop)
+    assert wait and int(wait.group(3)) == 2 * (stages - 2)
+    carried = re.findall(r"(%\w+) = %\w+", head[head.index("iter_args("):])
+    assert wait.group(1) in carried and wait.group(2) in carried
+    assert head.count("!ttg.async.token") == 2 * (stages - 1)
+    assert len(re.findall(r"ttg\.async_commit_group tokens %\w+", ttgir)) == 2 * stages
