@@ -74,13 +74,17 @@ def test_registers_schedule_three_stages_shape():
     text = print_module(_pipelined_module(3))
     loop = text[text.index("scf.for"):]
     head, body = loop[:loop.index("\n")], loop[:loop.index("scf.yield")]
-    # iterations 0 and 1 loaded before the loop, 0 stored; two slots; the loop carries the tiles of
-    # i + 1 (registers) besides the addresses of i + 2 and the slot it reads
+    # iterations 0 and 1 loaded and stored before the loop; two slots; the loop carries the
+    # addresses of i + 2 and the slot it reads, no tile: the tiles it loads are stored into the
+    # slot it read, after the dot
     assert text[:text.index("scf.for")].count("tt.load") == 4
-    assert text[:text.index("scf.for")].count("ttg.local_store") == 2
-    assert "memdesc<2x16x16xf32" in text and body.count("ttg.memdesc_index") == 4
-    assert head.count("tensor<16x16xf32") >= 3
+    assert text[:text.index("scf.for")].count("ttg.local_store") == 4
+    assert "memdesc<2x16x16xf32" in text and body.count("ttg.memdesc_index") == 2
+    assert head.count("tensor<16x16xf32") == 1  # the accumulator alone
     assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+    read = {ln.split("ttg.local_load ")[1].split()[0] for ln in body.splitlines() if "ttg.local_load" in ln}
+    written = {ln.split("ttg.local_store ")[1].split()[1] for ln in body.splitlines() if "ttg.local_store" in ln}
+    assert len(read) == 2 and written == read
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
