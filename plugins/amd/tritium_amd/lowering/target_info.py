@@ -76,6 +76,11 @@ class AMDTargetInfo(TargetInfo):
     triple = TRIPLE
     shared_address_space = 3
     backend_name = "amd"
+    # LLVM pairs two ds_write of one base register into ds_write2(st64) only when no other LDS
+    # write sits between them; and the compares of a mask that is constant over a thread's
+    # registers (the K bound over a B tile's rows) are made once
+    shared_writes_by_base = True
+    masks_by_constancy = True
 
     def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0,
                  sched_strategy: str | None = None, flush_denorm: bool = False):
