@@ -76,11 +76,6 @@ class AMDTargetInfo(TargetInfo):
     triple = TRIPLE
     shared_address_space = 3
     backend_name = "amd"
-    # LLVM pairs two ds_write of one base register into ds_write2(st64) only when no other LDS
-    # write sits between them; and the compares of a mask that is constant over a thread's
-    # registers (the K bound over a B tile's rows) are made once
-    shared_writes_by_base = True
-    masks_by_constancy = True
 
     def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0,
                  sched_strategy: str | None = None, flush_denorm: bool = False):
@@ -94,6 +89,14 @@ class AMDTargetInfo(TargetInfo):
         self.sched_strategy = sched_strategy
         #: fp32 denormals flushed (the ``allow_flush_denorm`` option)
         self.flush_denorm = bool(flush_denorm)
+        # CDNA: LLVM pairs two ds_write_b64 of one base register into ds_write2st64_b64 only when
+        # no other LDS write sits between them, and the compares of a mask constant over a
+        # thread's registers (the K bound over the rows of B it loads) are made once.  RDNA3's
+        # tiles are written 16 bytes at a time (nothing to pair), and there, where the dot kernels
+        # spill, both choices moved the spill code more than they saved (bench/amd_vs_triton.py)
+        cdna = self.arch.family.startswith("cdna")
+        self.shared_writes_by_base = cdna
+        self.masks_by_constancy = cdna
         self.data_layout = data_layout()
         # inline assembly operands: VGPRs, AGPRs (CDNA only), immediates; a per-lane value in an
         # SGPR (s, r) or a foreign letter would stop LLVM's whole process
