@@ -72,6 +72,18 @@ class TargetInfo(ABC):
         columns ``2c, 2c + 1`` are ``words[i]`` (an i32 pair) of lane ``4 j + c``."""
         raise NotImplementedError(f"{type(self).__name__} has no matrix store")
 
+    #: whether a tile written into a swizzled shared buffer is written grouped by the swizzled
+    #: part of its addresses (all vectors sharing a base register, in offset order, then the
+    #: next base) rather than in register order: a backend that pairs two writes of one base
+    #: register into one instruction (AMD's ``ds_write2st64``) can then pair them, as no write
+    #: to another, possibly overlapping, base sits between them
+    shared_writes_by_base = False
+
+    #: whether each vector access of a masked ``tt.load`` takes its predicate from the first
+    #: register of the mask's constancy block (axis info) that holds it, so that the compares of
+    #: the other registers of the block go unused and are dropped
+    masks_by_constancy = False
+
     @abstractmethod
     def shared_base(self, module: ir.Module) -> ir.GlobalVariable:
         """The dynamic shared-memory array of the module (created once); offsets are in bytes."""

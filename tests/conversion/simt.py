@@ -230,11 +230,12 @@ _CTYPES = {"i1": ctypes.c_int32, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i3
 
 
 def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None, timeout: float = 60.0,
-              stores_matrices: bool = False) -> int:
+              stores_matrices: bool = False, target_flags: dict | None = None) -> int:
     """Lower a TTGIR ``module`` (parsed, not yet finalized), run it over ``grid`` with ``args``
     (numpy arrays for pointers, Python numbers for scalars; arrays are written in place) and
     return how many device assertions failed.  ``stores_matrices``: the target has the 8x8 tile
-    store (emulated with shuffles), as NVIDIA's sm_90 does."""
+    store (emulated with shuffles), as NVIDIA's sm_90 does.  ``target_flags`` sets lowering
+    choices of :class:`TargetInfo` on the target (``masks_by_constancy``, ...)."""
     from tritium.conversion.ttgir_to_llvm import lower_to_llvm
     from tritium.ttgir.dialect import module_int
     from tritium.ttgir.pass_lists import finalize_ttgir
@@ -242,6 +243,10 @@ def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None,
     warp_size = module_int(module, "ttg.threads-per-warp")
     finalize_ttgir(module, None, {})
     target = HostSIMTTarget(num_warps, warp_size, stores_matrices)
+    for name, value in (target_flags or {}).items():
+        if not hasattr(TargetInfo, name):
+            raise AttributeError(f"TargetInfo has no lowering choice {name!r}")
+        setattr(target, name, value)
     llir, meta = lower_to_llvm(module, target)
     ee = target.engine(llir)
     addr = ee.get_function_address(meta["name"])

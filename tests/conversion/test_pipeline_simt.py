@@ -48,13 +48,13 @@ def _operand_buffer(convert):
     return SwizzledSharedEncodingAttr(1, 1, 1, convert.src.type.encoding.order)
 
 
-def _pipelined_module(stages=2):
+def _pipelined_module(stages=2, operand_buffer=_operand_buffer):
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "K": "i32"}
     ttir = tritium.compile(k_loop, signature=sig, constexprs={"BM": BM, "BN": BN, "BK": BK}, target="interpreter",
                            stage="ttir").asm["ttir"]
     options = Options(num_warps=2, threads_per_warp=32)
     module = make_ttgir(parse_module(ttir), GPUTarget("cuda", 80, 32), options)
-    p = Pipeline(stages, copy="registers", operand_buffer=_operand_buffer)
+    p = Pipeline(stages, copy="registers", operand_buffer=operand_buffer)
     p.run(module)
     assert not p.skipped
     return module
@@ -74,13 +74,17 @@ def test_registers_schedule_three_stages_shape():
     text = print_module(_pipelined_module(3))
     loop = text[text.index("scf.for"):]
     head, body = loop[:loop.index("\n")], loop[:loop.index("scf.yield")]
-    # iterations 0 and 1 loaded before the loop, 0 stored; two slots; the loop carries the tiles of
-    # i + 1 (registers) besides the addresses of i + 2 and the slot it reads
+    # iterations 0 and 1 loaded and stored before the loop; two slots; the loop carries the
+    # addresses of i + 2 and the slot it reads, no tile: the tiles it loads are stored into the
+    # slot it read, after the dot
     assert text[:text.index("scf.for")].count("tt.load") == 4
-    assert text[:text.index("scf.for")].count("ttg.local_store") == 2
-    assert "memdesc<2x16x16xf32" in text and body.count("ttg.memdesc_index") == 4
-    assert head.count("tensor<16x16xf32") >= 3
+    assert text[:text.index("scf.for")].count("ttg.local_store") == 4
+    assert "memdesc<2x16x16xf32" in text and body.count("ttg.memdesc_index") == 2
+    assert head.count("tensor<16x16xf32") == 1  # the accumulator alone
     assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+    read = {ln.split("ttg.local_load ")[1].split()[0] for ln in body.splitlines() if "ttg.local_load" in ln}
+    written = {ln.split("ttg.local_store ")[1].split()[1] for ln in body.splitlines() if "ttg.local_store" in ln}
+    assert len(read) == 2 and written == read
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
@@ -91,5 +95,48 @@ def test_registers_schedule_computes_the_loop(K, stages):
     b = rng.standard_normal((max(K, 1), BN)).astype(np.float32)
     c = np.full((BM, BN), np.nan, np.float32)
     assert simt.run_ttgir(_pipelined_module(stages), [a, b, c, K]) == 0
+    want = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+
+
+def _swizzled_buffer(convert):
+    if not isinstance(convert.result.type.encoding, DotOperandEncodingAttr):
+        return None
+    return SwizzledSharedEncodingAttr(2, 1, 4, convert.src.type.encoding.order)
+
+
+#: the lowering choices AMD's target makes (``TargetInfo.shared_writes_by_base``,
+#: ``masks_by_constancy``): writes grouped by base register, one compare per constancy block
+_AMD_CHOICES = {"shared_writes_by_base": True, "masks_by_constancy": True}
+
+
+def _lowered(stages, flags):
+    from tritium.conversion.ttgir_to_llvm import lower_to_llvm
+    from tritium.ttgir.pass_lists import finalize_ttgir
+    module = _pipelined_module(stages, _swizzled_buffer)
+    finalize_ttgir(module, None, {})
+    target = simt.HostSIMTTarget(2, 32)
+    for name, value in flags.items():
+        setattr(target, name, value)
+    return lower_to_llvm(module, target)[0]
+
+
+def test_amd_lowering_choices_apply_to_the_loop():
+    # a thread holds rows r, r + 4, r + 8, r + 12 of A, whose mask bounds the columns alone: with
+    # masks_by_constancy its four loads share one predicate
+    plain, chosen = _lowered(2, {}), _lowered(2, _AMD_CHOICES)
+    preds = lambda t: {ln.split("br i1 ")[1].split(",")[0] for ln in t.splitlines() if "br i1 " in ln}  # noqa: E731
+    assert len(preds(chosen)) < len(preds(plain))
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("K", [0, 40, 80])
+def test_amd_lowering_choices_compute_the_loop(K, stages):
+    rng = np.random.default_rng(K)
+    a = rng.standard_normal((BM, max(K, 1))).astype(np.float32)
+    b = rng.standard_normal((max(K, 1), BN)).astype(np.float32)
+    c = np.full((BM, BN), np.nan, np.float32)
+    module = _pipelined_module(stages, _swizzled_buffer)
+    assert simt.run_ttgir(module, [a, b, c, K], target_flags=_AMD_CHOICES) == 0
     want = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)

@@ -96,6 +96,25 @@ def _cache(op) -> tuple[str, str]:
     return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
 
 
+def _mask_representatives(fl: FunctionLowering, op) -> list[int] | None:
+    """For a target with ``masks_by_constancy``: per register of ``op``'s mask, the first register
+    of this thread in the same constancy block of the mask (axis info: the mask is equal over
+    aligned runs of ``constancy[d]`` elements along each dimension ``d``).  Two registers whose
+    offsets differ only in the bits below ``log2(constancy[d])`` of every dimension are in one
+    block for every thread, since the thread's part of a coordinate is XORed onto the register's.
+    None where the target does not ask for it."""
+    if not fl.target.masks_by_constancy:
+        return None
+    con = fl.lowering.axis_info.get(op.mask).constancy
+    shifts = [max(int(c), 1).bit_length() - 1 for c in con]
+    first: dict = {}
+    out = []
+    for r, off in enumerate(fl.layout(op.mask.type).reg_offsets):
+        key = tuple(int(o) >> s for o, s in zip(off, shifts))
+        out.append(first.setdefault(key, r))
+    return out
+
+
 @lowers("tt.load")
 def _load(fl: FunctionLowering, op) -> None:
     b = fl.builder
@@ -112,9 +131,10 @@ def _load(fl: FunctionLowering, op) -> None:
         vec = access_vector(fl, op.ptr, op.mask, ebits)
     buf = buffer_form(fl, op.ptr, vec, ebits) if isinstance(op.ptr.type, TensorType) and not volatile else None
     word, n_words = _word_shape(vec, ebits)
+    rep = _mask_representatives(fl, op) if mask is not None and isinstance(op.ptr.type, TensorType) else None
     out = []
     for r0 in range(0, len(ptrs), vec):
-        pred = mask[r0] if mask is not None else None
+        pred = mask[r0 if rep is None else rep[r0]] if mask is not None else None
         ow = None
         if pred is not None:
             if other is not None:

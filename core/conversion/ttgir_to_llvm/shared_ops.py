@@ -117,14 +117,17 @@ class LinearSharedAccess:
             return b.xor(self.thread_offset, const(I32, off))
         return b.add(self.thread_offset, const(I32, off)) if off else self.thread_offset
 
-    def groups(self):
-        """``(first register, registers, i32 byte offset)`` for each vector this thread accesses."""
+    def groups(self, by_base: bool = False):
+        """``(first register, registers, i32 byte offset)`` for each vector this thread accesses;
+        with ``by_base`` (and ``fold``) ordered by (swizzled part, added part) of the offset: the
+        vectors sharing a base register one after another, in offset order."""
         b = self.fl.builder
         n = len(self.info.reg_offsets)
         mask = sum(1 << j for j in self.vec_bits)
-        for r0 in range(n):
-            if r0 & mask:
-                continue
+        order = [r0 for r0 in range(n) if not r0 & mask]
+        if by_base and self.fold:
+            order.sort(key=lambda r0: self.split(self.byte_offset(self.info.reg_offsets[r0])))
+        for r0 in order:
             off = self.byte_offset(self.info.reg_offsets[r0])
             regs = [r0 | sum(1 << j for k, j in enumerate(self.vec_bits) if i >> k & 1) for i in range(self.vec)]
             if not self.fold:
@@ -148,7 +151,7 @@ def write_linear(fl: FunctionLowering, base, regs: list, t, memdesc_type, shape,
     b = fl.builder
     acc = LinearSharedAccess(fl, t, getattr(memdesc_type, "encoding", None), shape, bases=bases, fold=fold)
     owner = fl.dedup_pred(t)
-    for r0, group, off in acc.groups():
+    for r0, group, off in acc.groups(by_base=fl.target.shared_writes_by_base):
         if r0 & acc.info.free["register"]:
             continue
         p, vt = _vector_ptr(fl, base, off, regs[r0].type, len(group))

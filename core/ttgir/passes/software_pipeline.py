@@ -377,12 +377,12 @@ class Pipeline:
 
     ``copy`` picks the schedule.  ``"async"``: asynchronous copies into ``num_stages`` slots (the
     module docstring).  ``"registers"``: Triton's stream pipeliner for targets without asynchronous
-    copies.  Before the loop iterations ``0 .. S-2`` are loaded and iteration 0 is stored into slot 0
-    of ``S - 1``-slot buffers (one slot, no ``ttg.memdesc_index``, for ``S = 2``); in the loop the
+    copies.  Before the loop iterations ``0 .. S-2`` are loaded and stored into slots ``0 .. S-2`` of
+    ``S - 1``-slot buffers (one slot, no ``ttg.memdesc_index``, for ``S = 2``); in the loop the
     loads of iteration ``i + S - 1`` go into registers first (predicated on that iteration
-    existing), the consumers read slot ``i % (S - 1)``, and the tiles of iteration ``i + 1`` (loaded
-    in this iteration for ``S = 2``, else carried in registers since) are stored into the next slot
-    last (membar puts the barriers around that store); after the loop nothing is left in flight.
+    existing), the consumers read slot ``i % (S - 1)``, and the tiles just loaded are stored into
+    that same slot last (membar puts the barriers around that store), so no tile stays in registers
+    from one iteration to the next; after the loop nothing is left in flight.
 
     ``operand_buffer(convert) -> shared encoding | None`` lets the backend pipeline a load that
     feeds a ``ttg.convert_layout`` to a dot operand directly (no buffer yet): the pass gives it a
@@ -646,8 +646,10 @@ def _read_from(consumer: Operation, buf: SSAValue) -> None:
 def _pipeline_registers(info: _Loop) -> None:
     """The ``copy="registers"`` schedule (see :class:`Pipeline`): with ``S`` stages, iteration
     ``i`` loads the tiles of ``i + S - 1`` into registers, reads slot ``i % (S - 1)`` of the buffers
-    and then stores the tiles of ``i + 1`` (loaded ``S - 2`` iterations earlier and carried since)
-    into slot ``(i + 1) % (S - 1)``."""
+    and then stores the tiles it loaded into that slot (iteration ``i + S - 1``'s, as
+    ``(i + S - 1) % (S - 1) == i % (S - 1)``).  The other ``S - 2`` slots hold iterations
+    ``i + 1 .. i + S - 2``, stored by the iterations before; each tile is held in registers only
+    from its load to its store, within one iteration."""
     loop, s = info.loop, info.stages
     nslots = s - 1
     before = InsertPoint.before(loop)
@@ -692,8 +694,8 @@ def _pipeline_registers(info: _Loop) -> None:
         _clone(info.update, env, at)
         return [env.get(info.yield_op.operands[i], info.yield_op.operands[i]) for i in info.carried]
 
-    # prologue: iterations 0 .. S-2 loaded, iteration 0 stored into slot 0; the loop carries the
-    # addresses of iteration i + S - 1 and the tiles of iterations i + 1 .. i + S - 2
+    # prologue: iterations 0 .. S-2 loaded, then stored into slots 0 .. S-2; the loop carries the
+    # addresses of iteration i + S - 1 and the slot it reads
     ahead = [loop.iter_args[i] for i in info.carried]
     iv_val = loop.lb
     loaded: list[list[SSAValue]] = []
@@ -703,15 +705,15 @@ def _pipeline_registers(info: _Loop) -> None:
         ahead = advance(env, before)
         iv_val = _binop(arith.AddIOp, iv_val, loop.step, before)
     dist = _binop(arith.SubIOp, iv_val, loop.lb, before)  # (S - 1) * step
-    for tile, view in zip(loaded[0], views(None if nslots == 1 else _const(0, i32, before), before)):
-        Rewriter.insert_op(LocalStoreOp(tile, view), before)
-    held = [v for tiles in loaded[1:] for v in tiles]
+    for k, tiles in enumerate(loaded):
+        for tile, view in zip(tiles, views(None if nslots == 1 else _const(k, i32, before), before)):
+            Rewriter.insert_op(LocalStoreOp(tile, view), before)
     slot0 = [] if nslots == 1 else [_const(0, i32, before)]
 
-    n_old, n_ahead, n_held = len(loop.iter_args), len(ahead), len(held)
-    new, new_body = with_extra_iter_args(loop, ahead + held + slot0)
+    n_old, n_ahead = len(loop.iter_args), len(ahead)
+    new, new_body = with_extra_iter_args(loop, ahead + slot0)
     args = new_body.args[1 + n_old:]
-    ahead_args, held_args = args[:n_ahead], list(args[n_ahead:n_ahead + n_held])
+    ahead_args = args[:n_ahead]
     slot = args[-1] if nslots > 1 else None
 
     # iteration i + S - 1's loads first, then the reads of slot i % (S - 1) ...
@@ -725,9 +727,11 @@ def _pipeline_registers(info: _Loop) -> None:
     at = InsertPoint.at_start(new_body)
     env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead_args)}
     tiles = load(env, iv, _binop(arith.AddIOp, iv, dist, at), at)
-    # ... and after every consumer, iteration i + 1's tiles into the next slot
+    # ... and after every consumer, those tiles into the slot just read
     y = new_body.last_op
     at_end = InsertPoint.before(y)
+    for tile, view in zip(tiles, read):
+        Rewriter.insert_op(LocalStoreOp(tile, view), at_end)
     nslot = []
     if slot is not None:
         inc = _binop(arith.AddIOp, slot, _const(1, i32, at_end), at_end)
@@ -736,12 +740,8 @@ def _pipeline_registers(info: _Loop) -> None:
         sel = arith.SelectOp(wrap.result, _const(0, i32, at_end), inc)
         Rewriter.insert_op(sel, at_end)
         nslot = [sel.result]
-    stored = (held_args + tiles)[:len(info.loads)]
-    for tile, view in zip(stored, views(nslot[0] if nslot else None, at_end)):
-        Rewriter.insert_op(LocalStoreOp(tile, view), at_end)
     next_ahead = advance(env, at_end)
-    next_held = (held_args + tiles)[len(info.loads):]
-    Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + next_held + nslot)))
+    Rewriter.replace_op(y, scf.YieldOp(*(list(y.operands) + next_ahead + nslot)))
 
     for old, nw in zip(loop.results, new.results[:n_old]):
         old.replace_all_uses_with(nw)

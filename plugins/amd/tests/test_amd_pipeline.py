@@ -74,8 +74,16 @@ def test_three_stages_two_slots(target):
     ttgir = k.asm["ttgir"]
     body = _loop_body(ttgir)
     assert "memdesc<2x64x32xf16" in ttgir and "memdesc<2x32x64xf16" in ttgir
-    assert ttgir[:ttgir.index("scf.for")].count("tt.load") == 4  # iterations 0 and 1
+    prologue = ttgir[:ttgir.index("scf.for")]
+    assert prologue.count("tt.load") == 4  # iterations 0 and 1
+    # both stored before the loop, into slots 0 and 1 (disjoint: no barrier between the stores)
+    stores = prologue[prologue.index("ttg.local_store"):]
+    assert stores.count("ttg.local_store") == 4 and "ttg.barrier" not in stores
     assert body.index("tt.load") < body.index("ttg.local_load") < body.index("tt.dot") < body.index("ttg.local_store")
+    # the loop stores what it loaded into the slot it read: the same views
+    read = {ln.split("ttg.local_load ")[1].split()[0] for ln in body.splitlines() if "ttg.local_load " in ln}
+    written = {ln.split("ttg.local_store ")[1].split()[1] for ln in body.splitlines() if "ttg.local_store " in ln}
+    assert len(read) == 2 and written == read
     assert "v_mfma" in k.asm["amdgcn"] or "v_wmma" in k.asm["amdgcn"]
     assert k.metadata.get("lds", 0) >= 2 * (64 * 32 + 32 * 64) * 2
 

@@ -39,3 +39,54 @@ def test_no_priority_outside_loops_or_on_wmma():
     """A loop that is not pipelined (nothing to overlap) and RDNA3's WMMA keep the default priority."""
     assert "s_setprio" not in _compile("hip:gfx1100").asm["amdgcn"]
     assert "s_setprio" not in _compile("hip:gfx942", num_stages=1).asm["amdgcn"]
+
+
+def _bench():
+    """``bench/amd_vs_triton.py`` (its kernels and its counting of the main loop)."""
+    import importlib.util
+    import os
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    if "amd_vs_triton" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("amd_vs_triton", os.path.join(root, "bench", "amd_vs_triton.py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["amd_vs_triton"] = mod  # its dataclasses look their module up
+        spec.loader.exec_module(mod)
+    return sys.modules["amd_vs_triton"]
+
+
+def _tutorial_matmul(name):
+    avt = _bench()
+    spec = next(s for s in avt.specs() if s.name == name)
+    asm, lds = avt.compile_tritium(spec, "hip:gfx942")
+    return avt, asm, avt.count(asm, lds)
+
+
+@pytest.mark.parametrize("name", ["matmul-hints-s3", "matmul-hints-bf16-s3"])
+def test_three_stage_loop_keeps_no_tile_in_registers(name):
+    """With 3 stages the tiles an iteration loads go into the LDS slot it has just read (two
+    iterations ahead), as in Triton's stream pipeliner: nothing loaded stays in registers into the
+    next iteration, so the registers fit beside the 64 of the accumulators without spilling to
+    AGPRs (256 VGPRs and 4 spill AGPRs with a tile of iteration i + 1 carried)."""
+    avt, asm, st = _tutorial_matmul(name)
+    loop = avt.main_loop(asm)
+    assert not [m for m in loop if m.startswith("v_accvgpr")]
+    assert st.regs["scratch"] == 0
+    # the registers the kernel uses: at most Triton 3.6's 208 (144 VGPRs + 64 AGPRs) + 8
+    assert st.regs["vgpr"] + st.regs["agpr"] <= 216
+    # main loop: at most 1.05x Triton 3.6's 212 instructions; 8 loads, 32 MFMAs, 16 LDS reads of
+    # one slot, 16 LDS writes of that slot
+    assert st.loop_instructions <= 222
+    assert loop.count("global_load_dwordx4") == 8 and sum(m.startswith("v_mfma") for m in loop) == 32
+    assert avt.mfma_cover(avt.main_loop_lines(asm)) == 32
+
+
+def test_two_stage_loop_pairs_writes_and_compares_once():
+    """The 2-stage loop of the hinted matmul: A's LDS writes of one base register paired
+    (``ds_write2st64_b64``), the K bound compared once per operand (B's four rows of a thread
+    share it), and the main loop at most 1.05x Triton 3.6's 172 instructions."""
+    avt, asm, st = _tutorial_matmul("matmul-hints")
+    loop = avt.main_loop(asm)
+    assert loop.count("ds_write2st64_b64") == 4 and loop.count("ds_write_b64") == 8
+    assert loop.count("v_cmp_gt_i32_e32") == 2
+    assert st.loop_instructions <= 180

@@ -9,10 +9,14 @@ object from the same optimised IR, linked by ``ld.lld``.  Every stage records wh
 and the binary checks need in ``metadata``."""
 from __future__ import annotations
 
+from xdsl.dialects.builtin import IntegerAttr
+
 from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.frontend.errors import CompilationError
 from tritium.passes import PassManager
 from tritium.ttgir.pass_lists import finalize_ttgir, prepare_ttgir, ttgir_passes as core_ttgir_passes
+from tritium.ttgir.ops import LocalLoadOp, LocalStoreOp, MemDescIndexOp
+from tritium.ttir import arith
 from tritium.ttir.dot_scaled import DotScaledOp
 from tritium.ttir.ops import DotOp
 from tritium.ttir.passes.cse import CSE
@@ -35,14 +39,28 @@ class OutOfResources(CompilationError):
     the autotuner recognises to skip a configuration)."""
 
 
+def _constant_slot(op):
+    """(buffer, slot) when ``op`` is a ``ttg.local_store`` or ``ttg.local_load`` of slot ``c`` of a
+    multi-slot buffer, ``c`` an ``arith.constant`` (the pipeline's prologue stores); else None."""
+    view = op.dst if isinstance(op, LocalStoreOp) else op.src if isinstance(op, LocalLoadOp) else None
+    index = view.owner if view is not None and isinstance(view.owner, MemDescIndexOp) else None
+    if index is None or not isinstance(index.index.owner, arith.ConstantOp):
+        return None
+    value = index.index.owner.value
+    return (index.src, value.value.data) if isinstance(value, IntegerAttr) else None
+
+
 def membar_filter(op_a, op_b) -> bool:
     """AMD's barrier rule, given to the core's membar pass through ``tritium_membar_filter``:
     every LDS conflict the pass finds (RAW, WAR, WAW between ops) gets an ``s_barrier``, since no
     access the backend generates is ordered otherwise (no direct-to-LDS or asynchronous copies
     yet; those would be exempted here, as ``buffer_load ... lds`` completes through its own
-    ``s_waitcnt``).  Within one wavefront the lowering's LDS round trips need no barrier either
-    way: the core places them only where threads of different wavefronts exchange data."""
-    return False
+    ``s_waitcnt``), except accesses of two different constant slots of one buffer (the prologue
+    of a pipeline with ``num_stages > 2`` fills slot 0, then slot 1): those touch disjoint bytes.
+    Within one wavefront the lowering's LDS round trips need no barrier either way: the core
+    places them only where threads of different wavefronts exchange data."""
+    a, b = _constant_slot(op_a), _constant_slot(op_b)
+    return a is not None and b is not None and a[0] is b[0] and a[1] != b[1]
 
 
 def _shared_bytes(module) -> int:

@@ -89,6 +89,14 @@ class AMDTargetInfo(TargetInfo):
         self.sched_strategy = sched_strategy
         #: fp32 denormals flushed (the ``allow_flush_denorm`` option)
         self.flush_denorm = bool(flush_denorm)
+        # CDNA: LLVM pairs two ds_write_b64 of one base register into ds_write2st64_b64 only when
+        # no other LDS write sits between them, and the compares of a mask constant over a
+        # thread's registers (the K bound over the rows of B it loads) are made once.  RDNA3's
+        # tiles are written 16 bytes at a time (nothing to pair), and there, where the dot kernels
+        # spill, both choices moved the spill code more than they saved (bench/amd_vs_triton.py)
+        cdna = self.arch.family.startswith("cdna")
+        self.shared_writes_by_base = cdna
+        self.masks_by_constancy = cdna
         self.data_layout = data_layout()
         # inline assembly operands: VGPRs, AGPRs (CDNA only), immediates; a per-lane value in an
         # SGPR (s, r) or a foreign letter would stop LLVM's whole process
