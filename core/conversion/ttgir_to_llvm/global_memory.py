@@ -96,23 +96,29 @@ def _cache(op) -> tuple[str, str]:
     return CACHE_MODIFIER.keyword(op.cache), EVICTION_POLICY.keyword(op.evict)
 
 
-def _mask_representatives(fl: FunctionLowering, op) -> list[int] | None:
-    """For a target with ``masks_by_constancy``: per register of ``op``'s mask, the first register
-    of this thread in the same constancy block of the mask (axis info: the mask is equal over
-    aligned runs of ``constancy[d]`` elements along each dimension ``d``).  Two registers whose
-    offsets differ only in the bits below ``log2(constancy[d])`` of every dimension are in one
-    block for every thread, since the thread's part of a coordinate is XORed onto the register's.
-    None where the target does not ask for it."""
-    if not fl.target.masks_by_constancy:
-        return None
-    con = fl.lowering.axis_info.get(op.mask).constancy
+def mask_representatives(fl: FunctionLowering, mask, info) -> list[int]:
+    """Per register of the mask value ``mask`` (held in layout ``info``), the first register of
+    this thread in the same constancy block of the mask (axis info: the mask is equal over aligned
+    runs of ``constancy[d]`` elements along each dimension ``d``), whose compare it may use.  Two
+    registers whose offsets differ only in the bits below ``log2(constancy[d])`` of every dimension
+    are in one block for every thread, since the thread's part of a coordinate is XORed onto the
+    register's."""
+    con = fl.lowering.axis_info.get(mask).constancy
     shifts = [max(int(c), 1).bit_length() - 1 for c in con]
     first: dict = {}
     out = []
-    for r, off in enumerate(fl.layout(op.mask.type).reg_offsets):
+    for r, off in enumerate(info.reg_offsets):
         key = tuple(int(o) >> s for o, s in zip(off, shifts))
         out.append(first.setdefault(key, r))
     return out
+
+
+def _mask_representatives(fl: FunctionLowering, op) -> list[int] | None:
+    """:func:`mask_representatives` of a load's mask for a target with ``masks_by_constancy``;
+    None where the target does not ask for it."""
+    if not fl.target.masks_by_constancy:
+        return None
+    return mask_representatives(fl, op.mask, fl.layout(op.mask.type))
 
 
 @lowers("tt.load")

@@ -119,7 +119,7 @@ def tiles_per_placed_store(fl: FunctionLowering, t, ety: ir.Type, bases) -> int:
         return 0
     if bases[1][:3] != [2, 4, 8]:
         return 0
-    others = [v for v in bases[0]] + list(bases[1][3:])
+    others = list(bases[0]) + list(bases[1][3:])
     return per_store if not any(v & 15 for v in others) else 0
 
 

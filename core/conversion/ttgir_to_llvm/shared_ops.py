@@ -235,13 +235,14 @@ def _store(fl: FunctionLowering, op) -> None:
         write_tensor(fl, fl.get(op.dst), fl.get(op.src), op.src.type, element_index(fl, op.dst.type, shape))
 
 
-def _row_major_bases(shape, element_bytes: int) -> list[list[int]]:
+def row_major_bases(shape, element_bytes: int) -> list[list[int]]:
     """The byte offset of each coordinate bit of a row-major buffer of ``shape`` (each dimension a
-    power of two): the placement ``linear_index`` gives a plain buffer, as a bit map."""
-    out = []
-    for d, n in enumerate(shape):
-        stride = prod(shape[d + 1:]) * element_bytes
-        out.append([stride << bit for bit in range(n.bit_length() - 1)])
+    power of two): the placement ``linear_index`` gives a plain buffer, as a bit map (also where a
+    copy engine puts an unswizzled box)."""
+    out, stride = [], element_bytes
+    for n in reversed(shape):
+        out.insert(0, [stride << bit for bit in range(max(int(n) - 1, 0).bit_length())])
+        stride *= int(n)
     return out
 
 
@@ -262,7 +263,7 @@ def _load(fl: FunctionLowering, op) -> None:
     shape = t.get_shape()
     if _fma_operand_read(op.src.type, t):
         # the same placement as the element-wise path, through the vector path's base + immediate
-        bases = _row_major_bases(shape, bit_width(t.element_type) // 8)
+        bases = row_major_bases(shape, bit_width(t.element_type) // 8)
         fl.set(op.results[0], read_linear(fl, fl.get(op.src), t, None, shape, bases=bases, fold=True))
     elif _linear(op.src.type, t):
         bases = _swizzle_bases(op.src.type, t)

@@ -49,12 +49,8 @@ def _fma_operand_conversion(dot: DotOp, value) -> ConvertLayoutOp | None:
     """The conversion producing ``value`` when it is one this pass rewrites: into an FMA dot
     operand layout, in the dot's block, used by the dot alone, from a distributed tensor."""
     cvt = value.owner
-    if not isinstance(cvt, ConvertLayoutOp) or cvt.parent_block() is not dot.parent_block():
-        return None
-    enc = encoding(cvt.results[0].type)
-    src = cvt.operands[0].type
-    if not (isinstance(enc, DotOperandEncodingAttr) and isinstance(enc.parent, BlockedEncodingAttr)
-            and isinstance(src, TensorType) and isinstance(encoding(src), BlockedEncodingAttr)):
+    if not isinstance(cvt, ConvertLayoutOp) or cvt.parent_block() is not dot.parent_block() \
+            or not isinstance(cvt.operands[0].type, TensorType) or fma_operand_buffer(cvt) is None:
         return None
     if sum(1 for _ in cvt.results[0].uses) != 1:
         return None
@@ -75,9 +71,7 @@ class FmaOperandsThroughShared:
             allocs = []
             for cvt in converts:
                 src = cvt.operands[0]
-                order = encoding(src.type).order
-                buf_t = MemDescType(src.type.get_shape(), src.type.element_type,
-                                    SwizzledSharedEncodingAttr(1, 1, 1, order))
+                buf_t = MemDescType(src.type.get_shape(), src.type.element_type, fma_operand_buffer(cvt))
                 alloc = LocalAllocOp(buf_t, src)
                 block.insert_op_before(alloc, dot)
                 allocs.append(alloc)

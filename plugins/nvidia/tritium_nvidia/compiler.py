@@ -42,8 +42,8 @@ def ttgir_passes(target, options) -> list:
     """The whole TTGIR pass list for ``target``, in order: the core's layout passes, then the
     tensor-core path (accelerate-matmul onto ``nvidia_mma``, the software pipeline, asynchronous
     operand loads and dot waits, TMA stores).  From sm_80 the pipeline also stages the loaded
-    operands of FMA dots (``fma_operand_buffer``) through ``cp.async``, as Triton does.  ``finalize_ttgir`` follows (allocation, the
-    after-allocation passes, membar)."""
+    operands of FMA dots (``fma_operand_buffer``) through ``cp.async``, as Triton does.
+    ``finalize_ttgir`` follows (allocation, the after-allocation passes, membar)."""
     own_tiles = [tma.OwnStoreTiles(options.num_stages)] if options.defer_store_waits and options.own_store_tiles else []
     return [
         *core_ttgir_passes(target, options),  # decompose dot_scaled/bf16x3, convert-to-ttgir, coalesce, ...

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import TensorType
 
 from tritium.conversion.target_info import intrinsic
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
-from tritium.conversion.ttgir_to_llvm.global_memory import access_vector
+from tritium.conversion.ttgir_to_llvm.global_memory import access_vector, mask_representatives
 from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
 from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
 from tritium.ttir.memory_ops import pointee_value_type
@@ -400,7 +400,8 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
     thread_base = b.add(base, place.thread_offset)
     owner = fl.dedup_pred(src_t)
     nbytes = vec * ebytes
-    same_mask = _mask_sharing(fl, op.mask, info) if mask is not None else None
+    # registers in one constancy block of the mask share its compare (as Triton's copies do)
+    same_mask = mask_representatives(fl, op.mask, info) if mask is not None else None
     narrow = False
     # One base per slot and per distinct swizzle constant, the rest of a register's offset an
     # immediate of the copy: the register offset's bits the thread part can also set are XORed in
@@ -443,19 +444,6 @@ def lower_async_copy(fl: FunctionLowering, op) -> None:
         # order these generic-proxy stores before the tensor cores' async-proxy reads here
         _asm(b, ir.VoidType(), "fence.proxy.async.shared::cta;", "", [])
     fl.set(op.token, const(I32, 0))
-
-
-def _mask_sharing(fl: FunctionLowering, mask, info) -> list[int]:
-    """Per register, the register whose mask value it may use: axis info says the mask is constant
-    over aligned blocks of ``constancy`` elements per dimension, so registers whose coordinates
-    differ only below those block sizes share one compare (Triton's copies share them likewise)."""
-    cons = fl.lowering.axis_info.get(mask).constancy
-    low = [(1 << (max(int(c), 1).bit_length() - 1)) - 1 for c in cons]
-    out = []
-    for off in info.reg_offsets:
-        key = tuple(int(o) & ~m for o, m in zip(off, low))
-        out.append(info.reg_index.get(key, len(out)))
-    return out
 
 
 def lower_commit(fl: FunctionLowering, op) -> None:

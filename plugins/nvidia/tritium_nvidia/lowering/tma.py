@@ -172,8 +172,8 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
     coords = _coords(fl, op)
     fl.target.barrier(b)
     regs = fl.get(op.value)
-    bases = getattr(box_encoding(t), "offset_bases", lambda shape: None)(t.get_shape())
-    per_store = tiles_per_placed_store(fl, t, regs[0].type, bases) if bases is not None else 0
+    bases = box_encoding(t).offset_bases(t.get_shape())
+    per_store = tiles_per_placed_store(fl, t, regs[0].type, bases)
     if per_store:  # a 16-bit tensor-core accumulator: stmatrix, a tile row a lane (Triton's form)
         write_placed_tiles(fl, tile, regs, t, bases, per_store)
     else:

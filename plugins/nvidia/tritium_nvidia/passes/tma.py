@@ -19,6 +19,7 @@ from math import prod
 
 from xdsl.dialects import scf
 
+from tritium.conversion.ttgir_to_llvm.shared_ops import row_major_bases
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, ConvertLayoutOp
 from tritium.ttir.descriptor_ops import DescriptorLoadOp, DescriptorStoreOp
@@ -75,11 +76,7 @@ class _RowMajor:
         self.ebytes = ebytes
 
     def offset_bases(self, shape):
-        out, stride = [], self.ebytes
-        for s in reversed(shape):
-            out.insert(0, [stride << bit for bit in range(max(int(s) - 1, 0).bit_length())])
-            stride *= int(s)
-        return out
+        return row_major_bases(shape, self.ebytes)
 
 
 def box_encoding(t):
