@@ -19,6 +19,26 @@ class KernelMetadata(dict):
             raise AttributeError(f"kernel metadata has no {name!r} (has: {', '.join(sorted(self))})") from None
 
 
+def _with_global_scratch(driver, handle, metadata, signature: dict, size: int):
+    """The launch of a kernel that takes the launch's global scratch as one more pointer, last
+    (``allocate-global-scratch``): each launch asks the allocator in force
+    (``tritium.set_allocator``) for ``blocks x size`` bytes, ``size`` per program and CTA, and
+    passes their address; the buffer is held until the launch is queued (the allocator's
+    memory, a stream-ordered pool such as torch's, keeps it for the kernel)."""
+    from ..runtime._allocation import allocate_scratch
+    extended = dict(signature)
+    extended[max(signature, default=-1) + 1] = "*i8"
+    inner = driver.make_launcher(handle, metadata, extended)
+    align = int(metadata.get("global_scratch_align", 1) or 1)
+    num_ctas = int(metadata.get("num_ctas", 1) or 1)
+
+    def launch(grid, stream, args):
+        buf = allocate_scratch(size, align, grid[0] * grid[1] * grid[2], num_ctas, stream)
+        inner(grid, stream, [*args, buf])
+    launch.device = getattr(inner, "device", None)
+    return launch
+
+
 class CompiledKernel(LaunchInterface):
     def __init__(self, backend, target, asm: dict, metadata: dict, runtime_signature: dict):
         self.backend = backend
@@ -46,7 +66,11 @@ class CompiledKernel(LaunchInterface):
             handle = driver.load_binary(self.name, self.binary, self.metadata, device)
             self.n_regs = getattr(handle, "n_regs", self.n_regs)
             self.n_spills = getattr(handle, "n_spills", self.n_spills)
-            launcher = driver.make_launcher(handle, self.metadata, self.runtime_signature)
+            size = int(self.metadata.get("global_scratch_size", 0) or 0)
+            if size:
+                launcher = _with_global_scratch(driver, handle, self.metadata, self.runtime_signature, size)
+            else:
+                launcher = driver.make_launcher(handle, self.metadata, self.runtime_signature)
             self._launchers[device] = launcher
         return launcher
 

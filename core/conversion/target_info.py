@@ -43,6 +43,14 @@ class TargetInfo(ABC):
     def num_programs(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
         """Grid size along ``axis``, i32."""
 
+    def block_index(self, builder: ir.IRBuilder) -> ir.Value:
+        """This block's index among all the launch's blocks, x fastest (i32): which part of the
+        launch's global scratch is its own.  A target whose programs span several blocks counts
+        blocks, not programs."""
+        x, y, z = (self.program_id(builder, a) for a in range(3))
+        nx, ny = (self.num_programs(builder, a) for a in range(2))
+        return builder.add(x, builder.mul(nx, builder.add(y, builder.mul(ny, z))))
+
     def lane_id(self, builder: ir.IRBuilder, tid: ir.Value) -> ir.Value:
         return builder.urem(tid, ir.Constant(I32, self.warp_size))
 

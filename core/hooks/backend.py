@@ -174,6 +174,19 @@ class InstalledBackend:
         """The plugin's hardware descriptor of a host tensor descriptor, or ``None``."""
         return self.call("tritium_tensor_descriptor_map", backend=self.name, target=target, descriptor=descriptor)
 
+    def device_tensor_descriptor(self, target: GPUTarget, options: Options, element: str, block_shape: tuple,
+                                 padding: str) -> int:
+        """The byte alignment under which the plugin builds a ``tl.make_tensor_descriptor``'s
+        hardware descriptor in the kernel (``tritium_device_tensor_descriptor``), 0 for never."""
+        answer = self.call("tritium_device_tensor_descriptor", target=target, options=options, element=element,
+                           block_shape=tuple(block_shape), padding=padding)
+        if answer in (None, False):
+            return 0
+        if isinstance(answer, bool) or not isinstance(answer, int) or answer < 0:
+            raise PluginError(self.plugin, "tritium_device_tensor_descriptor",
+                              f"expected an alignment in bytes or None, got {answer!r}")
+        return answer
+
     def tensor_descriptor_mapper(self, target: GPUTarget) -> Callable[[Any], Any]:
         """``descriptor -> hardware descriptor or None`` for ``target``: the plugin's fast form
         (``tritium_tensor_descriptor_mapper``) where it has one, else a call of

@@ -83,6 +83,11 @@ class BackendPlugin:
         """A hardware descriptor of a host tensor descriptor for ``target`` (see the hookspec)."""
         return None
 
+    def device_tensor_descriptor(self, target, options, element: str, block_shape: tuple, padding: str):
+        """The alignment (bytes) under which kernels for ``target`` build the hardware descriptor
+        of a ``tl.make_tensor_descriptor`` themselves, or None (see the hookspec)."""
+        return None
+
     def tensor_descriptor_mapper(self, target):
         """The fast form of :meth:`tensor_descriptor_map` for ``target`` (see the hookspec), or
         None: the launch then calls :meth:`tensor_descriptor_map` through its hook."""
@@ -163,6 +168,12 @@ class BackendPlugin:
     @hookimpl
     def tritium_tensor_descriptor_map(self, backend, target, descriptor):
         return self.tensor_descriptor_map(target, descriptor) if self.owns_backend(backend) else None
+
+    @hookimpl
+    def tritium_device_tensor_descriptor(self, target, options, element, block_shape, padding):
+        if not self.owns_target(target):
+            return None
+        return self.device_tensor_descriptor(target, options, element, block_shape, padding)
 
     @hookimpl
     def tritium_tensor_descriptor_mapper(self, backend, target):

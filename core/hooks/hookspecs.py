@@ -155,6 +155,24 @@ def tritium_tensor_descriptor_map(backend: str, target, descriptor):
 
 
 @hookspec(firstresult=True)
+def tritium_device_tensor_descriptor(target, options, element: str, block_shape: tuple, padding: str):
+    """Whether kernels for ``target`` build a hardware descriptor of their own for a
+    ``tl.make_tensor_descriptor`` of ``element`` values (a signature type name: ``"fp16"``,
+    ``"i32"``...) moved in blocks of ``block_shape`` (outermost first) with ``padding``
+    (``"zero"`` or ``"nan"``).
+
+    Answer the alignment in bytes that the base address and every stride but the last must be
+    known to have (NVIDIA's tensor maps: 16), or ``None``/``0`` to decline.  The frontend then
+    emits ``tt.make_tensor_descriptor`` (the map, for the plugin's stages to place and fill) where
+    it can prove that alignment from the kernel's specialisation (arguments divisible by 16,
+    ``tl.multiple_of``, constants) and the descriptor is made in the kernel or in a function
+    inlined into it; its accesses become ``tt.descriptor_load`` / ``tt.descriptor_store``.
+    Elsewhere they stay block-pointer loads and stores, as on every backend.  Asked at compile
+    time, once per ``tl.make_tensor_descriptor``.
+    """
+
+
+@hookspec(firstresult=True)
 def tritium_tensor_descriptor_mapper(backend: str, target):
     """Optional, the fast form of ``tritium_tensor_descriptor_map``: a callable
     ``descriptor -> hardware descriptor or None`` answering as that hook would for ``backend``'s

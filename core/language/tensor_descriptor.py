@@ -465,6 +465,11 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if tensor_map is not None and not (isinstance(tensor_map, tensor) and tensor_map.type.is_ptr()):
         raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer or its 64-bit address, "
                         f"got {tensor_map!r}")
+    if tensor_map is None and _builder is not None:
+        # the backend's own hardware descriptor, built by the kernel, where it takes this one
+        from ..frontend.semantic_descriptor import device_tensor_map
+        tensor_map = device_tensor_map(base, [_u(s) for s in shape], [_u(s) for s in strides], list(block),
+                                       padding, _builder)
     def kept(v):  # a leaf as tuples of kernel values hold it: a tensor or a constexpr
         v = _u(v)
         return v if isinstance(v, tensor) else constexpr(v)

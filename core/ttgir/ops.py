@@ -23,7 +23,7 @@ from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrD
                        var_operand_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.traits import MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ..ttir.attrs import CACHE_MODIFIER, EVICTION_POLICY
@@ -449,6 +449,29 @@ class WaitBarrierOp(IRDLOperation):
         return op
 
 
+@irdl_op_definition
+class GlobalScratchAllocOp(IRDLOperation):
+    """``nbytes`` of global memory of this program's own, aligned to ``alignment``::
+
+        %p = ttg.global_scratch_alloc {alignment = 128 : i32, nbytes = 128 : i32} : !tt.ptr<i8>
+
+    ``allocate-global-scratch`` places every such buffer in the program's part of the launch's
+    scratch (``ttg.global_scratch_memory_offset``); the launcher asks ``tritium.set_allocator``'s
+    allocator for the whole launch's.  Never merged or removed as a common subexpression."""
+
+    name = "ttg.global_scratch_alloc"
+    nbytes = prop_def(IntegerAttr)
+    alignment = prop_def(IntegerAttr)
+    result = result_def()
+    traits = traits_def(MemoryAllocEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, nbytes: int, alignment: int, result_type):
+        super().__init__(result_types=[result_type],
+                         properties={"nbytes": IntegerAttr(nbytes, i32), "alignment": IntegerAttr(alignment, i32)})
+
+
 TTG_OPS = [ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, LocalDeallocOp,
            AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, MemDescIndexOp, MemDescTransOp, BarrierOp,
-           InitBarriersOp, InvalBarriersOp, AsyncCopyDescriptorToLocalOp, WaitBarrierOp]
+           InitBarriersOp, InvalBarriersOp, AsyncCopyDescriptorToLocalOp, WaitBarrierOp, GlobalScratchAllocOp]

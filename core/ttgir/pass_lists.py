@@ -12,6 +12,7 @@ from ..ttir.passes.cse import CSE
 from ..ttir.passes.dce import DCE
 from ..ttir.passes.fuse_nested_loops import FuseNestedLoops
 from .dialect import ensure_plugin_encodings
+from .passes.allocate_global_scratch import AllocateGlobalScratch
 from .passes.allocate_shared_memory import AllocateSharedMemory
 from .passes.coalesce import Coalesce
 from .passes.convert_to_ttgir import ConvertToTTGIR
@@ -83,9 +84,9 @@ def _backend_of(target):
 
 
 def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
-    """fma-operands-through-shared, separable-reductions, allocate-shared-memory, the backend's
-    after-allocation passes (they see every buffer's offset), then membar (``ttg.shared`` is then
-    on the module).
+    """fma-operands-through-shared, separable-reductions, allocate-shared-memory,
+    allocate-global-scratch, the backend's after-allocation passes (they see every buffer's
+    offset), then membar (``ttg.shared`` is then on the module).
 
     Everything backend-specific comes through the hooks of ``backend`` (the contract's
     :class:`~tritium.hooks.backend.InstalledBackend` owning ``target``, looked up when not given): its
@@ -97,5 +98,5 @@ def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
     rule = backend.membar_filter(target) if backend is not None else None
     set_scratch_limit(module, options)
     PassManager("ttgir-finalize", [FmaOperandsThroughShared(), SeparableReductions(), AllocateSharedMemory(rules),
-                                   *after, Membar(rule, rules)]).run(module)
+                                   AllocateGlobalScratch(), *after, Membar(rule, rules)]).run(module)
     return module

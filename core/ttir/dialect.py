@@ -23,7 +23,7 @@ TT_OPS = [
     ops.PreciseSqrtOp, ops.PreciseDivFOp, ops.ClampFOp, ops.FpToFpOp, ops.DotOp, ops.ExternElementwiseOp, ops.ElementwiseInlineAsmOp,
     ops.PrintOp, ops.AssertOp, DotScaledOp,
     mem.LoadOp, mem.StoreOp, mem.AtomicRMWOp, mem.AtomicCASOp, mem.MakeTensorPtrOp, mem.AdvanceOp,
-    desc_ops.DescriptorLoadOp, desc_ops.DescriptorStoreOp,
+    desc_ops.DescriptorLoadOp, desc_ops.DescriptorStoreOp, desc_ops.MakeTensorDescriptorOp,
     rops.ReduceOp, rops.ReduceReturnOp, rops.ScanOp, rops.ScanReturnOp,
     rops.MapElementwiseOp, rops.MapElementwiseReturnOp,
 ]

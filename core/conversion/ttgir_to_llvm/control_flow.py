@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import TensorType
 
 from .lowering import FunctionLowering, LoweringError, flat_types, flatten, lowers, unflatten
 from ...ttir.mlir_ops import licm_disabled
+from ...ttgir.passes.allocate_global_scratch import OFFSET, scratch_offset
 
 _TERMINATORS = ("scf.yield", "scf.condition")
 
@@ -171,12 +172,19 @@ def _call(fl: FunctionLowering, op) -> None:
     args = flatten([fl.get(v) for v in op.operands])
     offset = op.attributes.get("allocation.offset")
     args.append(fl.shared_ptr(offset.value.data if offset is not None else 0))
+    if OFFSET in op.attributes:  # the callee's part of this function's global scratch
+        args.append(fl.global_scratch_ptr(scratch_offset(op)))
     res = b.call(callee, args)
     types = [r.type for r in op.results]
     n = len(flat_types(fl, types))
     flat = [res] if n == 1 else [b.extract_value(res, i) for i in range(n)]
     for v, x in zip(op.results, unflatten(fl, types, flat)):
         fl.set(v, x)
+
+
+@lowers("ttg.global_scratch_alloc")
+def _global_scratch_alloc(fl: FunctionLowering, op) -> None:
+    fl.set(op.result, fl.global_scratch_ptr(scratch_offset(op)))
 
 
 def is_tensor(v) -> bool:

@@ -18,10 +18,11 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ...ttgir.analysis.axis_info import AxisInfoAnalysis
 from ...ttgir.analysis.value_range import ValueRanges
+from ...ttgir.passes.allocate_global_scratch import scratch_alignment, scratch_size
 from ...ttgir.encodings import DistributedEncoding
 from ...ttgir.linear_layout import LinearLayout
 from ..target_info import TargetInfo
-from .types import I1, I32, llvm_type
+from .types import I1, I32, I64, llvm_type
 
 LOWERINGS: dict[str, Callable[["FunctionLowering", Operation], None]] = {}
 
@@ -73,6 +74,8 @@ class FunctionLowering:
     builder: ir.IRBuilder
     prologue: ir.IRBuilder
     smem: ir.Value                      # i8 shared pointer: this function's buffers start here
+    #: i8 global pointer: this program's global scratch for this function (None: it has none)
+    global_scratch: ir.Value | None = None
     values: dict[SSAValue, object] = field(default_factory=dict)
     layouts: dict[object, LayoutInfo] = field(default_factory=dict)
     #: values whose registers follow another layout than their type's (an elided conversion)
@@ -195,6 +198,14 @@ class FunctionLowering:
         off = ir.Constant(I32, byte_offset) if isinstance(byte_offset, int) else byte_offset
         return self.builder.gep(self.smem, [off], source_etype=ir.IntType(8))
 
+    def global_scratch_ptr(self, byte_offset: int) -> ir.Value:
+        """i8 global pointer ``byte_offset`` bytes into this function's part of the program's
+        global scratch (``allocate-global-scratch``)."""
+        if self.global_scratch is None:
+            raise LoweringError(f"{self.op.sym_name.data} uses global scratch but has none "
+                                "(run allocate-global-scratch)")
+        return self.builder.gep(self.global_scratch, [ir.Constant(I64, byte_offset)], source_etype=ir.IntType(8))
+
     def alloc_offset(self, op: Operation) -> int:
         attr = op.attributes.get("allocation.offset")
         if attr is None:
@@ -291,15 +302,17 @@ def _declare(ml: ModuleLowering, f: Operation) -> ir.Function:
     ftype = f.function_type
     probe = FunctionLowering(ml, f, None, None, None, None)  # layouts only
     params = flat_types(probe, ftype.inputs.data)
+    scratch = [ir.PointerType(addrspace=ml.target.global_address_space)] if scratch_size(f) else []
     if _is_kernel(f):
         if ftype.outputs.data:
             raise LoweringError(f"kernel {name} must not return values")
-        fn = ir.Function(ml.llmodule, ir.FunctionType(ir.VoidType(), params), name)
+        # the launch's global scratch comes last, after the kernel's own parameters
+        fn = ir.Function(ml.llmodule, ir.FunctionType(ir.VoidType(), params + scratch), name)
     else:
         rets = flat_types(probe, ftype.outputs.data)
         ret = ir.VoidType() if not rets else rets[0] if len(rets) == 1 else ir.LiteralStructType(rets)
         params.append(ir.PointerType(addrspace=ml.target.shared_address_space))
-        fn = ir.Function(ml.llmodule, ir.FunctionType(ret, params), name)
+        fn = ir.Function(ml.llmodule, ir.FunctionType(ret, params + scratch), name)
         fn.linkage = "internal"
         fn.attributes.add("noinline")
     ml.functions[name] = fn
@@ -312,14 +325,20 @@ def _define(ml: ModuleLowering, f: Operation, fn: ir.Function) -> None:
     prologue = ir.IRBuilder(pro_block)
     term = prologue.branch(body_block)
     prologue.position_before(term)
+    args = list(fn.args)
+    scratch = args.pop() if scratch_size(f) else None
     if _is_kernel(f):
         base = ml.target.shared_base(ml.llmodule)
         smem = prologue.gep(base, [ir.Constant(I32, 0)], source_etype=ir.IntType(8))
+        if scratch is not None:
+            # this program's part of the launch's scratch: ``size`` bytes at its block index
+            index = prologue.zext(ml.target.block_index(prologue), I64)
+            scratch = prologue.gep(scratch, [prologue.mul(index, ir.Constant(I64, scratch_size(f)))],
+                                   source_etype=ir.IntType(8))
     else:
-        smem = fn.args[-1]
-    fl = FunctionLowering(ml, f, fn, ir.IRBuilder(body_block), prologue, smem)
+        smem = args.pop()
+    fl = FunctionLowering(ml, f, fn, ir.IRBuilder(body_block), prologue, smem, scratch)
     block = f.body.blocks.first
-    args = list(fn.args[:-1] if not _is_kernel(f) else fn.args)
     for v, x in zip(block.args, unflatten(fl, [a.type for a in block.args], args)):
         fl.set(v, x)
     fl.lower_block(block)
@@ -329,7 +348,9 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
     """Lower a finalized TTGIR module (``allocate-shared-memory`` and ``membar`` have run) to LLVM IR.
 
     Returns the IR text and metadata: ``name`` (the kernel), ``shared`` (bytes of shared memory),
-    ``num_warps`` and ``threads_per_warp``."""
+    ``num_warps``, ``threads_per_warp``, and ``global_scratch_size`` / ``global_scratch_align``
+    (bytes of global scratch per program, ``allocate-global-scratch``; the kernel then takes the
+    launch's scratch as one more pointer parameter, last)."""
     llmodule = ir.Module(name="tritium")
     if target.triple:
         llmodule.triple = target.triple
@@ -352,5 +373,6 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
     if not ml.kernel_names:
         raise LoweringError("the module has no kernel (no public tt.func)")
     meta = {"name": ml.kernel_names[0], "shared": shared, "num_warps": num_warps,
-            "threads_per_warp": module.attributes["ttg.threads-per-warp"].value.data}
+            "threads_per_warp": module.attributes["ttg.threads-per-warp"].value.data,
+            "global_scratch_size": scratch_size(module), "global_scratch_align": scratch_alignment(module)}
     return str(llmodule), meta

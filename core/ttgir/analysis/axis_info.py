@@ -20,7 +20,7 @@ from math import gcd
 
 from xdsl.dialects.builtin import (DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, ModuleOp,
                                    TensorType)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from ...ttir.types import PointerType, element_type, shape_of
 from ..layouts import bit_width, contig_per_thread
@@ -318,6 +318,38 @@ class AxisInfoAnalysis:
             return 1, 1, con
 
         return _zip(rank, dim, None)
+
+
+class PartialAxisInfo(AxisInfoAnalysis):
+    """The same facts on demand, for a function still being built (the frontend asks while
+    lowering a kernel's source): a value's definition chain is followed back to constants,
+    op hints and the kernel's argument attributes.  Arguments of other functions and values
+    carried by loops or merged by branches are unknown, so every answer is one the whole-module
+    analysis would also give."""
+
+    def __init__(self):  # noqa: D107 - no module to walk
+        self.info = {}
+
+    def get(self, v: SSAValue) -> AxisInfo:
+        info = self.info.get(v)
+        if info is None:
+            info = self.info[v] = self._derive(v)
+        return info
+
+    def _derive(self, v: SSAValue) -> AxisInfo:
+        rank = _rank(v)
+        if isinstance(v, BlockArgument):
+            func = v.block.parent_op()
+            if func is None or func.name != "tt.func" or v.block is not func.body.blocks.first:
+                return AxisInfo.unknown(rank)
+            attrs = func.arg_attrs.data if func.arg_attrs else ()
+            if v.index < len(attrs) and attrs[v.index] is not None:
+                return _apply_hints(AxisInfo.unknown(rank), dict(attrs[v.index].data))
+            return AxisInfo.unknown(rank)
+        op = v.owner
+        if op.regions or len(op.results) != 1:
+            return AxisInfo.unknown(rank)
+        return _apply_hints(self._transfer(op), op)
 
 
 def _zip(rank: int, dim, constant) -> AxisInfo:

@@ -132,7 +132,8 @@ def make_llir(target, options):
         if libs:
             metadata["device_libs"] = libs
         metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
-                        threads_per_warp=meta["threads_per_warp"])
+                        threads_per_warp=meta["threads_per_warp"], global_scratch_size=meta["global_scratch_size"],
+                        global_scratch_align=meta["global_scratch_align"])
         return text
     return stage
 

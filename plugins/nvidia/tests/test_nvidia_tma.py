@@ -283,7 +283,7 @@ def test_map_swizzle(dtype, block, swizzle):
     ("outer stride of 140 bytes", ("fp16", 0, [50, 70], [70, 1], [16, 32], "zero")),
     ("base not 16-byte aligned", ("fp16", 8, [64, 64], [64, 1], [16, 32], "zero")),
     ("box row of 8 bytes", ("fp16", 0, [64, 64], [64, 1], [64, 4], "zero")),
-    ("box dimension over 256", ("fp32", 0, [1024, 1024], [1024, 1], [1, 512], "zero")),
+    ("inner box dimension over 256", ("fp32", 0, [4, 1024, 1024], [1 << 20, 1024, 1], [1, 512, 8], "zero")),
     ("NaN fill for fp8", ("fp8e4nv", 0, [64, 64], [64, 1], [64, 64], "nan")),
     ("no map type for booleans", ("i1", 0, [64, 64], [64, 1], [64, 64], "zero")),
 ])
@@ -376,3 +376,28 @@ def test_host_maps_are_acquired_once_at_the_start():
     fences = [m.start() for m in re.finditer(r"fence\.proxy\.tensormap::generic\.acquire\.sys \[%rd\d+\], 128;", ptx)]
     assert len(fences) == 3 and "fence.proxy.tensormap::generic.acquire.gpu" not in ptx
     assert max(fences) < ptx.index("cp.async.bulk.tensor")
+
+
+@pytest.mark.parametrize("block,ebytes,want", [
+    # more than 256 rows: boxes of 256 rows one after another
+    ((512, 32), 2, [(0, (0, 0)), (256 * 64, (256, 0))]),
+    # rows of 256 bytes: two 128-byte columns, each of the block's 512 rows in two boxes
+    ((512, 128), 2, [(0, (0, 0)), (256 * 128, (256, 0)), (512 * 128, (0, 64)), (768 * 128, (256, 64))]),
+    # rank 1: the only dimension is cut
+    ((1024,), 4, [(0, (0,)), (1024, (256,)), (2048, (512,)), (3072, (768,))]),
+    ((64, 64), 2, [(0, (0, 0))]),
+])
+def test_map_boxes_cover_the_block(block, ebytes, want):
+    """A block is moved as boxes of at most 256 elements per dimension, each where the tile's
+    layout has it; together they cover every element once."""
+    boxes = tensor_map.map_boxes(block, ebytes)
+    assert boxes == want
+    box = tensor_map.map_box(block, ebytes)
+    assert all(b <= tensor_map.MAX_BOX for b in box)
+    covered = set()
+    for _, start in boxes:
+        import itertools
+        for idx in itertools.product(*[range(s, s + b) for s, b in zip(start, box)]):
+            assert idx not in covered
+            covered.add(idx)
+    assert len(covered) == int(__import__("math").prod(block))

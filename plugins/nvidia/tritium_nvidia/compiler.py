@@ -26,6 +26,7 @@ from .passes import tma
 from .passes.accelerate_matmul import AccelerateMatmul
 from .passes.async_dot import ASYNC_COPIES, AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
 from .passes.async_operands import AsyncOperandLoads
+from .passes.tensor_maps import DeviceTensorMaps
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 
 
@@ -53,6 +54,7 @@ def ttgir_passes(target, options) -> list:
                  late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=tma.descriptor_copy(target),
                  stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES,
                  operand_buffer=fma_operand_buffer if capability(target) >= 80 else None),
+        DeviceTensorMaps(options.num_stages),  # tl.make_tensor_descriptor's maps, in global scratch
         PointerOffsets(),
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
         AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE(),
@@ -99,7 +101,8 @@ def make_llir(module, metadata, target, options):
     info = NVIDIATargetInfo(capability(target), options.maxnreg, options.num_ctas, options.enable_reflect_ftz)
     text, meta = lower_to_llvm(module, info, options)
     metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
-                    threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas)
+                    threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas,
+                    global_scratch_size=meta["global_scratch_size"], global_scratch_align=meta["global_scratch_align"])
     return text
 
 

@@ -82,6 +82,10 @@ class CUDAOptions(Options):
     #: with ``defer_store_waits``, a TMA store inside a persistent loop gets shared memory of its
     #: own across the loop where it fits, so the next tile's copies need not wait for its read
     own_store_tiles: bool = True
+    #: tensor descriptors go through the Tensor Memory Accelerator on sm_90: a host descriptor's
+    #: map is encoded at launch, a ``tl.make_tensor_descriptor`` builds its own in the kernel
+    #: (False, or ``TRITIUM_TMA=0``: block-pointer loads and stores)
+    tma: bool = True
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -93,7 +97,7 @@ class CUDAOptions(Options):
                              f"{self.allowed_dot_input_precisions}, got {self.default_dot_input_precision!r}")
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
-        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles"):
+        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
@@ -115,6 +119,9 @@ def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     defaults["enable_fp_fusion"] = knobs.language.default_fp_fusion
     if knobs.language.fp32_default:
         defaults["default_dot_input_precision"] = knobs.language.fp32_default
+    # TRITIUM_TMA=0 keeps descriptors off the copy engine; as an option, it is part of the cache key
+    from .runtime.tensor_map import enabled as tma_enabled
+    defaults["tma"] = tma_enabled()
     arch_opt = opts.get("arch")
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}
     if isinstance(opts.get("extern_libs"), dict):

@@ -66,6 +66,10 @@ class NvidiaPlugin(BackendPlugin):
         from .runtime.tensor_map import tensor_map
         return tensor_map(target, descriptor, self.driver())
 
+    def device_tensor_descriptor(self, target, options, element, block_shape, padding):
+        from .runtime.tensor_map import device_map_alignment
+        return device_map_alignment(target, options, element, block_shape, padding)
+
     def tensor_descriptor_mapper(self, target):
         from .runtime.tensor_map import mapper
         return mapper(target, self.driver())

@@ -64,6 +64,12 @@ class NVIDIATargetInfo(TargetInfo):
             return self._sreg(b, f"nclusterid.{'xyz'[axis]}")
         return self._sreg(b, f"nctaid.{'xyz'[axis]}")
 
+    def block_index(self, b):
+        # CTAs, not clusters: a program of num_ctas CTAs has num_ctas parts of the scratch
+        x, y, z = (self._sreg(b, f"ctaid.{a}") for a in "xyz")
+        nx, ny = (self._sreg(b, f"nctaid.{a}") for a in "xy")
+        return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
+
     def lane_id(self, b, tid):
         return b.and_(tid, ir.Constant(I32, WARP_SIZE - 1))
 

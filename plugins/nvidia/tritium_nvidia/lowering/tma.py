@@ -9,8 +9,9 @@ the tile followed by one 8-byte mbarrier.  The tile is
 laid out as the map's swizzle says (``tensor_map.map_swizzle``: a 2-d box whose rows are 32, 64
 or 128 bytes is swizzled like a ``#ttg.nvmma_shared`` buffer, 1024-byte aligned, and a 2-d block
 whose rows are a multiple of 128 bytes is moved as 128-byte columns, each such a swizzled box, one
-after another as that layout has them (``tensor_map.map_box``); any other box row-major, 128-byte
-aligned, as the copy engine requires).
+after another as that layout has them, and a block of more than 256 rows as boxes of 256 rows
+(``tensor_map.map_boxes``); any other box row-major, 128-byte aligned, as the copy engine
+requires).
 
 load::
 
@@ -44,7 +45,7 @@ from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
 
 from ..passes.tma import DEFERRED, MAP_ACQUIRED, box_encoding, tile_align, tile_bytes, tile_type
-from ..runtime.tensor_map import map_box, map_box_count
+from ..runtime.tensor_map import map_boxes
 
 
 class _Buffer:  # what read_linear / write_linear ask of a memdesc type
@@ -103,18 +104,16 @@ def _block_shape(t) -> list:
 
 
 def _boxes(b: ir.IRBuilder, t, dst, coords: list) -> list:
-    """The map's boxes making up tile ``t`` (``tensor_map.map_box``): (shared address, coordinates
-    innermost first) each; one box, or 128-byte columns side by side, each a whole swizzled block
-    of the tile's ``nvmma_shared`` layout."""
+    """The map's boxes making up tile ``t`` (``tensor_map.map_boxes``): (shared address, coordinates
+    innermost first) each: one box, or boxes of 256 elements of the outermost dimension one after
+    another, or 128-byte columns side by side (each a whole swizzled block of the tile's
+    ``nvmma_shared`` layout), or both."""
     ebytes = max(bit_width(t.element_type) // 8, 1)
-    shape = _block_shape(t)
-    n = map_box_count(shape, ebytes)
-    if n == 1:
-        return [(dst, coords)]
-    width = map_box(shape, ebytes)[-1]
-    box_bytes = tile_bytes(t) // n
-    return [(b.add(dst, const(I32, j * box_bytes)) if j else dst,
-             [b.add(coords[0], const(I32, j * width)) if j else coords[0]] + coords[1:]) for j in range(n)]
+    out = []
+    for offset, starts in map_boxes(_block_shape(t), ebytes):
+        at = [b.add(c, const(I32, d)) if d else c for c, d in zip(coords, reversed(starts))]
+        out.append((b.add(dst, const(I32, offset)) if offset else dst, at))
+    return out
 
 
 def _expect_and_copy(b: ir.IRBuilder, t, dst, tmap, bar, coords: list) -> None:
@@ -207,6 +206,82 @@ def lower_tensormap_acquire(fl: FunctionLowering, op) -> None:
         _asm(fl.builder, "fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l", [tmap])
 
 
+def _global_address(fl: FunctionLowering, v) -> ir.Value:
+    """The global-space address (i64) of pointer value ``v``."""
+    b = fl.builder
+    p = fl.get(v)
+    if isinstance(p.type, ir.PointerType) and p.type.addrspace == 0:
+        p = b.addrspacecast(p, ir.PointerType(addrspace=fl.target.global_address_space))
+    return b.ptrtoint(p, I64)
+
+
+def _replace(b: ir.IRBuilder, pred, smem, field: str, value, ordinal: int | None = None) -> None:
+    """``tensormap.replace`` of one field of the map being built at shared address ``smem``, by the
+    threads where ``pred`` holds: ``value`` an int (an immediate) or an i32/i64 value."""
+    ord_text = f", {ordinal}" if ordinal is not None else ""
+    if isinstance(value, int):
+        _asm(b, f"@$1 tensormap.replace.tile.{field}.shared::cta.b1024.b32 [$0]{ord_text}, {value};", "r,b",
+             [smem, pred])
+    else:
+        width, cons = (64, "l") if value.type == I64 else (32, "r")
+        _asm(b, f"@$1 tensormap.replace.tile.{field}.shared::cta.b1024.b{width} [$0]{ord_text}, $2;",
+             f"r,b,{cons}", [smem, pred, value])
+
+
+def lower_tensormap_create(fl: FunctionLowering, op) -> None:
+    """The first warp builds the map in the op's shared scratch: zeroes its 128 bytes, thread 0
+    sets every field, then the warp copies it to ``desc_ptr`` with a release fence of the
+    tensor-map proxy (``tensormap.cp_fenceproxy``, a warp-wide instruction) and acquires it
+    (``fence.proxy.tensormap::generic.acquire``): thread 0, which issues the block's bulk copies,
+    may use it from here on.  Instructions are predicated rather than branched around, as the
+    ``.aligned`` copy must be reached by the whole warp at once."""
+    b = fl.builder
+    raw = fl.shared_ptr(fl.alloc_offset(op))
+    addr = b.ptrtoint(raw, I32)
+    smem = b.add(addr, b.and_(b.sub(const(I32, 0), addr), const(I32, 127)))
+    warp0 = b.icmp_unsigned("<", fl.tid, const(I32, 32))
+    first = fl.first_thread_pred()
+    gmap = _global_address(fl, op.desc_ptr)
+    _asm(b, "@$2 st.shared.b32 [$0], $1;", "r,r,b", [b.add(smem, b.mul(fl.tid, const(I32, 4))), const(I32, 0), warp0])
+    _asm(b, "@$0 bar.warp.sync -1;", "b", [warp0])
+    rank = len(op.global_dim)
+    _replace(b, first, smem, "global_address", _global_address(fl, op.global_address))
+    _replace(b, first, smem, "rank", rank - 1)
+    for i, box in enumerate(op.box_dim):
+        _replace(b, first, smem, "box_dim", box, i)
+    for i, d in enumerate(op.global_dim):
+        _replace(b, first, smem, "global_dim", fl.get(d), i)
+    shift = _stride_shift(fl)
+    for i, st in enumerate(op.global_stride):
+        v = fl.get(st)
+        _replace(b, first, smem, "global_stride", b.lshr(v, const(I64, shift)) if shift else v, i)
+    for i in range(rank):
+        _replace(b, first, smem, "element_stride", 1, i)
+    _replace(b, first, smem, "elemtype", op.code("elem_type"))
+    _replace(b, first, smem, "interleave_layout", 0)
+    _replace(b, first, smem, "swizzle_mode", op.code("swizzle_mode"))
+    _replace(b, first, smem, "fill_mode", op.code("fill_mode"))
+    _asm(b, "@$0 bar.warp.sync -1;", "b", [warp0])
+    _asm(b, "@$2 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+            "[$0], [$1], 128;", "l,r,b", [gmap, smem, warp0])
+    _asm(b, "@$1 fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l,b", [gmap, warp0])
+    # the assembler must not move the acquire past the first copy through the map: an empty
+    # bulk group waited for keeps the order (what Triton emits after it as well)
+    _asm(b, "@$0 cp.async.bulk.commit_group;", "b", [warp0])
+    _asm(b, "@$0 cp.async.bulk.wait_group.read 0;", "b", [warp0])
+
+
+def _stride_shift(fl: FunctionLowering) -> int:
+    """Assemblers of PTX ISA 8.5 and older read ``tensormap.replace``'s global stride in units of
+    16 bytes (as Triton also works around): the bits to shift the byte stride right by."""
+    from ..toolchain.tools import choose_ptx_version
+    try:
+        ptx = choose_ptx_version("90a", getattr(fl.options, "ptx_version", None))
+    except Exception:  # noqa: BLE001 - no toolchain to ask (a lowering test): the current ISA's form
+        return 0
+    return 4 if ptx <= 85 else 0
+
+
 def lower_bulk_store_wait(fl: FunctionLowering, op) -> None:
     with _thread0(fl):
         _asm(fl.builder, "cp.async.bulk.wait_group.read 0;", "", [])
@@ -260,6 +335,6 @@ LOWERINGS = {"tt.descriptor_load": lower_descriptor_load, "tt.descriptor_store":
              "ttng.bulk_store_wait": lower_bulk_store_wait, "ttng.tensormap_acquire": lower_tensormap_acquire,
              "ttg.init_barriers": lower_init_barriers, "ttg.inval_barriers": lower_inval_barriers,
              "ttg.async_copy_descriptor_to_local": lower_copy_descriptor_to_local,
-             "ttg.wait_barrier": lower_wait_barrier}
+             "ttg.wait_barrier": lower_wait_barrier, "ttng.tensormap_create": lower_tensormap_create}
 
 __all__ = ["LOWERINGS"]

@@ -10,13 +10,15 @@
 (a ``dot_op`` layout of the accumulator's encoding); with ``isAsync`` its
 result may still be in flight until a ``warp_group_dot_wait`` with fewer ``pendings`` returns it.
 ``fence_async_shared`` orders ordinary shared-memory writes before the tensor cores read them.
-Importing this module registers the dialect, so TTGIR text holding these ops parses."""
+``tensormap_create`` / ``tensormap_acquire`` build and publish TMA tensor maps.  Importing this module registers the dialect, so TTGIR text holding these ops parses."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, IntegerType, TensorType, i32
+from xdsl.dialects.builtin import DenseArrayBase, Float16Type, Float32Type, IntegerAttr, IntegerType, TensorType, i32, i64
 from xdsl.ir import Attribute, Dialect, SSAValue
-from xdsl.irdl import (IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
+from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
                        result_def, traits_def, var_operand_def, var_result_def)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
@@ -148,6 +150,84 @@ class TensorMapAcquireOp(IRDLOperation):
         super().__init__(operands=[tensor_map])
 
 
+@irdl_op_definition
+class TensorMapCreateOp(IRDLOperation):
+    """The block fills the 128-byte tensor map at ``desc_ptr`` (global memory) for the tensor at
+    ``global_address`` with ``global_dim`` (i32) and ``global_stride`` (i64, bytes, every
+    dimension but the innermost), all innermost first, moved in boxes of ``box_dim``; the copy
+    engine's codes for the element type, swizzle and out-of-bounds fill.  Built in shared memory
+    (``tensormap.replace``), copied out with a release fence, then acquired by the first warp,
+    whose thread 0 issues the block's copies through it (``lowering/tma.py``)::
+
+        ttng.tensormap_create %map, %base, [%n, %m], [%stride] {box_dim = array<i32: 64, 128>,
+            elem_type = 6 : i32, fill_mode = 0 : i32, swizzle_mode = 3 : i32} : !tt.ptr<i8>, !tt.ptr<f16>
+    """
+
+    name = "ttng.tensormap_create"
+    desc_ptr = operand_def()
+    global_address = operand_def()
+    global_dim = var_operand_def(i32)
+    global_stride = var_operand_def(i64)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, desc_ptr: SSAValue, global_address: SSAValue, global_dim, global_stride, box_dim,
+                 elem_type: int, swizzle_mode: int, fill_mode: int):
+        super().__init__(operands=[desc_ptr, global_address, list(global_dim), list(global_stride)],
+                         attributes={"box_dim": DenseArrayBase.from_list(i32, [int(b) for b in box_dim]),
+                                     "elem_type": IntegerAttr(elem_type, i32),
+                                     "swizzle_mode": IntegerAttr(swizzle_mode, i32),
+                                     "fill_mode": IntegerAttr(fill_mode, i32)})
+
+    @property
+    def box_dim(self) -> list[int]:
+        return [int(v) for v in self.attributes["box_dim"].get_values()]
+
+    def code(self, name: str) -> int:
+        return self.attributes[name].value.data
+
+    def verify_(self) -> None:
+        n = len(self.global_dim)
+        if not 1 <= n <= 5 or len(self.global_stride) != n - 1 or len(self.box_dim) != n:
+            raise VerifyException(f"ttng.tensormap_create: {n} dimensions, {len(self.global_stride)} strides "
+                                  f"and {len(self.box_dim)} box dimensions")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.desc_ptr)
+        printer.print_string(", ")
+        printer.print_operand(self.global_address)
+        for group in (self.global_dim, self.global_stride):
+            printer.print_string(", [")
+            printer.print_list(list(group), printer.print_operand)
+            printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([self.desc_ptr.type, self.global_address.type], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        desc = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        addr = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        parser.parse_punctuation(",")
+        strides = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        dt = parser.parse_type()
+        parser.parse_punctuation(",")
+        at = parser.parse_type()
+        codes = {k: attrs.pop(k).value.data for k in ("elem_type", "swizzle_mode", "fill_mode")}
+        box = [int(v) for v in attrs.pop("box_dim").get_values()]
+        op = cls(parser.resolve_operand(desc, dt), parser.resolve_operand(addr, at),
+                 [parser.resolve_operand(d, i32) for d in dims], [parser.resolve_operand(v, i64) for v in strides],
+                 box, codes["elem_type"], codes["swizzle_mode"], codes["fill_mode"])
+        op.attributes.update(attrs)
+        return op
+
+
 TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
-                                   TensorMapAcquireOp], [])
+                                   TensorMapAcquireOp, TensorMapCreateOp], [])
 register_dialect(TritonNvidiaGPU)

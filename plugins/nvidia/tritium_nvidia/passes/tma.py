@@ -28,7 +28,7 @@ from tritium.ttir.ops import CallOp, FuncOp, ReturnOp
 from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
 from tritium.ttgir.passes.membar import Membar
 
-from .dialect import BulkStoreWaitOp, TensorMapAcquireOp
+from .dialect import BulkStoreWaitOp, TensorMapAcquireOp, TensorMapCreateOp
 from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
 from ..options import capability
 from ..runtime.tensor_map import map_swizzle
@@ -64,8 +64,12 @@ def scratch_bytes(op) -> int:
     return tile_align(t) + tile_bytes(t) + _BARRIER_BYTES
 
 
+#: where ``ttng.tensormap_create`` builds a map: 128 bytes on a 128-byte boundary
+MAP_BUILD_BYTES = 2 * 128
+
 #: the plugin's scratch rules (``tritium_scratch_sizes``)
-SCRATCH_SIZES = {"tt.descriptor_load": scratch_bytes, "tt.descriptor_store": scratch_bytes}
+SCRATCH_SIZES = {"tt.descriptor_load": scratch_bytes, "tt.descriptor_store": scratch_bytes,
+                 "ttng.tensormap_create": lambda op: MAP_BUILD_BYTES}
 
 
 class _RowMajor:
@@ -118,6 +122,8 @@ class AcquireMapsOnce:
                 if isinstance(op, self.USERS):
                     maps.setdefault(op.desc, []).append(op)
             for m, users in maps.items():
+                if any(isinstance(u.operation, TensorMapCreateOp) for u in m.uses):
+                    continue  # made by the kernel: its create publishes it (``tensor_maps``)
                 owner = m.owner
                 if isinstance(owner, Block):
                     if owner is not entry:
@@ -210,7 +216,7 @@ class OwnStoreTiles:
                     continue
                 t = load.results[0].type
                 loop = load.parent_op()
-                while not isinstance(loop, scf.ForOp):  # the loop whose slots the tile would take
+                while not isinstance(loop, (scf.ForOp, scf.WhileOp)):  # the loop whose slots the tile would take
                     loop = loop.parent_op()
                 if isinstance(t, TensorType) and len(t.get_shape()) >= 2 and loop is not top \
                         and not loop.is_ancestor(op):

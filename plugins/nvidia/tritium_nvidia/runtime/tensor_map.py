@@ -92,42 +92,84 @@ def map_swizzle(block_shape, element_bytes: int) -> int:
 
 
 def map_box(block_shape, element_bytes: int) -> tuple[int, ...]:
-    """The box the map is encoded with (outermost first): the block, or for a 2-d block whose rows
-    are a multiple of 128 bytes longer than 128, a 128-byte column of it; the kernel then moves the
-    block as ``map_box_count`` boxes side by side."""
+    """The box the map is encoded with (outermost first): the block, with its outermost dimension
+    cut to 256 elements (the most a box dimension may have), and for a 2-d block whose rows are a
+    multiple of 128 bytes longer than 128, a 128-byte column of it; the kernel then moves the block
+    as the boxes :func:`map_boxes` lists."""
     block = tuple(int(b) for b in block_shape)
+    box = (min(block[0], MAX_BOX),) + block[1:]
     if map_swizzle(block, element_bytes) == SWIZZLE_SPAN and block[-1] * element_bytes > SWIZZLE_SPAN:
-        return block[:-1] + (SWIZZLE_SPAN // element_bytes,)
-    return block
+        box = box[:-1] + (SWIZZLE_SPAN // element_bytes,)
+    return box
 
 
-def map_box_count(block_shape, element_bytes: int) -> int:
-    return int(block_shape[-1]) // map_box(block_shape, element_bytes)[-1]
+def map_boxes(block_shape, element_bytes: int) -> list[tuple[int, tuple[int, ...]]]:
+    """The boxes (:func:`map_box`) that make up a block: (byte offset in the tile, element offset
+    of the box per dimension, outermost first) each.  The tile holds the block as columns of the
+    box's width one after another (one column when the box is as wide as the block), each column
+    row-major, so a box of the outermost dimension's next 256 elements follows the one before."""
+    block = tuple(int(b) for b in block_shape)
+    box = map_box(block, element_bytes)
+    col_elems = 1
+    for b in (block[0],) + box[1:]:
+        col_elems *= b
+    chunk_elems = col_elems // block[0] * box[0]
+    out = []
+    columns = block[-1] // box[-1] if len(block) > 1 else 1
+    for j in range(columns):
+        for i in range(block[0] // box[0]):
+            offsets = [0] * len(block)
+            offsets[0] += i * box[0]
+            offsets[-1] += j * box[-1]
+            out.append(((j * col_elems + i * chunk_elems) * element_bytes, tuple(offsets)))
+    return out
+
+
+def map_boxes_fit(elt: str, block_shape, padding: str) -> bool:
+    """Whether the copy engine can move a block of ``block_shape`` (outermost first) of ``elt``
+    elements: a type it has a code for, at most 5 dimensions, every box dimension but the
+    outermost at most 256 elements (the outermost is cut into boxes of 256), the block's rows a
+    multiple of 16 bytes and the whole block at most 64 KiB, a NaN fill only for floating point."""
+    if elt not in DATA_TYPES:
+        return False
+    _, size, floating = DATA_TYPES[elt]
+    block = [int(b) for b in block_shape]
+    if not 1 <= len(block) <= 5 or (padding == "nan" and not floating):
+        return False
+    if any(b > MAX_BOX for b in map_box(block, size)) or (block[-1] * size) % 16:
+        return False
+    tile = size
+    for b in block:
+        tile *= b
+    return tile <= MAX_TILE_BYTES
+
+
+#: the alignment (bytes) of a map's global address and of its strides
+MAP_ALIGN = 16
+
+
+def device_map_alignment(target, options, elt: str, block_shape, padding: str) -> int | None:
+    """The NVIDIA answer to ``tritium_device_tensor_descriptor``: on sm_90 with TMA on (option
+    ``tma``, from ``TRITIUM_TMA``), a kernel builds the map of a ``tl.make_tensor_descriptor``
+    whose blocks the copy engine moves (:func:`map_boxes_fit`) when its base and outer strides are
+    multiples of 16 bytes."""
+    if capability(target) < 90 or not getattr(options, "tma", True):
+        return None
+    return MAP_ALIGN if map_boxes_fit(elt, block_shape, padding) else None
 
 
 def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, padding: str) -> TiledMap | None:
     """The map of a descriptor of ``elt`` elements at ``address`` (shape, strides in elements and
-    block shape outermost first), or ``None`` where the copy engine cannot serve it: an element
-    type it has no code for, an address or an outer stride not a multiple of 16 bytes, a box
-    dimension over 256 elements, a box row under 16 bytes or not a multiple of them, a NaN fill
-    for an integer or fp8 type."""
-    if elt not in DATA_TYPES:
+    block shape outermost first), or ``None`` where the copy engine cannot serve it: a block
+    :func:`map_boxes_fit` refuses, an address or an outer stride not a multiple of 16 bytes, a
+    dimension of 2^32 elements or more."""
+    if not map_boxes_fit(elt, block_shape, padding):
         return None
-    name, size, floating = DATA_TYPES[elt]
-    rank = len(shape)
-    if not 1 <= rank <= 5 or address % 16 or strides[-1] != 1:
-        return None
-    if padding == "nan" and not floating:
-        return None
-    if any(b > MAX_BOX for b in block_shape) or (block_shape[-1] * size) % 16:
-        return None
-    tile = size
-    for b in block_shape:
-        tile *= b
-    if tile > MAX_TILE_BYTES:
+    name, size, _ = DATA_TYPES[elt]
+    if len(shape) != len(block_shape) or address % MAP_ALIGN or strides[-1] != 1:
         return None
     byte_strides = [s * size for s in strides[:-1]]
-    if any(s % 16 or s <= 0 or s >= 1 << 40 for s in byte_strides) or any(d >= 1 << 32 for d in shape):
+    if any(s % MAP_ALIGN or s <= 0 or s >= 1 << 40 for s in byte_strides) or any(d >= 1 << 32 for d in shape):
         return None
     return TiledMap(name, address, tuple(reversed(shape)), tuple(reversed(byte_strides)),
                     tuple(reversed(map_box(block_shape, size))), padding == "nan", map_swizzle(block_shape, size))
