@@ -22,7 +22,8 @@ class KernelMetadata(dict):
 def _with_global_scratch(driver, handle, metadata, signature: dict, size: int):
     """The launch of a kernel that takes the launch's global scratch as one more pointer, last
     (``allocate-global-scratch``): each launch asks the allocator in force
-    (``tritium.set_allocator``) for ``blocks x size`` bytes, ``size`` per program and CTA, and
+    (``tritium.set_allocator``; none set: torch's) for ``blocks x size`` bytes, ``size`` per
+    program and CTA, and
     passes their address; the buffer is held until the launch is queued (the allocator's
     memory, a stream-ordered pool such as torch's, keeps it for the kernel)."""
     from ..runtime._allocation import allocate_scratch
@@ -32,8 +33,10 @@ def _with_global_scratch(driver, handle, metadata, signature: dict, size: int):
     align = int(metadata.get("global_scratch_align", 1) or 1)
     num_ctas = int(metadata.get("num_ctas", 1) or 1)
 
+    device = getattr(handle, "device", None)
+
     def launch(grid, stream, args):
-        buf = allocate_scratch(size, align, grid[0] * grid[1] * grid[2], num_ctas, stream)
+        buf = allocate_scratch(size, align, grid[0] * grid[1] * grid[2], num_ctas, stream, device=device)
         inner(grid, stream, [*args, buf])
     launch.device = getattr(inner, "device", None)
     return launch

@@ -14,13 +14,16 @@ kernel's metadata (``global_scratch_size`` bytes per program, aligned to
 
 The allocator returns any buffer with ``data_ptr()`` (a torch tensor, a CuPy array's wrapper);
 the launcher holds it until the launch has been queued.  Kernels that need no scratch never call
-it, and the interpreter needs none (its descriptors are plain Python values).  Without an
-allocator, a launch that needs one raises a ``RuntimeError`` that names ``set_allocator``.
+it, and the interpreter needs none (its descriptors are plain Python values).  Where none was set
+and the process uses torch with a GPU, the scratch is a ``torch.empty`` on the launch's device
+(torch's stream-ordered caching allocator, what a Triton user's ``alloc_fn`` usually is); without
+either, a launch that needs scratch raises a ``RuntimeError`` that names ``set_allocator``.
 
 The allocator is a context variable: a thread or ``contextvars`` context that sets its own sees
 its own."""
 from __future__ import annotations
 
+import sys
 from contextvars import ContextVar
 from typing import Optional, Protocol
 
@@ -91,11 +94,25 @@ def set_profile_allocator(allocator: Optional[Allocator]) -> None:
     _profile_allocator.set(allocator if allocator is not None else _NULL_ALLOCATOR)
 
 
+def _torch_scratch(size: int, device: int | None):
+    """``size`` bytes from torch's allocator on GPU ``device``, or None where the process has not
+    imported torch or torch has no GPU (the scratch must not be what pulls torch in)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    return torch.empty(size, dtype=torch.int8, device=f"cuda:{device}" if device is not None else "cuda")
+
+
 def allocate_scratch(size_per_program: int, alignment: int, grid_size: int, num_ctas: int, stream,
-                     allocator=None):
+                     allocator=None, device: int | None = None):
     """The scratch buffer of one launch (None when the kernel needs none): ``grid_size x num_ctas x
-    size_per_program`` bytes from the allocator in force."""
+    size_per_program`` bytes from the allocator in force (none set: torch's, on ``device``)."""
     if not size_per_program:
         return None
+    size = grid_size * num_ctas * size_per_program
     fn = (allocator or _allocator).get()
-    return fn(grid_size * num_ctas * size_per_program, alignment, stream)
+    if fn is _NULL_ALLOCATOR:
+        buf = _torch_scratch(size, device)
+        if buf is not None:
+            return buf
+    return fn(size, alignment, stream)

@@ -72,3 +72,61 @@ def test_persistent_matmul(dtype):
     assert "cp.async.bulk.tensor" in k.asm["ptx"]
     ref = (a.double() @ b.double().T)
     assert ((c.double() - ref).norm() / ref.norm()).item() < 1e-2
+
+
+# -- descriptors the kernel builds (tl.make_tensor_descriptor): maps in the launch's global scratch
+
+from test_nvidia_device_tensor_maps import FENCE, batched_gemm_2d, calls_kernel, copy_kernel  # noqa: E402
+
+
+@pytest.mark.parametrize("block", [(64, 64), (512, 32), (1, 1024)])
+@pytest.mark.parametrize("allocator", ["set", "default"])
+def test_device_descriptor_copy(block, allocator, monkeypatch):
+    import tritium.runtime._allocation as alloc
+    asked = []
+
+    def alloc_fn(size, align, stream):
+        asked.append((size, align))
+        return torch.empty(size, dtype=torch.int8, device="cuda")
+    tritium.set_allocator(alloc_fn if allocator == "set" else None)
+    try:
+        M, N = 3 * block[0] + 5, 4 * block[1] + 16  # ragged: the last tiles overhang
+        x = torch.randn(M, N, device="cuda", dtype=torch.float32)
+        z = torch.full_like(x, float("nan"))
+        grid = (triton_cdiv(M, block[0]), triton_cdiv(N, block[1]))
+        k = copy_kernel[grid](z, x, M, N, BM=block[0], BN=block[1])
+        torch.cuda.synchronize()
+    finally:
+        alloc.set_allocator(None)
+    assert k.asm["ptx"].count(FENCE) == 2
+    if allocator == "set":
+        assert asked == [(grid[0] * grid[1] * 256, 128)]
+    torch.testing.assert_close(z, x + 1)
+
+
+def triton_cdiv(a, b):
+    return -(-a // b)
+
+
+def test_device_descriptor_in_a_noinline_callee():
+    a = torch.randn(64, 256, device="cuda", dtype=torch.float16)
+    b = torch.randn(64, 256, device="cuda", dtype=torch.float16)
+    a0, b0 = a.clone(), b.clone()
+    k = calls_kernel[(4,)](a, b, 256, BM=64, BN=64)
+    torch.cuda.synchronize()
+    assert k.asm["ptx"].count(FENCE) == 2
+    torch.testing.assert_close(a, a0 * 3)
+    torch.testing.assert_close(b, b0)
+
+
+def test_device_descriptors_remade_per_tile_in_a_persistent_loop():
+    B, M, N, K = 3, 256, 384, 192
+    a = torch.randn(B, M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(B, N, K, device="cuda", dtype=torch.float16)
+    c = torch.full((B, M, N), float("nan"), device="cuda", dtype=torch.float16)
+    k = batched_gemm_2d[(5,)](a, b, c, B, M, N, K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, NUM_SMS=5,
+                              num_warps=8, num_stages=3)
+    torch.cuda.synchronize()
+    assert k.metadata.global_scratch_size == 128 * 3 * 4
+    ref = torch.bmm(a.float(), b.float().mT)
+    torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=1e-2)
