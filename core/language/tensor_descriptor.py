@@ -423,7 +423,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     """A descriptor of the tensor at ``base`` with ``shape`` and ``strides`` (elements; the last
     stride must be 1), accessed in blocks of ``block_shape`` (powers of two, at least 16 bytes in
     the last dimension).  ``_tensor_map`` is for host descriptors only: a pointer to the backend's
-    hardware descriptor of the same tensor (or its address as an integer)."""
+    hardware descriptor of the same tensor (or its address as an integer), or False where the
+    backend made none (the kernel then builds none either)."""
     base = _u(base)
     if not isinstance(base, tensor) or not base.type.is_ptr() or base.type.is_block():
         raise TypeError(f"make_tensor_descriptor expects a scalar pointer as base, got "
@@ -457,6 +458,9 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if padding == "nan" and elt.is_int():
         raise ValueError("Padding option `nan` is not supported for integer blocks")
     tensor_map = _u(_tensor_map)
+    host_unmapped = tensor_map is False  # a host descriptor the backend made no map for
+    if host_unmapped:
+        tensor_map = None
     if isinstance(tensor_map, tensor) and tensor_map.type.is_int() and not tensor_map.type.is_block() \
             and tensor_map.type.int_bitwidth == 64 and _builder is not None:
         # the map's device address as an integer argument (what host-descriptor launches pass)
@@ -465,7 +469,7 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if tensor_map is not None and not (isinstance(tensor_map, tensor) and tensor_map.type.is_ptr()):
         raise TypeError(f"make_tensor_descriptor: _tensor_map must be a pointer or its 64-bit address, "
                         f"got {tensor_map!r}")
-    if tensor_map is None and _builder is not None:
+    if tensor_map is None and _builder is not None and not host_unmapped:
         # the backend's own hardware descriptor, built by the kernel, where it takes this one
         from ..frontend.semantic_descriptor import device_tensor_map
         tensor_map = device_tensor_map(base, [_u(s) for s in shape], [_u(s) for s in strides], list(block),

@@ -66,7 +66,8 @@ def companion(fn, layout: tuple):
             params.append(inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=ann))
         names.extend(expanded)
         b = expanded
-        tensor_map = f", _tensor_map={b[1 + 2 * rank]}" if mapped else ""
+        # a host descriptor the backend made no map for stays one without: the kernel builds none
+        tensor_map = f", _tensor_map={b[1 + 2 * rank]}" if mapped else ", _tensor_map=False"
         prologue.append(f"{p.name} = {_HELPER}({b[0]}, [{', '.join(b[1:1 + rank])}], "
                         f"[{', '.join(b[1 + rank:1 + 2 * rank])}], {b[-2]}, {b[-1]}{tensor_map})")
     comp.signature = inspect.Signature(params)
