@@ -97,7 +97,26 @@ def make_ttgir(module, metadata, target, options):
     return module
 
 
+def map_templates(module) -> list[dict]:
+    """Number the module's ``ttng.tensormap_create`` ops (``MAP_TEMPLATE``) and describe the map
+    template each starts from, for the driver to encode at load time (``metadata``'s
+    ``tensormap_templates``)."""
+    from xdsl.dialects.builtin import IntegerAttr, i32
+    from .lowering.tma import MAP_TEMPLATE, template_name
+    from .passes.dialect import TensorMapCreateOp
+    out = []
+    for op in module.walk():
+        if isinstance(op, TensorMapCreateOp):
+            op.attributes[MAP_TEMPLATE] = IntegerAttr(len(out), i32)
+            out.append({"name": template_name(len(out)), "elem_type": op.code("elem_type"), "box_dim": op.box_dim,
+                        "swizzle_mode": op.code("swizzle_mode"), "fill_mode": op.code("fill_mode")})
+    return out
+
+
 def make_llir(module, metadata, target, options):
+    templates = map_templates(module)
+    if templates:
+        metadata["tensormap_templates"] = templates
     info = NVIDIATargetInfo(capability(target), options.maxnreg, options.num_ctas, options.enable_reflect_ftz)
     text, meta = lower_to_llvm(module, info, options)
     metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],

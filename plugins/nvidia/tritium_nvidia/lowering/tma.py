@@ -228,10 +228,35 @@ def _replace(b: ir.IRBuilder, pred, smem, field: str, value, ordinal: int | None
              f"r,b,{cons}", [smem, pred, value])
 
 
+#: on a ``ttng.tensormap_create``: the index of the map template it starts from (``make_llir``)
+MAP_TEMPLATE = "tritium.map_template"
+
+
+def template_name(index: int) -> str:
+    return f"tritium_tensormap_template_{index}"
+
+
+def _template(fl: FunctionLowering, op) -> ir.GlobalVariable:
+    """The kernel's global holding the map template of ``op``: 128 bytes that the driver fills,
+    when it loads the module, with a map the CUDA driver encoded for the op's element type, box,
+    swizzle and fill (``runtime/tensor_map.template_map``), so that the fields no
+    ``tensormap.replace`` sets (the L2 promotion, the box's byte size) are the driver's.  Left
+    zero where the driver could not fill it: every field the kernel sets is still right."""
+    name = template_name(op.attributes[MAP_TEMPLATE].value.data)
+    g = fl.module.globals.get(name)
+    if g is None:
+        ty = ir.ArrayType(I32, 32)
+        g = ir.GlobalVariable(fl.module, ty, name, addrspace=fl.target.global_address_space)
+        g.initializer = ir.Constant(ty, None)
+        g.align = 128
+    return g
+
+
 def lower_tensormap_create(fl: FunctionLowering, op) -> None:
-    """The first warp builds the map in the op's shared scratch: zeroes its 128 bytes, thread 0
-    sets every field, then the warp copies it to ``desc_ptr`` with a release fence of the
-    tensor-map proxy (``tensormap.cp_fenceproxy``, a warp-wide instruction) and acquires it
+    """The first warp builds the map in the op's shared scratch: copies the op's template (128
+    bytes, a word a lane), thread 0 sets every field the map's tensor decides, then the warp
+    copies it to ``desc_ptr`` with a release fence of the tensor-map proxy
+    (``tensormap.cp_fenceproxy``, a warp-wide instruction) and acquires it
     (``fence.proxy.tensormap::generic.acquire``): thread 0, which issues the block's bulk copies,
     may use it from here on.  Instructions are predicated rather than branched around, as the
     ``.aligned`` copy must be reached by the whole warp at once."""
@@ -242,7 +267,12 @@ def lower_tensormap_create(fl: FunctionLowering, op) -> None:
     warp0 = b.icmp_unsigned("<", fl.tid, const(I32, 32))
     first = fl.first_thread_pred()
     gmap = _global_address(fl, op.desc_ptr)
-    _asm(b, "@$2 st.shared.b32 [$0], $1;", "r,r,b", [b.add(smem, b.mul(fl.tid, const(I32, 4))), const(I32, 0), warp0])
+    if MAP_TEMPLATE in op.attributes:
+        lane = b.and_(fl.tid, const(I32, 31))
+        word = b.load(b.gep(_template(fl, op), [const(I32, 0), lane]))
+    else:
+        word = const(I32, 0)
+    _asm(b, "@$2 st.shared.b32 [$0], $1;", "r,r,b", [b.add(smem, b.mul(fl.tid, const(I32, 4))), word, warp0])
     _asm(b, "@$0 bar.warp.sync -1;", "b", [warp0])
     rank = len(op.global_dim)
     _replace(b, first, smem, "global_address", _global_address(fl, op.global_address))

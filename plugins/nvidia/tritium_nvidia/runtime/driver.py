@@ -262,7 +262,26 @@ class CudaDriver(Driver):
                 function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared - static_shared),
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", name)
         max_threads = fattr(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        for t in metadata.get("tensormap_templates") or ():
+            self._fill_map_template(module, t, name)
         return KernelHandle(name, device, module, function, n_regs, n_spills, max_threads, shared)
+
+    def _fill_map_template(self, module, template: dict, kernel: str) -> None:
+        """Encode the map template a device-built map starts from into its global in the loaded
+        module (``lowering/tma.py``).  A template left zero still makes right maps: warn only."""
+        import warnings
+        from .tensor_map import encode, template_map
+        cu = self.cu
+        try:
+            data = encode(template_map(template["elem_type"], template["box_dim"], template["swizzle_mode"],
+                                       template["fill_mode"]))
+            err, dptr, size = cu.cuModuleGetGlobal(module, template["name"].encode())
+            if err != cu.CUresult.CUDA_SUCCESS or int(size) < len(data):
+                raise RuntimeError(f"cuModuleGetGlobal({template['name']}) returned {err.name}")
+            self.check(cu.cuMemcpyHtoD(dptr, data, len(data)), "cuMemcpyHtoD", kernel)
+        except Exception as exc:  # noqa: BLE001 - the zero template is a slower, still correct map
+            warnings.warn(f"kernel {kernel!r}: tensor map template not encoded ({exc}); its in-kernel maps "
+                          "are built without it", RuntimeWarning, stacklevel=3)
 
     def unload(self, handle: KernelHandle) -> None:
         with device_pointers.on_device(handle.device):

@@ -175,6 +175,24 @@ def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, pad
                     tuple(reversed(map_box(block_shape, size))), padding == "nan", map_swizzle(block_shape, size))
 
 
+#: the copy engine's element-type codes (``tensormap.replace``'s) -> CUtensorMapDataType names
+_CODE_TYPES = {0: ("UINT8", 1), 1: ("UINT16", 2), 2: ("UINT32", 4), 3: ("INT32", 4), 4: ("UINT64", 8),
+               5: ("INT64", 8), 6: ("FLOAT16", 2), 7: ("FLOAT32", 4), 9: ("FLOAT64", 8), 10: ("BFLOAT16", 2)}
+
+
+def template_map(elem_type: int, box_dim, swizzle_mode: int, fill_mode: int) -> TiledMap:
+    """The map a kernel's device-built map starts from (``lowering/tma.py``): the element type,
+    box (innermost first), swizzle and fill of the maps it builds, over a stand-in tensor of one
+    box (the kernel replaces the address, dimensions and strides)."""
+    name, size = _CODE_TYPES[elem_type]
+    dims = tuple(int(d) for d in box_dim)
+    strides, extent = [], size
+    for d in dims[:-1]:
+        extent = -(-extent * d // 16) * 16
+        strides.append(extent)
+    return TiledMap(name, 1 << 20, dims, tuple(strides), dims, fill_mode == 1, {0: 0, 1: 32, 2: 64, 3: 128}[swizzle_mode])
+
+
 def encode(m: TiledMap) -> bytes:
     """The 128 bytes of the CUtensorMap (the driver encodes it)."""
     from cuda.bindings import driver as cu
