@@ -3,6 +3,7 @@ metadata (``kernel.metadata.shared``) and its launch (``kernel[grid](*args)``), 
 binary through the backend's driver once per device."""
 from __future__ import annotations
 
+from ..runtime._allocation import allocate_scratch
 from ..runtime.interface import grid3
 from ..runtime.launch_api import LaunchInterface
 from ..runtime.specialize import TensorWrapper
@@ -26,7 +27,6 @@ def _with_global_scratch(driver, handle, metadata, signature: dict, size: int):
     program and CTA, and
     passes their address; the buffer is held until the launch is queued (the allocator's
     memory, a stream-ordered pool such as torch's, keeps it for the kernel)."""
-    from ..runtime._allocation import allocate_scratch
     extended = dict(signature)
     extended[max(signature, default=-1) + 1] = "*i8"
     inner = driver.make_launcher(handle, metadata, extended)

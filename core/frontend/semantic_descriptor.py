@@ -8,6 +8,7 @@ from ..language.core import tensor
 from ..ttir import descriptor_ops as dops
 from .builder import Builder, ir_type
 from .semantic import broadcast_to_shape, cast, to_tensor
+from ..hooks.manager import get_plugin_manager
 from ..ttgir.analysis.axis_info import PartialAxisInfo
 
 
@@ -34,7 +35,6 @@ def _backend_of(builder: Builder):
     target = builder.target
     if target is None or getattr(target, "backend", None) == "interpreter":
         return None
-    from ..hooks.manager import get_plugin_manager
     try:
         return get_plugin_manager().backend_for_target(target)
     except ValueError:

@@ -5,7 +5,7 @@ with :class:`NVIDIATargetInfo`; ``ptx`` LLVM's NVPTX backend (libdevice linked w
 ``cubin`` nvJitLink or ptxas.  Every stage records what the driver needs in ``metadata``."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, i32
 
 from tritium.conversion.ttgir_to_llvm import lower_to_llvm
 from tritium.passes import PassManager
@@ -20,8 +20,9 @@ from tritium.ttir.passes.cse import CSE
 from tritium.ttir.passes.dce import DCE
 
 from .lowering.target_info import NVIDIATargetInfo
+from .lowering.tma import MAP_TEMPLATE, template_name
 from .options import capability
-from .passes import dialect  # noqa: F401  (registers the ttng ops the passes create)
+from .passes.dialect import TensorMapCreateOp  # (importing it registers the ttng ops the passes create)
 from .passes import tma
 from .passes.accelerate_matmul import AccelerateMatmul
 from .passes.async_dot import ASYNC_COPIES, AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
@@ -101,9 +102,6 @@ def map_templates(module) -> list[dict]:
     """Number the module's ``ttng.tensormap_create`` ops (``MAP_TEMPLATE``) and describe the map
     template each starts from, for the driver to encode at load time (``metadata``'s
     ``tensormap_templates``)."""
-    from xdsl.dialects.builtin import IntegerAttr, i32
-    from .lowering.tma import MAP_TEMPLATE, template_name
-    from .passes.dialect import TensorMapCreateOp
     out = []
     for op in module.walk():
         if isinstance(op, TensorMapCreateOp):

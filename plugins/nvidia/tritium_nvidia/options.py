@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 
@@ -16,6 +17,23 @@ SUPPORTED_ARCHS = (80, 86, 87, 89, 90)
 #: every target string the backend accepts: what `tritium backends` lists and errors name
 TARGETS = tuple(f"cuda:{a}" for a in SUPPORTED_ARCHS) + ("cuda:90a",)
 WARP_SIZE = 32
+
+
+# os.environ encodes the key on every read; its mapping answers the same for a dict lookup
+_ENV = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey("TRITIUM_TMA") if isinstance(_ENV, dict) else None
+
+
+def tma_enabled() -> bool:
+    """On unless ``knobs.nvidia.tma`` is False (``TRITIUM_TMA=0``).  Asked on every launch with a
+    host descriptor: an assigned knob is found in the group's dict, else the variable is read
+    through the environment's own mapping."""
+    assigned = knobs.nvidia.__dict__.get("tma")
+    if assigned is not None:
+        return bool(assigned)
+    if _ENV_KEY is not None:
+        return _ENV.get(_ENV_KEY) != b"0"
+    return os.environ.get("TRITIUM_TMA", "1") != "0"
 
 
 def parse_target(text: str) -> GPUTarget | None:
@@ -120,7 +138,6 @@ def parse_options(target: GPUTarget, opts: dict) -> CUDAOptions:
     if knobs.language.fp32_default:
         defaults["default_dot_input_precision"] = knobs.language.fp32_default
     # TRITIUM_TMA=0 keeps descriptors off the copy engine; as an option, it is part of the cache key
-    from .runtime.tensor_map import enabled as tma_enabled
     defaults["tma"] = tma_enabled()
     arch_opt = opts.get("arch")
     opts = {k: v for k, v in opts.items() if k not in ("threads_per_warp", "arch")}

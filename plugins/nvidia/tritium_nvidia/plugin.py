@@ -63,20 +63,23 @@ class NvidiaPlugin(BackendPlugin):
         return f"assembler={tools.assembler_identity()}"
 
     def tensor_descriptor_map(self, target, descriptor):
-        from .runtime.tensor_map import tensor_map
-        return tensor_map(target, descriptor, self.driver())
+        return _tensor_maps().tensor_map(target, descriptor, self.driver())
 
     def device_tensor_descriptor(self, target, options, element, block_shape, padding):
-        from .runtime.tensor_map import device_map_alignment
-        return device_map_alignment(target, options, element, block_shape, padding)
+        return _tensor_maps().device_map_alignment(target, options, element, block_shape, padding)
 
     def tensor_descriptor_mapper(self, target):
-        from .runtime.tensor_map import mapper
-        return mapper(target, self.driver())
+        return _tensor_maps().mapper(target, self.driver())
 
     def conformance_exclusions(self, target):
         from .exclusions import exclusions
         return exclusions(target, self.driver)
+
+
+def _tensor_maps():
+    """``runtime/tensor_map``, imported when a descriptor first needs it (not at plugin load)."""
+    from .runtime import tensor_map
+    return tensor_map
 
 
 nvidia_plugin = NvidiaPlugin()

@@ -46,6 +46,7 @@ from tritium.ttgir.layouts import bit_width
 
 from ..passes.tma import DEFERRED, MAP_ACQUIRED, box_encoding, tile_align, tile_bytes, tile_type
 from ..runtime.tensor_map import map_boxes
+from ..toolchain.tools import choose_ptx_version
 
 
 class _Buffer:  # what read_linear / write_linear ask of a memdesc type
@@ -304,7 +305,6 @@ def lower_tensormap_create(fl: FunctionLowering, op) -> None:
 def _stride_shift(fl: FunctionLowering) -> int:
     """Assemblers of PTX ISA 8.5 and older read ``tensormap.replace``'s global stride in units of
     16 bytes (as Triton also works around): the bits to shift the byte stride right by."""
-    from ..toolchain.tools import choose_ptx_version
     try:
         ptx = choose_ptx_version("90a", getattr(fl.options, "ptx_version", None))
     except Exception:  # noqa: BLE001 - no toolchain to ask (a lowering test): the current ISA's form

@@ -19,7 +19,7 @@ the loop carries picks the next slot each time the op runs."""
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerAttr, IntegerType, i32, i64
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerAttr, UnitAttr, i32, i64
 from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -30,6 +30,7 @@ from tritium.ttir.ops import AddPtrOp
 from tritium.ttgir.layouts import bit_width
 
 from .dialect import TensorMapCreateOp, WarpGroupDotOp
+from .tma import MAP_ACQUIRED
 from ..runtime.tensor_map import map_box, map_swizzle
 
 #: bytes of a tensor map, and its alignment in global memory
@@ -167,8 +168,6 @@ class DeviceTensorMaps:
         op.result.replace_all_uses_with(slot)
         op.detach()
         op.erase()
-        from .tma import MAP_ACQUIRED
-        from xdsl.dialects.builtin import UnitAttr
         for use in list(slot.uses):
             if isinstance(use.operation, (DescriptorLoadOp, DescriptorStoreOp, AsyncCopyDescriptorToLocalOp)):
                 use.operation.attributes[MAP_ACQUIRED] = UnitAttr()

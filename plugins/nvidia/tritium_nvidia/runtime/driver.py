@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from tritium.runtime.errors import OutOfResources
 from tritium.runtime.interface import grid3
 
 from . import device_pointers, launcher as _launcher, queries
+from .tensor_map import encode, template_map
 from ..options import WARP_SIZE
 
 
@@ -269,8 +271,6 @@ class CudaDriver(Driver):
     def _fill_map_template(self, module, template: dict, kernel: str) -> None:
         """Encode the map template a device-built map starts from into its global in the loaded
         module (``lowering/tma.py``).  A template left zero still makes right maps: warn only."""
-        import warnings
-        from .tensor_map import encode, template_map
         cu = self.cu
         try:
             data = encode(template_map(template["elem_type"], template["box_dim"], template["swizzle_mode"],

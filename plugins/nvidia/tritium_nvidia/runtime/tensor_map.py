@@ -15,18 +15,16 @@ of Triton's on the H200 (bench NOTES run 25); a descriptor access outside such a
 self-contained copy and wait."""
 from __future__ import annotations
 
-import os
 import struct
 import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from tritium import knobs
 from tritium.runtime.specialize import pointer_type_str
 
 from .device_pointers import DeviceArray, _check, on_device, pointer_getter
-from ..options import capability
+from ..options import capability, tma_enabled as enabled  # noqa: F401  (the launch path's switch)
 
 
 #: element type (signature spelling) -> (CUtensorMapDataType name, bytes, floating point)
@@ -40,23 +38,6 @@ DATA_TYPES = {
 MAX_BOX = 256          # elements per box dimension
 MAX_TILE_BYTES = 64 * 1024
 _CACHE_SIZE = 256
-
-
-# os.environ encodes the key on every read; its mapping answers the same for a dict lookup
-_ENV = getattr(os.environ, "_data", None)
-_ENV_KEY = os.environ.encodekey("TRITIUM_TMA") if isinstance(_ENV, dict) else None
-
-
-def enabled() -> bool:
-    """On unless ``knobs.nvidia.tma`` is False (``TRITIUM_TMA=0``).  Asked on every launch with a
-    host descriptor: an assigned knob is found in the group's dict, else the variable is read
-    through the environment's own mapping."""
-    assigned = knobs.nvidia.__dict__.get("tma")
-    if assigned is not None:
-        return bool(assigned)
-    if _ENV_KEY is not None:
-        return _ENV.get(_ENV_KEY) != b"0"
-    return os.environ.get("TRITIUM_TMA", "1") != "0"
 
 
 @dataclass(frozen=True)
