@@ -168,3 +168,24 @@ def test_blocks_wider_than_a_box(block):
     rows, width = block
     boxes = (rows // min(rows, 256)) * max(width * 4 // 128, 1)
     assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == boxes
+
+
+@tritium.jit
+def map_in_a_while_kernel(a_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, N, BN):
+        i = 0
+        while i < 2:  # a map made in a loop nested in the pipelined one: one map, no ring
+            d = tl.make_tensor_descriptor(a_ptr + i * BN, [M, N], [N, 1], [BM, BN])
+            acc += d.load([tl.program_id(0) * BM, k]).to(tl.float32)
+            i += 1
+    out = tl.make_tensor_descriptor(a_ptr, [M, N], [N, 1], [BM, BN])
+    out.store([tl.program_id(0) * BM, 0], acc.to(tl.float16))
+
+
+def test_a_map_made_in_a_nested_while_gets_no_ring():
+    k = _compile(map_in_a_while_kernel, signature={"a_ptr": "*fp16", "M": "i32", "N": "i32"},
+                 constexprs={"BM": 64, "BN": 64}, attrs={"a_ptr": D16, "N": D16}, num_stages=3)
+    # the while body's map and the output's: one each, no ring (and no counter left dangling)
+    assert k.metadata.global_scratch_size == 2 * 128
+    assert k.asm["ptx"].count(FENCE) == 2

@@ -56,13 +56,13 @@ def element_code(t) -> int:
 
 def _ring_size(op, num_stages: int) -> tuple[int, scf.ForOp | None]:
     """(maps in the op's ring, the loop that carries its counter): one, unless the op sits in a
-    loop of a pipelined kernel (``num_stages`` of 2 or more) that copies through maps."""
+    loop of a pipelined kernel (``num_stages`` of 2 or more) that copies through maps, directly
+    or inside ``scf.if`` branches of it (a map made in a nested ``while`` or reduction body gets
+    one map: no counter can leave those)."""
     loop = op.parent_op()
-    while loop is not None and not isinstance(loop, scf.ForOp):
-        if loop.name == "tt.func":
-            return 1, None
+    while isinstance(loop, scf.IfOp):  # the counter is threaded out of branches, nothing else
         loop = loop.parent_op()
-    if loop is None or num_stages < 2:
+    if not isinstance(loop, scf.ForOp) or num_stages < 2:
         return 1, None
     body = list(loop.walk())
     if not any(isinstance(o, (AsyncCopyDescriptorToLocalOp, DescriptorLoadOp, DescriptorStoreOp)) for o in body):
@@ -134,15 +134,10 @@ class DeviceTensorMaps:
             Rewriter.insert_op(o, at)
         # the advanced counter leaves every scf.if around the op (the other branch keeps it)
         value, cur = wrapped.result, op
-        while (parent := cur.parent_op()) is not new_loop:
-            if isinstance(parent, scf.IfOp):
-                taken = cur.parent_region() is parent.true_region
-                new_if = _with_extra_result(parent, value if taken else counter, counter if taken else value)
-                value, cur = new_if.results[-1], new_if
-            elif isinstance(parent, scf.ForOp):  # an inner loop carries it too
-                raise NotImplementedError("a tensor map made in a loop nested in a pipelined loop")
-            else:
-                cur = parent
+        while (parent := cur.parent_op()) is not new_loop:  # only scf.if between (``_ring_size``)
+            taken = cur.parent_region() is parent.true_region
+            new_if = _with_extra_result(parent, value if taken else counter, counter if taken else value)
+            value, cur = new_if.results[-1], new_if
         y = body.last_op
         y.operands = [*y.operands, value]
         return slot.results[0]
