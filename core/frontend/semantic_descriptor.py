@@ -8,7 +8,7 @@ from ..language.core import tensor
 from ..ttir import descriptor_ops as dops
 from .builder import Builder, ir_type
 from .semantic import broadcast_to_shape, cast, to_tensor
-from ..hooks.manager import get_plugin_manager
+from ..hooks.manager import backend_for_target_or_none
 from ..ttgir.analysis.axis_info import PartialAxisInfo
 
 
@@ -31,16 +31,6 @@ def descriptor_store(tensor_map: tensor, elt: tl.dtype, block_shape: list[int], 
                                           value.handle))
 
 
-def _backend_of(builder: Builder):
-    target = builder.target
-    if target is None or getattr(target, "backend", None) == "interpreter":
-        return None
-    try:
-        return get_plugin_manager().backend_for_target(target)
-    except ValueError:
-        return None
-
-
 def _known_multiple(v, facts: PartialAxisInfo, scale: int) -> int:
     """What the scalar ``v`` (a tensor, or a plain int) times ``scale`` is known to be a multiple of
     (0 for a constant zero or a negative constant: nothing a stride may be)."""
@@ -60,7 +50,7 @@ def device_tensor_map(base: tensor, shape: list, strides: list, block_shape: lis
     known to be 1, or the base address or an outer stride is not known to have the alignment it
     asks for (the descriptor's accesses then
     stay block-pointer loads and stores, which take any address and stride)."""
-    backend = _backend_of(builder)
+    backend = backend_for_target_or_none(builder.target)
     if backend is None:
         return None
     elt = base.type.scalar.element_ty
@@ -74,7 +64,7 @@ def device_tensor_map(base: tensor, shape: list, strides: list, block_shape: lis
     last = strides[-1]
     if (facts.get(last.handle).constant if isinstance(last, tensor) else int(last)) != 1:
         return None  # the map's innermost dimension is contiguous
-    if any(not _known_multiple(s, facts, ebytes) or _known_multiple(s, facts, ebytes) % align for s in strides[:-1]):
+    if not all((m := _known_multiple(s, facts, ebytes)) and not m % align for s in strides[:-1]):
         return None
     shape_v = [cast(to_tensor(s, builder), tl.int32, builder).handle for s in shape]
     stride_v = [cast(to_tensor(s, builder), tl.int64, builder).handle for s in strides]

@@ -331,6 +331,17 @@ def parse_target(text: str) -> GPUTarget:
     return get_plugin_manager().parse_target(text)
 
 
+def backend_for_target_or_none(target) -> InstalledBackend | None:
+    """The installed backend whose target kinds include ``target``'s, or None (no target, a bare
+    target in a test, a kind no installed plugin compiles for: core rules only)."""
+    if target is None or not hasattr(target, "backend"):
+        return None
+    try:
+        return get_plugin_manager().backend_for_target(target)
+    except ValueError:
+        return None
+
+
 def select_backend(explicit: str | None = None, args: Iterable[Any] = ()) -> InstalledBackend:
     return get_plugin_manager().select_backend(explicit, tuple(args))
 

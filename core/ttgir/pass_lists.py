@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
-from ..hooks.manager import get_plugin_manager
+from ..hooks.manager import backend_for_target_or_none
 from ..passes import PassManager
 from ..ttir.passes.cse import CSE
 from ..ttir.passes.dce import DCE
@@ -72,17 +72,6 @@ def make_ttgir(ttir_module: ModuleOp, target, options) -> ModuleOp:
     return ttir_module
 
 
-def _backend_of(target):
-    """The installed backend whose target kinds include ``target``'s, or None (a bare target in a
-    test: core rules only)."""
-    if target is None or not hasattr(target, "backend"):
-        return None
-    try:
-        return get_plugin_manager().backend_for_target(target)
-    except ValueError:
-        return None
-
-
 def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
     """fma-operands-through-shared, separable-reductions, allocate-shared-memory,
     allocate-global-scratch, the backend's after-allocation passes (they see every buffer's
@@ -92,7 +81,7 @@ def finalize_ttgir(module: ModuleOp, target, options, backend=None) -> ModuleOp:
     :class:`~tritium.hooks.backend.InstalledBackend` owning ``target``, looked up when not given): its
     scratch rules (``tritium_scratch_sizes``), its after-allocation passes and its barrier rule
     (``tritium_membar_filter``).  A kernel from Python and a ``.ttgir`` file run this same list."""
-    backend = backend if backend is not None else _backend_of(target)
+    backend = backend if backend is not None else backend_for_target_or_none(target)
     rules = backend.scratch_sizes(target) if backend is not None else {}
     after = backend.after_allocation_passes(target, options) if backend is not None else []
     rule = backend.membar_filter(target) if backend is not None else None

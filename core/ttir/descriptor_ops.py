@@ -54,6 +54,23 @@ def _parse_head(parser: Parser):
     return desc, idx
 
 
+def print_shape_and_strides(printer: Printer, shape, strides) -> None:
+    """``, [%a, %b], [%c, %d]``: a tensor's shape and strides after an op's leading operands."""
+    for group in (shape, strides):
+        printer.print_string(", [")
+        printer.print_list(list(group), printer.print_operand)
+        printer.print_string("]")
+
+
+def parse_shape_and_strides(parser: Parser) -> tuple[list, list]:
+    """The unresolved operands :func:`print_shape_and_strides` printed."""
+    groups = []
+    for _ in range(2):
+        parser.parse_punctuation(",")
+        groups.append(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand))
+    return groups[0], groups[1]
+
+
 def _check_rank(op, t) -> None:
     if not isinstance(t, TensorType) or len(t.get_shape()) != len(op.indices):
         raise VerifyException(f"{op.name}: {len(op.indices)} indices for a tile of type {t}")
@@ -173,10 +190,7 @@ class MakeTensorDescriptorOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.base)
-        for group in (self.shape, self.strides):
-            printer.print_string(", [")
-            printer.print_list(list(group), printer.print_operand)
-            printer.print_string("]")
+        print_shape_and_strides(printer, self.shape, self.strides)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.base.type)
@@ -186,10 +200,7 @@ class MakeTensorDescriptorOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         base = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        shape = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
-        parser.parse_punctuation(",")
-        strides = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        shape, strides = parse_shape_and_strides(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         bt = parser.parse_type()

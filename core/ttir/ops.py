@@ -82,6 +82,11 @@ class FuncOp(IRDLOperation):
     def entry(self) -> Block:
         return self.body.blocks[0]
 
+    @property
+    def is_public(self) -> bool:
+        """A kernel (public), not a function only other functions call (private)."""
+        return self.sym_visibility is None or self.sym_visibility.data == "public"
+
     def set_result_types(self, outputs: Sequence[Attribute]) -> None:
         self.function_type = FunctionType.from_lists(list(self.function_type.inputs.data), list(outputs))
 

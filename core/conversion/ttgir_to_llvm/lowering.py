@@ -291,8 +291,7 @@ def _func_ops(module: ModuleOp) -> list[Operation]:
 
 
 def _is_kernel(f: Operation) -> bool:
-    vis = getattr(f, "sym_visibility", None)
-    return vis is None or vis.data != "private"
+    return f.is_public
 
 
 def _declare(ml: ModuleLowering, f: Operation) -> ir.Function:

@@ -81,8 +81,7 @@ class AllocateGlobalScratch:
         kernel = None
         for name, func in funcs.items():
             place(name, ())
-            vis = getattr(func, "sym_visibility", None)
-            if func.body.blocks and (vis is None or vis.data != "private"):
+            if func.body.blocks and func.is_public:
                 kernel = kernel or func
         if kernel is not None and scratch_size(kernel):
             module.attributes[SIZE] = IntegerAttr(scratch_size(kernel), i32)

@@ -6,17 +6,13 @@ from xdsl.dialects.builtin import ModuleOp
 from ..ops import CallOp, FuncOp
 
 
-def _is_public(f: FuncOp) -> bool:
-    return f.sym_visibility is None or f.sym_visibility.data == "public"
-
-
 class SymbolDCE:
     name = "symbol_dce"
 
     def run(self, module: ModuleOp) -> None:
         funcs = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
         live: set[str] = set()
-        work = [n for n, f in funcs.items() if _is_public(f)]
+        work = [n for n, f in funcs.items() if f.is_public]
         while work:
             name = work.pop()
             if name in live or name not in funcs:

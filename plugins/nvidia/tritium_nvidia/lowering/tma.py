@@ -62,25 +62,31 @@ def _asm(b: ir.IRBuilder, text: str, constraints: str, args: list):
     return b.asm(fty, text, constraints, args, True)
 
 
-def _tile_and_barrier(fl: FunctionLowering, op):
-    """The aligned tile pointer and the barrier's 32-bit shared address."""
+def _aligned_scratch(fl: FunctionLowering, op, align: int):
+    """The start of ``op``'s shared scratch rounded up to ``align`` bytes (the allocation leaves
+    room for it): its pointer and its 32-bit shared address."""
     b = fl.builder
     raw = fl.shared_ptr(fl.alloc_offset(op))
     addr = b.ptrtoint(raw, I32)
-    pad = b.and_(b.sub(const(I32, 0), addr), const(I32, tile_align(tile_type(op)) - 1))
-    tile = b.gep(raw, [pad], source_etype=ir.IntType(8))
-    tile_addr = b.add(addr, pad)
-    bar_addr = b.add(tile_addr, const(I32, tile_bytes(tile_type(op))))
+    pad = b.and_(b.sub(const(I32, 0), addr), const(I32, align - 1))
+    return b.gep(raw, [pad], source_etype=ir.IntType(8)), b.add(addr, pad)
+
+
+def _tile_and_barrier(fl: FunctionLowering, op):
+    """The aligned tile pointer and the barrier's 32-bit shared address."""
+    tile, tile_addr = _aligned_scratch(fl, op, tile_align(tile_type(op)))
+    bar_addr = fl.builder.add(tile_addr, const(I32, tile_bytes(tile_type(op))))
     return tile, tile_addr, bar_addr
 
 
-def _map_address(fl: FunctionLowering, tensor_map) -> ir.Value:
-    """The generic address (i64) of the tensor map ``tensor_map`` (a value the kernel got as a
-    global pointer)."""
+def _address(fl: FunctionLowering, v, addrspace: int = 0) -> ir.Value:
+    """The address (i64) of pointer value ``v`` in ``addrspace``: generic (0, how the bulk copies
+    name a tensor map the kernel got as a global pointer) or global (the map's storage and the
+    tensor's base, as ``tensormap`` instructions name them)."""
     b = fl.builder
-    p = fl.get(tensor_map)
-    if isinstance(p.type, ir.PointerType) and p.type.addrspace != 0:
-        p = b.addrspacecast(p, ir.PointerType())
+    p = fl.get(v)
+    if isinstance(p.type, ir.PointerType) and p.type.addrspace != addrspace:
+        p = b.addrspacecast(p, ir.PointerType(addrspace=addrspace))
     return b.ptrtoint(p, I64)
 
 
@@ -144,7 +150,7 @@ def lower_descriptor_load(fl: FunctionLowering, op) -> None:
     b = fl.builder
     t = op.results[0].type
     tile, tile_addr, bar = _tile_and_barrier(fl, op)
-    tmap = _map_address(fl, op.desc)
+    tmap = _address(fl, op.desc)
     coords = _coords(fl, op)
     # the scratch's earlier ordinary accesses come before the copy engine's writes
     _asm(b, "fence.proxy.async.shared::cta;", "", [])
@@ -168,7 +174,7 @@ def lower_descriptor_store(fl: FunctionLowering, op) -> None:
     t = op.value.type
     rank = len(t.get_shape())
     tile, tile_addr, _ = _tile_and_barrier(fl, op)
-    tmap = _map_address(fl, op.desc)
+    tmap = _address(fl, op.desc)
     coords = _coords(fl, op)
     fl.target.barrier(b)
     regs = fl.get(op.value)
@@ -202,18 +208,9 @@ def _acquire_unless_done(b: ir.IRBuilder, op, tmap) -> None:
 def lower_tensormap_acquire(fl: FunctionLowering, op) -> None:
     # the map was written by the host's copy before the launch: system scope, as CUDA's guide asks
     # for a map in global memory modified with cudaMemcpy
-    tmap = _map_address(fl, op.map)
+    tmap = _address(fl, op.map)
     with _thread0(fl):
         _asm(fl.builder, "fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l", [tmap])
-
-
-def _global_address(fl: FunctionLowering, v) -> ir.Value:
-    """The global-space address (i64) of pointer value ``v``."""
-    b = fl.builder
-    p = fl.get(v)
-    if isinstance(p.type, ir.PointerType) and p.type.addrspace == 0:
-        p = b.addrspacecast(p, ir.PointerType(addrspace=fl.target.global_address_space))
-    return b.ptrtoint(p, I64)
 
 
 def _replace(b: ir.IRBuilder, pred, smem, field: str, value, ordinal: int | None = None) -> None:
@@ -262,12 +259,10 @@ def lower_tensormap_create(fl: FunctionLowering, op) -> None:
     may use it from here on.  Instructions are predicated rather than branched around, as the
     ``.aligned`` copy must be reached by the whole warp at once."""
     b = fl.builder
-    raw = fl.shared_ptr(fl.alloc_offset(op))
-    addr = b.ptrtoint(raw, I32)
-    smem = b.add(addr, b.and_(b.sub(const(I32, 0), addr), const(I32, 127)))
+    _, smem = _aligned_scratch(fl, op, 128)
     warp0 = b.icmp_unsigned("<", fl.tid, const(I32, 32))
     first = fl.first_thread_pred()
-    gmap = _global_address(fl, op.desc_ptr)
+    gmap = _address(fl, op.desc_ptr, fl.target.global_address_space)
     if MAP_TEMPLATE in op.attributes:
         lane = b.and_(fl.tid, const(I32, 31))
         word = b.load(b.gep(_template(fl, op), [const(I32, 0), lane]))
@@ -276,7 +271,7 @@ def lower_tensormap_create(fl: FunctionLowering, op) -> None:
     _asm(b, "@$2 st.shared.b32 [$0], $1;", "r,r,b", [b.add(smem, b.mul(fl.tid, const(I32, 4))), word, warp0])
     _asm(b, "@$0 bar.warp.sync -1;", "b", [warp0])
     rank = len(op.global_dim)
-    _replace(b, first, smem, "global_address", _global_address(fl, op.global_address))
+    _replace(b, first, smem, "global_address", _address(fl, op.global_address, fl.target.global_address_space))
     _replace(b, first, smem, "rank", rank - 1)
     for i, box in enumerate(op.box_dim):
         _replace(b, first, smem, "box_dim", box, i)
@@ -353,7 +348,7 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     coords = _coords(fl, op)
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
         _asm(b, "fence.proxy.async.shared::cta;", "", [])
-        _expect_and_copy(b, t, dst, _map_address(fl, op.desc), bar, coords)
+        _expect_and_copy(b, t, dst, _address(fl, op.desc), bar, coords)
 
 
 def lower_wait_barrier(fl: FunctionLowering, op) -> None:

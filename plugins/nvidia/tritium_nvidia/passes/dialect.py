@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.attrs import INPUT_PRECISION
+from tritium.ttir.descriptor_ops import parse_shape_and_strides, print_shape_and_strides
 from tritium.ttir.dialect import register_dialect
 
 
@@ -197,10 +198,7 @@ class TensorMapCreateOp(IRDLOperation):
         printer.print_operand(self.desc_ptr)
         printer.print_string(", ")
         printer.print_operand(self.global_address)
-        for group in (self.global_dim, self.global_stride):
-            printer.print_string(", [")
-            printer.print_list(list(group), printer.print_operand)
-            printer.print_string("]")
+        print_shape_and_strides(printer, self.global_dim, self.global_stride)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_list([self.desc_ptr.type, self.global_address.type], printer.print_attribute)
@@ -210,10 +208,7 @@ class TensorMapCreateOp(IRDLOperation):
         desc = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         addr = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
-        parser.parse_punctuation(",")
-        strides = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        dims, strides = parse_shape_and_strides(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         dt = parser.parse_type()

@@ -31,27 +31,26 @@ from tritium.ttgir.layouts import bit_width
 
 from .dialect import TensorMapCreateOp, WarpGroupDotOp
 from .tma import MAP_ACQUIRED
-from ..runtime.tensor_map import map_box, map_swizzle
+from ..runtime.tensor_map import MAP_TYPE_CODES, SWIZZLE_CODES, map_box, map_swizzle
 
-#: bytes of a tensor map, and its alignment in global memory
+#: bytes of a tensor map, and the alignment of its storage in global memory
 MAP_BYTES = 128
-MAP_ALIGN = 128
-
-#: the copy engine's element-type codes (``tensormap.replace ... elemtype``, ``CUtensorMapDataType``)
-_U8, _U16, _U32, _U64, _F16, _F32, _F64, _BF16 = 0, 1, 2, 4, 6, 7, 9, 10
-_SWIZZLE_CODES = {0: 0, 32: 1, 64: 2, 128: 3}
+MAP_STORAGE_ALIGN = 128
 
 
 def element_code(t) -> int:
+    """The copy engine's code for element type ``t`` (integers and fp8 as unsigned bits)."""
     if isinstance(t, Float16Type):
-        return _F16
-    if type(t).__name__ == "BFloat16Type":
-        return _BF16
-    if isinstance(t, Float32Type):
-        return _F32
-    if isinstance(t, Float64Type):
-        return _F64
-    return {8: _U8, 16: _U16, 32: _U32, 64: _U64}[bit_width(t)]
+        name = "FLOAT16"
+    elif type(t).__name__ == "BFloat16Type":
+        name = "BFLOAT16"
+    elif isinstance(t, Float32Type):
+        name = "FLOAT32"
+    elif isinstance(t, Float64Type):
+        name = "FLOAT64"
+    else:
+        name = {8: "UINT8", 16: "UINT16", 32: "UINT32", 64: "UINT64"}[bit_width(t)]
+    return MAP_TYPE_CODES[name]
 
 
 def _ring_size(op, num_stages: int) -> tuple[int, scf.ForOp | None]:
@@ -102,7 +101,7 @@ class DeviceTensorMaps:
     def run(self, module) -> None:
         for op in [o for o in module.walk() if isinstance(o, MakeTensorDescriptorOp)]:
             ring, loop = _ring_size(op, self.num_stages)
-            alloc = GlobalScratchAllocOp(MAP_BYTES * ring, MAP_ALIGN, op.result.type)
+            alloc = GlobalScratchAllocOp(MAP_BYTES * ring, MAP_STORAGE_ALIGN, op.result.type)
             if loop is None:
                 Rewriter.insert_op(alloc, InsertPoint.before(op))
                 slot = alloc.result
@@ -157,7 +156,7 @@ class DeviceTensorMaps:
             strides.append(m.result)
         create = TensorMapCreateOp(slot, op.base, list(reversed(list(op.shape))), strides,
                                    list(reversed(map_box(block, ebytes))), element_code(elt),
-                                   _SWIZZLE_CODES[map_swizzle(block, ebytes)], 1 if op.padding == "nan" else 0)
+                                   SWIZZLE_CODES[map_swizzle(block, ebytes)], 1 if op.padding == "nan" else 0)
         create.location = op.location
         Rewriter.insert_op(create, at)
         op.result.replace_all_uses_with(slot)

@@ -156,22 +156,27 @@ def tiled_map_arguments(elt: str, address: int, shape, strides, block_shape, pad
                     tuple(reversed(map_box(block_shape, size))), padding == "nan", map_swizzle(block_shape, size))
 
 
-#: the copy engine's element-type codes (``tensormap.replace``'s) -> CUtensorMapDataType names
-_CODE_TYPES = {0: ("UINT8", 1), 1: ("UINT16", 2), 2: ("UINT32", 4), 3: ("INT32", 4), 4: ("UINT64", 8),
-               5: ("INT64", 8), 6: ("FLOAT16", 2), 7: ("FLOAT32", 4), 9: ("FLOAT64", 8), 10: ("BFLOAT16", 2)}
+#: CUtensorMapDataType names -> their codes, which ``tensormap.replace ... elemtype`` also takes
+MAP_TYPE_CODES = {"UINT8": 0, "UINT16": 1, "UINT32": 2, "INT32": 3, "UINT64": 4, "INT64": 5, "FLOAT16": 6,
+                  "FLOAT32": 7, "FLOAT64": 9, "BFLOAT16": 10}
+#: swizzle bytes (``map_swizzle``) -> the code ``tensormap.replace ... swizzle_mode`` takes
+SWIZZLE_CODES = {0: 0, 32: 1, 64: 2, 128: 3}
+_TYPE_BYTES = {name: size for name, size, _ in DATA_TYPES.values()}
 
 
 def template_map(elem_type: int, box_dim, swizzle_mode: int, fill_mode: int) -> TiledMap:
     """The map a kernel's device-built map starts from (``lowering/tma.py``): the element type,
     box (innermost first), swizzle and fill of the maps it builds, over a stand-in tensor of one
     box (the kernel replaces the address, dimensions and strides)."""
-    name, size = _CODE_TYPES[elem_type]
+    name = next(n for n, c in MAP_TYPE_CODES.items() if c == elem_type)
+    size = _TYPE_BYTES[name]
     dims = tuple(int(d) for d in box_dim)
     strides, extent = [], size
     for d in dims[:-1]:
         extent = -(-extent * d // 16) * 16
         strides.append(extent)
-    return TiledMap(name, 1 << 20, dims, tuple(strides), dims, fill_mode == 1, {0: 0, 1: 32, 2: 64, 3: 128}[swizzle_mode])
+    swizzle = next(b for b, c in SWIZZLE_CODES.items() if c == swizzle_mode)
+    return TiledMap(name, 1 << 20, dims, tuple(strides), dims, fill_mode == 1, swizzle)
 
 
 def encode(m: TiledMap) -> bytes:
@@ -181,7 +186,7 @@ def encode(m: TiledMap) -> bytes:
     if not strides:
         # rank 1 has no stride, but the driver rejects an empty (NULL) stride array: give it the
         # row's byte length rounded up to 16, which it does not read
-        size = next(s for n, s, _ in DATA_TYPES.values() if n == m.data_type)
+        size = _TYPE_BYTES[m.data_type]
         strides = [-(-m.global_dim[0] * size // 16) * 16]
     err, tmap = cu.cuTensorMapEncodeTiled(
         getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{m.data_type}"), len(m.global_dim),
