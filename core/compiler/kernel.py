@@ -3,7 +3,7 @@ metadata (``kernel.metadata.shared``) and its launch (``kernel[grid](*args)``), 
 binary through the backend's driver once per device."""
 from __future__ import annotations
 
-from ..runtime._allocation import allocate_scratch
+from ..runtime._allocation import ScratchLauncher
 from ..runtime.interface import grid3
 from ..runtime.launch_api import LaunchInterface
 from ..runtime.specialize import TensorWrapper
@@ -20,26 +20,14 @@ class KernelMetadata(dict):
             raise AttributeError(f"kernel metadata has no {name!r} (has: {', '.join(sorted(self))})") from None
 
 
-def _with_global_scratch(driver, handle, metadata, signature: dict, size: int):
-    """The launch of a kernel that takes the launch's global scratch as one more pointer, last
-    (``allocate-global-scratch``): each launch asks the allocator in force
-    (``tritium.set_allocator``; none set: torch's) for ``blocks x size`` bytes, ``size`` per
-    program and CTA, and
-    passes their address; the buffer is held until the launch is queued (the allocator's
-    memory, a stream-ordered pool such as torch's, keeps it for the kernel)."""
+def _with_global_scratch(driver, handle, metadata, signature: dict, size: int) -> ScratchLauncher:
+    """The launcher of a kernel with global scratch (``global_scratch_size`` bytes a program): the
+    backend's launcher of the signature with one more pointer, last, in a ``ScratchLauncher``."""
     extended = dict(signature)
     extended[max(signature, default=-1) + 1] = "*i8"
-    inner = driver.make_launcher(handle, metadata, extended)
-    align = int(metadata.get("global_scratch_align", 1) or 1)
-    num_ctas = int(metadata.get("num_ctas", 1) or 1)
-
-    device = getattr(handle, "device", None)
-
-    def launch(grid, stream, args):
-        buf = allocate_scratch(size, align, grid[0] * grid[1] * grid[2], num_ctas, stream, device=device)
-        inner(grid, stream, [*args, buf])
-    launch.device = getattr(inner, "device", None)
-    return launch
+    return ScratchLauncher(driver.make_launcher(handle, metadata, extended), size,
+                           int(metadata.get("global_scratch_align", 1) or 1),
+                           int(metadata.get("num_ctas", 1) or 1), getattr(handle, "device", None))
 
 
 class CompiledKernel(LaunchInterface):
@@ -52,6 +40,8 @@ class CompiledKernel(LaunchInterface):
         self.name = metadata.get("name", "")
         self.runtime_signature = runtime_signature
         self._launchers: dict = {}
+        # the devices whose launcher the backend has no direct form of (direct_binder.fill)
+        self.no_direct: set = set()
         self._driver = None
         # registers and spilled words per thread: from the assembler's report where the backend has
         # one (NVIDIA), else from the loaded function; None on the interpreter (no registers)

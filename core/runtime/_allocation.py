@@ -116,3 +116,52 @@ def allocate_scratch(size_per_program: int, alignment: int, grid_size: int, num_
         if buf is not None:
             return buf
     return fn(size, alignment, stream)
+
+
+class ScratchLauncher:
+    """The launch of a kernel that takes the launch's global scratch as one more pointer, last
+    (``allocate-global-scratch``): each launch asks the allocator in force for ``blocks x size``
+    bytes (``size`` per program and CTA) and passes their address to ``inner``, the backend's
+    launcher of the kernel with that extra pointer; the buffer is held until the launch is queued
+    (the allocator's memory, a stream-ordered pool such as torch's, keeps it for the kernel)."""
+
+    __slots__ = ("inner", "size", "align", "num_ctas", "device")
+
+    def __init__(self, inner, size: int, align: int, num_ctas: int, device) -> None:
+        self.inner = inner
+        self.size = size
+        self.align = align
+        self.num_ctas = num_ctas
+        self.device = device
+
+    def __call__(self, grid, stream, args) -> None:
+        buf = allocate_scratch(self.size, self.align, grid[0] * grid[1] * grid[2], self.num_ctas, stream,
+                               device=self.device)
+        self.inner(grid, stream, [*args, buf])
+
+    def make_direct(self, driver, device: int, arity: int, positions: tuple):
+        """The launch fast path's form (``Driver.make_direct_launcher``'s ``direct(grid, v0, ...)``,
+        ``grid`` a tuple of 1 to 3 ints): the backend's direct launcher of ``inner`` with the
+        scratch's address as one more value, after the ``arity`` the binder passes; None where
+        the backend has no direct form for ``inner``."""
+        inner = driver.make_direct_launcher(self.inner, device, arity + 1, (*positions, arity))
+        if inner is None:
+            return None
+        size, align, num_ctas = self.size, self.align, self.num_ctas
+        stream_of = driver.stream_and_current_device
+
+        def direct(grid, *values):
+            blocks = 1
+            for g in grid:
+                blocks *= g
+            buf = allocate_scratch(size, align, blocks, num_ctas, stream_of(device)[0], device=device)
+            inner(grid, *values, buf.data_ptr())
+        direct.params = getattr(inner, "params", None)
+        return direct
+
+
+def make_direct_launcher(driver, launcher, device: int, arity: int, positions: tuple):
+    """``driver.make_direct_launcher`` for ``launcher``, a ``ScratchLauncher`` included."""
+    if type(launcher) is ScratchLauncher:
+        return launcher.make_direct(driver, device, arity, positions)
+    return driver.make_direct_launcher(launcher, device, arity, positions)

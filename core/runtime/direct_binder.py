@@ -29,6 +29,7 @@ from .specialize import int_type_str
 from ..language.dtypes import dtype
 from .interface import grid3
 from .driver import Driver
+from ._allocation import make_direct_launcher
 
 #: launch options the fast path takes by keyword (the rest go to the general path)
 FAST_OPTIONS = ("num_warps", "num_stages")
@@ -212,8 +213,11 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         direct_key = (id(launcher), positions)
         held = self._directs.get(direct_key)
         if held is None or held[0] is not launcher:
-            direct = driver.make_direct_launcher(launcher, device, len(self.values), positions)
+            direct = make_direct_launcher(driver, launcher, device, len(self.values), positions)
             if direct is None:
+                # no direct form (cluster, cooperative launchers): the kernel's launches on this
+                # device keep the general path, without a binder generated for each of them
+                kernel.no_direct.add(device)
                 return False
             held = self._directs[direct_key] = (launcher, direct)
         options = [opts.get(o, _MISSING) for o in self.options]
@@ -233,6 +237,8 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
         return
     binder = fn._direct
     if binder is None or (opts and not binder.options):
+        if device in kernel.no_direct:
+            return
         if binder is None:
             pattern = pattern_of(fn, bound, key_parts)
             if pattern is None or "tensor" not in pattern:
