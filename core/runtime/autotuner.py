@@ -17,6 +17,20 @@ from typing import Any, Callable, Iterable, Sequence
 from .errors import OutOfResources, PTXASError  # noqa: F401  (triton.runtime.autotuner.OutOfResources)
 from .. import knobs as _knobs
 from .interface import KernelInterface
+from .jit import JITFunction
+
+
+def _forward(fn: KernelInterface, args: tuple, kwargs: dict) -> Any:
+    """``fn.run(*args, **kwargs)``; a launch (not a warm-up) of a ``@jit`` function goes through
+    its launch fast path (``fn[grid](...)``, as a direct launch would: a few microseconds where
+    ``run`` binds, specializes and looks up afresh), which ends in ``run`` for anything it does
+    not take."""
+    if type(fn) is JITFunction and not kwargs.get("warmup", False) and "grid" in kwargs:
+        kwargs = dict(kwargs)
+        grid = kwargs.pop("grid")
+        kwargs.pop("warmup", None)
+        return fn[grid](*args, **kwargs)
+    return fn.run(*args, **kwargs)
 
 # Benchmark failures that mean "this config does not fit", not "the kernel is wrong".  Matched by
 # class name so that each backend may define its own without the autotuner importing it.
@@ -235,7 +249,7 @@ class Autotuner(KernelInterface):
         if config.pre_hook is not None:
             config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
         try:
-            return self.fn.run(*args, **kwargs, **config.all_kwargs())
+            return _forward(self.fn, args, {**kwargs, **config.all_kwargs()})
         finally:
             self.nargs = None
 
@@ -315,7 +329,7 @@ class Heuristics(KernelInterface):
     def run(self, *args: Any, **kwargs: Any) -> Any:
         for name, rule in self.values.items():
             kwargs[name] = rule({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.run(*args, **kwargs)
+        return _forward(self.fn, args, kwargs)
 
 
 def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable[[Any], Heuristics]:

@@ -5,7 +5,8 @@ addresses to the driver's direct launcher (``Driver.make_direct_launcher``).
 A ``@jit`` function gets this binder after its first launch whose arguments are torch tensors on
 a device, ints, floats, bools, ``None`` and constexprs (the *pattern*: which parameter is which).
 Every launch computes the key from the pattern; one the key does not find (other argument
-kinds, launch options other than ``num_warps``/``num_stages``, a first launch, an error) goes
+kinds, launch options other than ``num_warps``, ``num_stages``, ``num_ctas`` and ``maxnreg``
+(what an autotuner's ``Config`` passes), a first launch, an error) goes
 to the general binder (``binder.py``) and from there to ``JITFunction.run``, which compiles,
 reports errors and, after launching, files the key here (:func:`fill`).
 
@@ -15,8 +16,8 @@ part for part, in the same cache), with the generated Python as its fallback.
 The key holds, per parameter: a tensor's dtype and device index (and, unless alignment is not
 specialised, its address modulo 16, all tensors in one element: 0 when all are aligned); an
 int's type, its class (multiple of 16, equal to 1, other) and whether it fits 32 bits; a float's,
-bool's or None's type; a constexpr's type and value; and the ``num_warps``/``num_stages``
-options.  A key the general path could tell apart from another is told apart here too; the
+bool's or None's type; a constexpr's type and value; and those launch options.  A key the
+general path could tell apart from another is told apart here too; the
 converse need not hold (a key may split one specialization, never merge two).
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .driver import Driver
 from ._allocation import make_direct_launcher
 
 #: launch options the fast path takes by keyword (the rest go to the general path)
-FAST_OPTIONS = ("num_warps", "num_stages")
+FAST_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 def _wide(v: int) -> str:
