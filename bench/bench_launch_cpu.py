@@ -8,7 +8,11 @@ cuLaunchKernel records the launch and returns.
 Rows, interleaved round by round (median over rounds, and the minimum), microseconds of the
 thread's CPU time per call:
 ``kernel[grid](x, y, out, n, alpha, BLOCK=128)`` as on a GPU host where torch has initialised
-CUDA, the same before torch has (the driver answers the stream and device questions), a bare
+CUDA, the same kernel under ``@autotune`` (one config, so the row is the launch, not the search;
+the autotuner passes the config's ``num_warps``, ``num_stages``, ``num_ctas``), a copy kernel whose
+tensor map is built on the device (it takes a global-scratch buffer from the allocator each
+launch), the first kernel before torch has initialised CUDA (the driver answers the stream and
+device questions), a
 ``cuda.bindings`` ``cuLaunchKernel`` with a prebuilt parameter array (the floor any Python
 launcher sits on), and the launchers alone.
 
@@ -26,6 +30,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,6 +71,22 @@ def pretend_torch_initialised_cuda(torch) -> None:
     torch.cuda.is_initialized = lambda: True
     torch._C._cuda_getCurrentRawStream = (0).__mul__   # device -> 0: the legacy default stream
     torch._C._cuda_getDevice = int                      # () -> 0
+
+
+def triton_autotune(tritium, fn):
+    """``fn`` (the plain Python function of a kernel) as a fresh ``@jit`` under ``@autotune``."""
+    return tritium.autotune(configs=[tritium.Config({"BLOCK": 128}, num_warps=4)], key=["n"])(tritium.jit(fn))
+
+
+def device_map_kernel(tritium, tl):
+    """A copy through ``tl.make_tensor_descriptor``: on sm_90 its map is built on the device, in
+    the launch's global scratch."""
+    @tritium.jit
+    def copy_device_map(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        desc = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, desc.load([tl.program_id(0) * BLOCK]), mask=offs < n)
+    return copy_device_map
 
 
 def main() -> int:
@@ -125,7 +146,17 @@ def main() -> int:
     first = interleaved(fns, args.rounds, args.per_round)
     pretend_torch_initialised_cuda(torch)
     kern[(8,)](x, y, out, n, 2.0, BLOCK=128)
+    tuned = triton_autotune(tritium, k.axpy_kernel.fn)
+    maps = device_map_kernel(tritium, tl)
+    # the fake driver encodes no tensor maps: the kernel builds its map without the template
+    warnings.filterwarnings("ignore", message=".*tensor map template not encoded")
+    tritium.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))
+    for _ in range(3):
+        tuned[(8,)](x, y, out, n, 2.0)
+        maps[(8,)](x, out, n, BLOCK=128)
     fns = {"kernel[grid](x, y, out, n, alpha, BLOCK=128)": lambda: kern[(8,)](x, y, out, n, 2.0, BLOCK=128),
+           "the same under @autotune (one Config)": lambda: tuned[(8,)](x, y, out, n, 2.0),
+           "copy with a device-built tensor map (global scratch)": lambda: maps[(8,)](x, out, n, BLOCK=128),
            "bare cuda.bindings cuLaunchKernel (fake driver)":
                lambda: cu.cuLaunchKernel(f, 8, 1, 1, 128, 1, 1, 0, s, params, 0)}
     second = interleaved(fns, args.rounds, args.per_round)
