@@ -80,6 +80,9 @@ class FunctionLowering:
     layouts: dict[object, LayoutInfo] = field(default_factory=dict)
     #: values whose registers follow another layout than their type's (an elided conversion)
     layout_override: dict[SSAValue, object] = field(default_factory=dict)
+    #: i1 true on the thread that issues a block's one-thread work (default: thread 0); a warp
+    #: partition's lowering sets it to its own first thread while it lowers that partition
+    first_thread: ir.Value | None = None
 
     @property
     def target(self) -> TargetInfo:
@@ -191,6 +194,8 @@ class FunctionLowering:
         return out
 
     def first_thread_pred(self) -> ir.Value:
+        if self.first_thread is not None:
+            return self.first_thread
         return self.prologue.icmp_unsigned("==", self.tid, ir.Constant(I32, 0))
 
     def shared_ptr(self, byte_offset) -> ir.Value:
@@ -347,7 +352,7 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
     """Lower a finalized TTGIR module (``allocate-shared-memory`` and ``membar`` have run) to LLVM IR.
 
     Returns the IR text and metadata: ``name`` (the kernel), ``shared`` (bytes of shared memory),
-    ``num_warps``, ``threads_per_warp``, and ``global_scratch_size`` / ``global_scratch_align``
+    ``num_warps`` (the block's warps, warp partitions included), ``threads_per_warp``, and ``global_scratch_size`` / ``global_scratch_align``
     (bytes of global scratch per program, ``allocate-global-scratch``; the kernel then takes the
     launch's scratch as one more pointer parameter, last)."""
     llmodule = ir.Module(name="tritium")
@@ -361,7 +366,10 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
     funcs = _func_ops(module)
     for f in funcs:
         _declare(ml, f)
-    num_warps = module.attributes["ttg.num-warps"].value.data
+    # the warps the block launches with: the layouts' (``ttg.num-warps``) plus those of warp
+    # partitions running beside them (``ttg.total-num-warps``, set by a backend's warp specialization)
+    total = module.attributes.get("ttg.total-num-warps") or module.attributes["ttg.num-warps"]
+    num_warps = total.value.data
     shared = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
     for f in funcs:
         fn = ml.functions[f.sym_name.data]

@@ -28,6 +28,7 @@ from .passes.accelerate_matmul import AccelerateMatmul
 from .passes.async_dot import ASYNC_COPIES, AsyncDotWaits, spare_refill, wants_late_refill, wants_spare_slot
 from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
+from .passes.warp_specialize import WarpSpecialize, consumer_barriers
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 
 
@@ -59,6 +60,7 @@ def ttgir_passes(target, options) -> list:
         PointerOffsets(),
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
         AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE(),
+        WarpSpecialize(capability(target), options.num_warps),  # tl.range(..., warp_specialize=True)
     ]
 
 
@@ -94,6 +96,7 @@ def make_ttgir(module, metadata, target, options):
     PassManager("ttgir", ttgir_passes(target, options)).run(module)
     # scratch rules, after-allocation passes and the barrier rule: through the plugin's hooks
     module = finalize_ttgir(module, target, options)
+    consumer_barriers(module)  # after membar: a warp-specialized loop's consumers pass their own barriers
     metadata["threads_per_warp"] = options.threads_per_warp
     return module
 

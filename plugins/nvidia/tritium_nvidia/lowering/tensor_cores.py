@@ -27,6 +27,7 @@ from tritium.ttir.memory_ops import pointee_value_type
 from ..passes.dialect import element_kind
 from ..passes.encodings import NvidiaMmaEncodingAttr
 from .tma import LOWERINGS as TMA
+from .warp_specialize import LOWERINGS as WS
 
 
 F32 = ir.FloatType()
@@ -472,7 +473,7 @@ def op_lowering(op):
     if op.name == "tt.dot":
         enc = getattr(op.results[0].type, "encoding", None)
         return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
-    return TMA.get(op.name) or LOWERINGS.get(op.name)
+    return TMA.get(op.name) or WS.get(op.name) or LOWERINGS.get(op.name)
 
 
 __all__ = ["op_lowering"]

@@ -14,9 +14,9 @@ result may still be in flight until a ``warp_group_dot_wait`` with fewer ``pendi
 from __future__ import annotations
 
 from xdsl.dialects.builtin import DenseArrayBase, Float16Type, Float32Type, IntegerAttr, IntegerType, TensorType, i32, i64
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
-                       result_def, traits_def, var_operand_def, var_result_def)
+                       region_def, result_def, traits_def, var_operand_def, var_result_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
@@ -223,6 +223,52 @@ class TensorMapCreateOp(IRDLOperation):
         return op
 
 
+@irdl_op_definition
+class ArriveBarrierOp(IRDLOperation):
+    """Each warp arrives once on barrier ``bars[index]`` where ``pred`` holds (lane 0, after the
+    warp's earlier instructions): a consumer warp hands a pipeline slot back to the producer
+    (``nvidia-warp-specialize``), so the barrier counts warps."""
+
+    name = "ttng.arrive_barrier"
+    bars = operand_def(MemDescType)
+    index = operand_def(i32)
+    pred = operand_def(IntegerType(1))
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$bars `[` $index `]` `,` $pred attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue, index: SSAValue, pred: SSAValue):
+        super().__init__(operands=[bars, index, pred])
+
+
+@irdl_op_definition
+class ProducerPartitionOp(IRDLOperation):
+    """The producer of a warp-specialized loop (``nvidia-warp-specialize``): the block runs with
+    ``producer_warps`` more warps than its layouts' ``consumer_warps``; those extra warps (one
+    warp group, after the consumers) run ``body`` (the loop's copies), lowering their register
+    budget to ``producer_regs`` first, and exit; the consumer warps raise theirs to
+    ``consumer_regs`` (``setmaxnreg``) and go on after the op.  ``body`` synchronises with the
+    consumers only through barriers in shared memory, never a block barrier.  Its copies are
+    issued by the producer's first thread."""
+
+    name = "ttng.producer_partition"
+    body = region_def()
+    producer_warps = prop_def(IntegerAttr)
+    consumer_warps = prop_def(IntegerAttr)
+    producer_regs = prop_def(IntegerAttr)
+    consumer_regs = prop_def(IntegerAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict-with-keyword $body"
+
+    def __init__(self, body: Region, producer_warps: int, consumer_warps: int, producer_regs: int, consumer_regs: int):
+        super().__init__(regions=[body], properties={
+            "producer_warps": IntegerAttr(producer_warps, i32), "consumer_warps": IntegerAttr(consumer_warps, i32),
+            "producer_regs": IntegerAttr(producer_regs, i32), "consumer_regs": IntegerAttr(consumer_regs, i32)})
+
+    def count(self, name: str) -> int:
+        return getattr(self, name).value.data
+
+
 TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
-                                   TensorMapAcquireOp, TensorMapCreateOp], [])
+                                   TensorMapAcquireOp, TensorMapCreateOp, ArriveBarrierOp, ProducerPartitionOp], [])
 register_dialect(TritonNvidiaGPU)

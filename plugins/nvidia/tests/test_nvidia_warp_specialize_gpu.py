@@ -1,0 +1,120 @@
+"""On a CUDA device of compute capability 9.0: loops marked ``tl.range(..., warp_specialize=True)``
+run with a producer warp group (``passes/warp_specialize.py``) and compute what the same loop
+without it computes, on ragged shapes (tiles overhanging M, N and K, one K iteration, more
+iterations than slots), for host descriptors and descriptors made in the kernel.  A wrong
+barrier phase hangs: run under a time limit (``timeout 300 python -m pytest -q ...``)."""
+import os
+import sys
+
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.tools.tensor_descriptor import TensorDescriptor
+from tritium_nvidia.plugin import nvidia_plugin as plugin
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench")
+
+
+def _kernels():
+    sys.path.insert(0, BENCH)
+    try:
+        from kernel_files import load_kernels
+    finally:
+        sys.path.remove(BENCH)
+    return load_kernels("ws_tritium_gpu_test", tritium, tl, "ws_kernels.py")
+
+
+ws_kernels = _kernels()
+
+pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
+torch = pytest.importorskip("torch")
+
+CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (64, 128, 64, 4, 3), (128, 128, 64, 8, 2)]
+SHAPES = [(1000, 1112, 1000), (256, 512, 64), (384, 256, 2048), (128, 128, 8 * 64 + 16)]
+
+
+@pytest.fixture(autouse=True)
+def _sm90(monkeypatch):
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("warp specialization is for compute capability 9.0")
+    monkeypatch.setenv("TRITIUM_TMA", "1")
+
+
+def _run(m, n, k, cfg, dtype, ws):
+    bm, bn, bk, warps, stages = cfg
+    a = torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(n, k, device="cuda", dtype=dtype)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+    grid = (triton_cdiv(m, bm), triton_cdiv(n, bn))
+    kern = ws_kernels.ws_matmul[grid](TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
+                                      TensorDescriptor.from_tensor(c, [bm, bn]), k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                      WS=ws, num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    return a, b, c, kern
+
+
+def triton_cdiv(x, y):
+    return (x + y - 1) // y
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "x".join(map(str, c)))
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_host_descriptors(shape, cfg, dtype):
+    m, n, k = shape
+    a, b, c, kern = _run(m, n, k, cfg, dtype, True)
+    assert "setmaxnreg.dec" in kern.asm["ptx"], kern.asm["ttgir"][-3000:]
+    assert kern.metadata["num_warps"] == cfg[3] + 4
+    ref = (a.double() @ b.double().T)
+    err = ((c.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2, err
+    # the same loop without the producer: the same sums in the same order
+    _, _, c2, kern2 = _run_same(a, b, cfg, dtype)
+    assert "setmaxnreg" not in kern2.asm["ptx"]
+    torch.testing.assert_close(c, c2, rtol=0, atol=0)
+
+
+def _run_same(a, b, cfg, dtype):
+    bm, bn, bk, warps, stages = cfg
+    m, k = a.shape
+    n = b.shape[0]
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+    kern = ws_kernels.ws_matmul[(triton_cdiv(m, bm), triton_cdiv(n, bn))](
+        TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
+        TensorDescriptor.from_tensor(c, [bm, bn]), k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, WS=False,
+        num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    return a, b, c, kern
+
+
+@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
+def test_descriptors_made_in_the_kernel(shape):
+    m, n, k = shape
+    bm, bn, bk, warps, stages = CONFIGS[0]
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    kern = ws_kernels.ws_matmul_device_desc[(triton_cdiv(m, bm), triton_cdiv(n, bn))](
+        a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, WS=True, num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    assert "setmaxnreg.dec" in kern.asm["ptx"]
+    ref = a.double() @ b.double()
+    err = ((c.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2, err
+
+
+def test_many_launches_back_to_back():
+    """Barrier phases carried across many launches and programs: 200 launches, every result checked."""
+    cfg = CONFIGS[1]
+    a, b, c, _ = _run(512, 512, 1024, cfg, torch.float16, True)
+    ref = c.clone()
+    bm, bn, bk, warps, stages = cfg
+    da, db, dc = (TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
+                  TensorDescriptor.from_tensor(c, [bm, bn]))
+    for _ in range(200):
+        c.fill_(float("nan"))
+        ws_kernels.ws_matmul[(4, 4)](da, db, dc, 1024, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, WS=True,
+                                     num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, ref, rtol=0, atol=0)

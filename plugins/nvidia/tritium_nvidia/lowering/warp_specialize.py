@@ -1,0 +1,69 @@
+"""Lowering of a warp-specialized loop's ops (``passes/warp_specialize.py``)::
+
+    ttng.producer_partition {consumer_warps = W, producer_regs = P, consumer_regs = C} { body }
+        tid >= 32*W:  setmaxnreg.dec.sync.aligned.u32 P;  body (its one-thread work on thread 32*W);  ret
+        else:         setmaxnreg.inc.sync.aligned.u32 C;  (go on)
+
+    ttng.arrive_barrier %bars[%i], %pred      lane 0 of each warp, where %pred:
+                                                  mbarrier.arrive.shared::cta.b64 _, [bar]
+
+    ttg.barrier {ttng.named_barrier = N}      bar.sync 1, N   (the consumers only)
+
+``setmaxnreg`` is warp-group wide (``.sync.aligned``): the producer is one whole warp group and
+the consumers are whole warp groups."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tritium.conversion.target_info import intrinsic
+from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
+
+from ..passes.warp_specialize import NAMED_BARRIER
+from .tma import _asm, _bar_address
+
+I32 = ir.IntType(32)
+
+
+def const(v: int) -> ir.Constant:
+    return ir.Constant(I32, v)
+
+
+def lower_producer_partition(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    consumers = op.count("consumer_warps") * 32
+    producer = b.append_basic_block("ws_producer")
+    rest = b.append_basic_block("ws_consumers")
+    b.cbranch(b.icmp_unsigned(">=", fl.tid, const(consumers)), producer, rest)
+    b.position_at_end(producer)
+    _asm(b, f"setmaxnreg.dec.sync.aligned.u32 {op.count('producer_regs')};", "", [])
+    saved, fl.first_thread = fl.first_thread, b.icmp_unsigned("==", fl.tid, const(consumers))
+    try:
+        fl.lower_block(op.body.blocks[0])
+    finally:
+        fl.first_thread = saved
+    b.ret_void()
+    b.position_at_end(rest)
+    _asm(b, f"setmaxnreg.inc.sync.aligned.u32 {op.count('consumer_regs')};", "", [])
+
+
+def lower_arrive_barrier(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    bar = _bar_address(fl, op.bars, op.index)
+    lane0 = b.icmp_unsigned("==", fl.lane, const(0))
+    with b.if_then(b.and_(lane0, fl.get(op.pred))):
+        _asm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", [bar])
+
+
+def lower_barrier(fl: FunctionLowering, op) -> None:
+    named = op.attributes.get(NAMED_BARRIER)
+    if named is None:
+        fl.target.barrier(fl.builder)
+        return
+    # bar.sync id, threads (an intrinsic: convergent, as the block barrier's)
+    intrinsic(fl.builder, "llvm.nvvm.barrier.cta.sync.aligned.count", ir.VoidType(), [const(1), const(named.value.data)])
+
+
+LOWERINGS = {"ttng.producer_partition": lower_producer_partition, "ttng.arrive_barrier": lower_arrive_barrier,
+             "ttg.barrier": lower_barrier}
+
+__all__ = ["LOWERINGS"]

@@ -1,0 +1,364 @@
+"""``nvidia-warp-specialize``: a producer warp group for a pipelined loop marked
+``tl.range(..., warp_specialize=True)`` (sm_90).
+
+The pipeline pass has already turned the loop's descriptor loads into copies of the copy engine
+(TMA) into ``NSLOTS`` slots, each completing on its *full* barrier, issued ``S - 1`` iterations
+ahead by the block's thread 0, with a block barrier before each refill (every warp must have read
+the slot the refill overwrites).  Here the copies move to warps of their own:
+
+* the block gets one more warp group (``ttg.total-num-warps``), after the ``num_warps`` warps the
+  layouts use (the *consumers*);
+* ``ttng.producer_partition`` before the loop holds the *producer*: a loop over the same
+  iterations that evaluates only what the copies need (their coordinates, slots and predicates:
+  the backward slice of the copies in the body, with the loop-carried values it reads) and,
+  before refilling a slot, waits on that slot's *empty* barrier for the consumers to hand it back.
+  The producer lowers its register budget (``setmaxnreg``) and exits when done; the consumers
+  raise theirs;
+* the consumers' loop keeps everything else (the waits on the full barriers, the ``wgmma``s)
+  and, once the ``warp_group_dot_wait`` of iteration ``i`` has retired iteration ``i - 1``'s
+  dots, each consumer warp arrives on the empty barrier of ``i - 1``'s slot
+  (``ttng.arrive_barrier``): no block barrier in the loop any more.
+
+Use ``u`` of a slot (the ``u``-th iteration copied into it, ``u = j // NSLOTS`` for iteration
+``j``) waits for phase ``u - 1`` of its empty barrier: parity ``(u & 1) ^ 1``, which a fresh
+barrier passes at once for ``u = 0``.  An iteration past the end copies nothing and waits for
+nothing.  The prologue's copies (iterations ``0 .. S-2``) stay where the pipeline put them,
+before the producer starts.
+
+Barriers: one block barrier before the partition publishes every barrier's initialisation to
+both sides; after it only the consumers synchronise, so :func:`consumer_barriers` (run after
+membar) makes every later block barrier a named one counting the consumer threads
+(``bar.sync 1, N``; after the producer has exited, a full one would also do) and drops any
+inside the producer.
+
+A loop that does not fit stays as it is, with the reason in ``tritium.ws_reason`` on it: not in
+a kernel's body (nested in another loop or an ``if``), no pipelined descriptor copies, copies
+that need more than the slice above, ``num_warps`` not a multiple of 4, work before the loop
+that writes memory (the producer warps run it too), or a consumer loop without a
+``warp_group_dot_wait`` retiring the previous iteration.
+"""
+from __future__ import annotations
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Pure
+
+from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, BarrierOp, InitBarriersOp, InvalBarriersOp,
+                               LocalAllocOp, MemDescIndexOp, WaitBarrierOp)
+from tritium.ttgir.types import MemDescType
+from tritium.ttir import arith
+from tritium.ttir.ops import FuncOp
+
+from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, ProducerPartitionOp, TensorMapAcquireOp, TensorMapCreateOp,
+                      WarpGroupDotOp, WarpGroupDotWaitOp)
+
+WARP_SPECIALIZE = "tt.warp_specialize"
+REASON = "tritium.ws_reason"
+#: on a ``ttg.barrier`` the consumers alone pass: (barrier id, threads)
+NAMED_BARRIER = "ttng.named_barrier"
+
+PRODUCER_WARPS = 4
+#: registers a producer thread keeps, and the register file the block shares (a CTA an SM)
+PRODUCER_REGS = 40
+_REGISTER_FILE = 64 * 1024
+
+
+def consumer_registers(consumer_warps: int) -> int:
+    """What each consumer thread may take once the producer has given its registers back: the
+    file over the consumers, a multiple of 8, at most 256 (``setmaxnreg``'s range is 24..256)."""
+    per = (_REGISTER_FILE - PRODUCER_WARPS * 32 * PRODUCER_REGS) // (consumer_warps * 32)
+    return max(24, min(256, per // 8 * 8))
+
+
+class WarpSpecialize:
+    name = "nvidia-warp-specialize"
+
+    def __init__(self, capability: int, num_warps: int):
+        self.capability, self.num_warps = capability, num_warps
+
+    def run(self, module: ModuleOp) -> None:
+        done = False
+        for loop in [op for op in module.walk() if isinstance(op, scf.ForOp) and WARP_SPECIALIZE in op.attributes]:
+            if done:
+                loop.attributes[REASON] = StringAttr("one warp-specialized loop a kernel")
+                continue
+            reason = self._why_not(loop)
+            if reason:
+                loop.attributes[REASON] = StringAttr(reason)
+                continue
+            self._specialize(loop)
+            done = True
+        if done:
+            module.attributes["ttg.total-num-warps"] = IntegerAttr(self.num_warps + PRODUCER_WARPS, i32)
+
+    # -- the decision -------------------------------------------------------------------------
+    def _why_not(self, loop: scf.ForOp) -> str:
+        if self.capability != 90:
+            return f"warp specialization is for sm_90 (this target: sm_{self.capability})"
+        if self.num_warps % 4:
+            return f"num_warps={self.num_warps} is not whole warp groups"
+        func = loop.parent_op()
+        if not isinstance(func, FuncOp) or not func.is_public:
+            return "the loop is not in the kernel's own body (nested in a loop, an if, or a callee)"
+        body = loop.body.block
+        copies = [op for op in body.ops if isinstance(op, AsyncCopyDescriptorToLocalOp)]
+        if not copies:
+            return "no descriptor loads the pipeline copies with the copy engine"
+        if len({id(c.index) for c in copies}) != 1 or len({id(c.pred) for c in copies}) != 1:
+            return "the loop's copies use different slots or predicates"
+        slot_init = _constant(loop.iter_args[_arg_index(loop, copies[0].index)]) \
+            if _arg_index(loop, copies[0].index) is not None else None
+        nslots = _slots(copies[0])
+        if slot_init is None or nslots is None or not 0 < slot_init < nslots:
+            return "the copies' slot is not a loop-carried counter the pipeline started"
+        if any(_defined_in(c.desc, loop) for c in copies):
+            return "the copies' tensor maps are made in the loop"
+        slice_ops, _ = _producer_slice(loop, copies)
+        if slice_ops is None:
+            return "the copies depend on work other than address arithmetic"
+        waits = [op for op in body.ops if isinstance(op, WaitBarrierOp)]
+        if not waits or len({id(w.index) for w in waits}) != 1:
+            return "the consumers do not wait on the copies' barriers at one slot"
+        dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
+        retire = [op for op in body.ops if isinstance(op, WarpGroupDotWaitOp)]
+        if not dots or not retire or retire[0].pendings.value.data > len(dots):
+            return "no warp_group_dot_wait retires the previous iteration's wgmma"
+        for op in body.ops:
+            if op is retire[0]:
+                break
+            if not (isinstance(op, (WaitBarrierOp, MemDescIndexOp, WarpGroupDotOp, BulkStoreWaitOp,
+                                    AsyncCopyDescriptorToLocalOp)) or _pure(op)):
+                return f"{op.name} before the dots' wait reads what the producer may refill"
+        for op in func.body.block.ops:
+            if op is loop:
+                break
+            if not _safe_before(op):
+                return f"{op.name} before the loop writes memory (the producer warps run it too)"
+        return ""
+
+    # -- the rewrite --------------------------------------------------------------------------
+    def _specialize(self, loop: scf.ForOp) -> None:
+        body = loop.body.block
+        copies = [op for op in body.ops if isinstance(op, AsyncCopyDescriptorToLocalOp)]
+        nslots = _slots(copies[0])
+        slot_init = _constant(loop.iter_args[_arg_index(loop, copies[0].index)])
+        slice_ops, carried = _producer_slice(loop, copies)
+        full_wait = next(op for op in body.ops if isinstance(op, WaitBarrierOp))
+        retire = next(op for op in body.ops if isinstance(op, WarpGroupDotWaitOp))
+        before = InsertPoint.before(loop)
+
+        # the empty barriers: one arrival a consumer warp a phase
+        bar_type = copies[0].bars.type
+        empty = LocalAllocOp(MemDescType([nslots], i64, bar_type.encoding, bar_type.memory_space, mutable=True))
+        Rewriter.insert_op(empty, before)
+        Rewriter.insert_op(InitBarriersOp(empty.results[0], self.num_warps), before)
+        Rewriter.insert_op(BarrierOp(), before)  # both sides see every barrier initialised
+
+        # the producer: the slice of the copies, over the same iterations
+        pblock = Block()
+        maps: list[SSAValue] = []
+        for c in copies:
+            if all(c.desc is not m for m in maps):
+                maps.append(c.desc)
+                # the producer's first thread copies through the map: it acquires it itself (the
+                # kernel's acquire, or the map's building, made it visible to thread 0 alone)
+                pblock.add_op(TensorMapAcquireOp(c.desc))
+        const = _Consts(pblock)
+        pbody = Block(arg_types=[loop.body.block.args[0].type] + [loop.iter_args[k].type for k in carried] + [i32])
+        env: dict[SSAValue, SSAValue] = {body.args[0]: pbody.args[0]}
+        for n, k in enumerate(carried):
+            env[body.args[k + 1]] = pbody.args[n + 1]
+        j = pbody.args[-1]
+        waited = False
+        for op in body.ops:
+            if op not in slice_ops:
+                continue
+            if isinstance(op, AsyncCopyDescriptorToLocalOp) and not waited:
+                waited = True
+                self._wait_empty(pbody, empty.results[0], env[op.index], env[op.pred], j, nslots)
+            new = op.clone(value_mapper=env)
+            pbody.add_op(new)
+            for old, nw in zip(op.results, new.results):
+                env[old] = nw
+        yield_op = body.last_op
+        one = _add(pbody, arith.ConstantOp(IntegerAttr(1, i32)))
+        pbody.add_op(scf.YieldOp(*[env.get(yield_op.operands[k], yield_op.operands[k]) for k in carried],
+                                 _add(pbody, arith.AddIOp(j, one))))
+        ploop = scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[k] for k in carried] + [const(slot_init)],
+                          Region(pbody))
+        pblock.add_op(ploop)
+        regs = consumer_registers(self.num_warps)
+        Rewriter.insert_op(ProducerPartitionOp(Region(pblock), PRODUCER_WARPS, self.num_warps, PRODUCER_REGS, regs),
+                           before)
+
+        # the consumers: no copies; each warp hands back the previous iteration's slot
+        for op in list(body.ops):
+            if isinstance(op, (AsyncCopyDescriptorToLocalOp, BulkStoreWaitOp)):
+                op.detach()
+                op.erase()
+        at = InsertPoint.after(retire)
+        slot = full_wait.index
+        zero = _insert(arith.ConstantOp(IntegerAttr(0, i32)), at)
+        last = _insert(arith.ConstantOp(IntegerAttr(nslots - 1, i32)), InsertPoint.after(zero.owner))
+        one = _insert(arith.ConstantOp(IntegerAttr(1, i32)), InsertPoint.after(last.owner))
+        dec = _insert(arith.SubIOp(slot, one), InsertPoint.after(one.owner))
+        first = _insert(arith.CmpIOp(slot, zero, "eq"), InsertPoint.after(dec.owner))
+        prev = _insert(arith.SelectOp(first, last, dec), InsertPoint.after(first.owner))
+        started = _insert(arith.CmpIOp(body.args[0], loop.lb, "ne"), InsertPoint.after(prev.owner))
+        Rewriter.insert_op(ArriveBarrierOp(empty.results[0], prev, started), InsertPoint.after(started.owner))
+        Rewriter.insert_op(InvalBarriersOp(empty.results[0]), InsertPoint.after(loop))
+        _dce_body(body)
+
+    @staticmethod
+    def _wait_empty(block: Block, empty: SSAValue, slot: SSAValue, pred: SSAValue, j: SSAValue, nslots: int) -> None:
+        """``if pred: wait empty[slot] for parity ((j // nslots) & 1) ^ 1``."""
+        n = _add(block, arith.ConstantOp(IntegerAttr(nslots, i32)))
+        one = _add(block, arith.ConstantOp(IntegerAttr(1, i32)))
+        use = _add(block, arith.DivSIOp(j, n))
+        parity = _add(block, arith.XOrIOp(_add(block, arith.AndIOp(use, one)), one))
+        then = Block()
+        then.add_op(WaitBarrierOp(empty, slot, parity))
+        then.add_op(scf.YieldOp())
+        block.add_op(scf.IfOp(pred, [], Region(then)))
+
+
+class _Consts:
+    def __init__(self, block: Block):
+        self.block = block
+
+    def __call__(self, value: int) -> SSAValue:
+        return _add(self.block, arith.ConstantOp(IntegerAttr(value, i32)))
+
+
+def _add(block: Block, op: Operation) -> SSAValue:
+    block.add_op(op)
+    return op.results[0]
+
+
+def _insert(op: Operation, at: InsertPoint) -> SSAValue:
+    Rewriter.insert_op(op, at)
+    return op.results[0]
+
+
+def _pure(op: Operation) -> bool:
+    return op.has_trait(Pure) and not op.regions
+
+
+def _safe_before(op: Operation) -> bool:
+    """Work the producer warps may run too before the split: pure values, shared buffers and
+    their barriers, the pipeline's prologue copies (issued by one thread), map acquires, reads."""
+    if op.name.startswith(("arith.", "math.")):  # no memory (a division's fault would be everyone's)
+        return True
+    if _pure(op) or op.regions:
+        return _pure(op) or all(_safe_before(o) for r in op.regions for b in r.blocks for o in b.ops)
+    # (a map built in the kernel: its first warp builds it, the producer warps only pass by)
+    return isinstance(op, (LocalAllocOp, InitBarriersOp, AsyncCopyDescriptorToLocalOp, MemDescIndexOp,
+                           TensorMapAcquireOp, TensorMapCreateOp, BulkStoreWaitOp, BarrierOp)) or op.name in (
+        "tt.load", "tt.get_program_id", "tt.get_num_programs", "tt.int_to_ptr", "tt.descriptor_load", "scf.yield",
+        "ttg.global_scratch_alloc")
+
+
+def _defined_in(v: SSAValue, loop: Operation) -> bool:
+    op = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _constant(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _arg_index(loop: scf.ForOp, v: SSAValue) -> int | None:
+    """``k`` when ``v`` is the body's ``k``-th loop-carried argument."""
+    args = loop.body.block.args
+    for k, a in enumerate(args[1:]):
+        if a is v:
+            return k
+    return None
+
+
+def _slots(copy: AsyncCopyDescriptorToLocalOp) -> int | None:
+    shape = copy.bars.type.get_shape()
+    return shape[0] if len(shape) == 1 else None
+
+
+def _producer_slice(loop: scf.ForOp, copies: list[Operation]):
+    """(the body's ops the copies need, the loop-carried arguments they read, by index), or
+    (None, None) when one of them is more than address arithmetic (the producer evaluates the
+    slice again, so it must be free of effects)."""
+    body = loop.body.block
+    yield_op = body.last_op
+    need: set[Operation] = set()
+    carried: list[int] = []
+    work = [v for c in copies for v in c.operands]
+    while work:
+        v = work.pop()
+        k = _arg_index(loop, v)
+        if k is not None:
+            if k not in carried:
+                carried.append(k)
+                work.append(yield_op.operands[k])
+            continue
+        op = v.owner
+        if not isinstance(op, Operation) or op.parent_block() is not body or op in need:
+            continue
+        if not (_pure(op) or isinstance(op, MemDescIndexOp)):
+            return None, None
+        need.add(op)
+        work.extend(op.operands)
+    need.update(copies)
+    return need, sorted(carried)
+
+
+def _dce_body(body: Block) -> None:
+    """Erase the pure ops of ``body`` nothing reads any more (the copies' address slice)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(body.ops)):
+            if op.results and (_pure(op) or isinstance(op, MemDescIndexOp)) and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+                changed = True
+
+
+def consumer_barriers(module: ModuleOp) -> None:
+    """After membar: a block barrier inside a producer partition is dropped (the producer
+    synchronises through its barriers in shared memory), and every one after the partition in its
+    function counts only the consumer threads (named barrier 1)."""
+    for part in [op for op in module.walk() if isinstance(op, ProducerPartitionOp)]:
+        for op in list(part.walk()):
+            if isinstance(op, BarrierOp):
+                op.detach()
+                op.erase()
+        threads = part.count("consumer_warps") * 32
+        after = False
+        func = part
+        while not isinstance(func, FuncOp):
+            func = func.parent_op()
+        for op in func.walk():
+            if op is part:
+                after = True
+                continue
+            if after and isinstance(op, BarrierOp) and not _inside(op, part):
+                op.attributes[NAMED_BARRIER] = IntegerAttr(threads, i32)
+
+
+def _inside(op: Operation, parent: Operation) -> bool:
+    p = op.parent_op()
+    while p is not None:
+        if p is parent:
+            return True
+        p = p.parent_op()
+    return False
+
+
+__all__ = ["WarpSpecialize", "consumer_barriers", "consumer_registers", "NAMED_BARRIER", "REASON"]
