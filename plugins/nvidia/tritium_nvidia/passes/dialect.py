@@ -19,7 +19,7 @@ from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrD
                        region_def, result_def, traits_def, var_operand_def, var_result_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from tritium.ttgir.types import MemDescType
@@ -256,7 +256,7 @@ class ProducerPartitionOp(IRDLOperation):
     consumer_warps = prop_def(IntegerAttr)
     producer_regs = prop_def(IntegerAttr)
     consumer_regs = prop_def(IntegerAttr)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), NoTerminator())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict-with-keyword $body"
 
