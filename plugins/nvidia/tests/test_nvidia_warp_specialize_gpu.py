@@ -88,8 +88,11 @@ def _run_same(a, b, cfg, dtype):
     return a, b, c, kern
 
 
-@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", [(1040, 1136, 1040), (256, 512, 64), (384, 256, 2048)],
+                         ids=lambda s: "x".join(map(str, s)))
 def test_descriptors_made_in_the_kernel(shape):
+    # sizes multiples of 16, so that the strides are proven 16-byte aligned and the maps are built
+    # in the kernel (a ragged size takes block pointers: no copies for a producer to issue)
     m, n, k = shape
     bm, bn, bk, warps, stages = CONFIGS[0]
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)

@@ -1,0 +1,109 @@
+"""CPU: what ``nvidia-warp-specialize`` makes of a loop marked ``tl.range(..., warp_specialize=True)``
+on sm_90 (``passes/warp_specialize.py``): a producer warp group that issues the copies and
+exits, consumers that hand slots back through barriers and pass no block barrier in the loop,
+the block's extra warps, and the loops it declines, each with its reason.  The GPU results are
+``test_nvidia_warp_specialize_gpu.py``'s."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import tritium
+import tritium.language as tl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_nvidia_tma import compile_mapped  # noqa: E402
+from test_nvidia_warp_specialize_gpu import ws_kernels  # noqa: E402
+
+DESCS = {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")}
+PTXAS = shutil.which("ptxas")
+
+
+def _compile(ws=True, num_warps=8, num_stages=3, bn=256, target="cuda:90", **kw):
+    descs = dict(DESCS, b_desc=([bn, 64], "zero"), c_desc=([128, bn], "zero"))
+    return compile_mapped(ws_kernels.ws_matmul, descs, "fp16", dict(BLOCK_M=128, BLOCK_N=bn, BLOCK_K=64, WS=ws),
+                          {"K": "i32"}, num_warps=num_warps, num_stages=num_stages, target=target, **kw)
+
+
+def _consumer_loop(ptx: str) -> str:
+    """The PTX from the consumers' register raise to the end of their loop's back edge."""
+    start = ptx.index("setmaxnreg.inc")
+    return ptx[start:ptx.index("bar.sync \t1,", start)]
+
+
+def test_producer_and_consumers():
+    k = _compile()
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert "ttng.producer_partition" in ttgir and '"ttg.total-num-warps" = 12' in ttgir
+    assert k.metadata["num_warps"] == 12 and ".maxntid 384" in ptx
+    producer = ptx[ptx.index("setmaxnreg.dec.sync.aligned.u32 40;"):ptx.index("setmaxnreg.inc")]
+    # the producer: waits for a slot to come back, then the engine's copies; no block barrier
+    assert "mbarrier.try_wait.parity" in producer and producer.count("cp.async.bulk.tensor") == 2
+    assert "bar.sync" not in producer
+    consumers = _consumer_loop(ptx)
+    assert "setmaxnreg.inc.sync.aligned.u32 232;" in consumers
+    # the consumers: wait for the copies, wgmma, hand the slot back; no copies, no block barrier
+    assert "wgmma.mma_async" in consumers and "mbarrier.arrive.shared::cta.b64" in consumers
+    assert "cp.async.bulk.tensor" not in consumers and "bar.sync \t0" not in consumers
+    # one block barrier (before the split) and the consumers' named one after their loop
+    assert ptx.count("bar.sync \t0;") >= 1 and "bar.sync \t1, 256;" in ptx
+
+
+def test_without_the_hint_the_loop_is_as_before():
+    k = _compile(ws=False)
+    assert "ttng.producer_partition" not in k.asm["ttgir"] and "setmaxnreg" not in k.asm["ptx"]
+    assert k.metadata["num_warps"] == 8
+
+
+@pytest.mark.parametrize("num_warps, regs", [(4, 256), (8, 232)])
+def test_register_split(num_warps, regs):
+    k = _compile(num_warps=num_warps, bn=128)
+    assert f"setmaxnreg.inc.sync.aligned.u32 {regs};" in k.asm["ptx"]
+    assert k.metadata["num_warps"] == num_warps + 4
+
+
+@pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine")
+def test_ptxas_takes_it_without_spills(tmp_path):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(_compile().asm["ptx"])
+    out = subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(ptx), "-o", str(tmp_path / "k.cubin")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"0 bytes spill stores, 0 bytes spill loads", out.stderr), out.stderr
+
+
+@tritium.jit
+def ws_in_persistent_loop(a_desc, b_desc, c_desc, K, TILES, BLOCK: tl.constexpr):
+    for t in range(tl.program_id(0), TILES, 132):
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+        for ki in tl.range(tl.cdiv(K, 64), warp_specialize=True):
+            acc = tl.dot(a_desc.load([t * BLOCK, ki * 64]), b_desc.load([0, ki * 64]).T, acc)
+        c_desc.store([t * BLOCK, 0], acc.to(tl.float16))
+
+
+@tritium.jit
+def ws_store_first(a_desc, b_desc, c_desc, out_ptr, K, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 16), tl.arange(0, 16))
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for ki in tl.range(tl.cdiv(K, 64), warp_specialize=True):
+        acc = tl.dot(a_desc.load([0, ki * 64]), b_desc.load([0, ki * 64]).T, acc)
+    c_desc.store([0, 0], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("kernel, scalars, reason", [
+    (ws_in_persistent_loop, {"K": "i32", "TILES": "i32"}, "not in the kernel's own body"),
+    (ws_store_first, {"out_ptr": "*i32", "K": "i32"}, "tt.store before the loop writes memory"),
+])
+def test_declined_loops_say_why(kernel, scalars, reason):
+    descs = {"a_desc": ([128, 64], "zero"), "b_desc": ([128, 64], "zero"), "c_desc": ([128, 128], "zero")}
+    k = compile_mapped(kernel, descs, "fp16", {"BLOCK": 128}, scalars, num_warps=4, num_stages=3)
+    assert "ttng.producer_partition" not in k.asm["ttgir"] and reason in k.asm["ttgir"]
+    assert "setmaxnreg" not in k.asm["ptx"] and k.metadata["num_warps"] == 4
+
+
+def test_other_targets_decline():
+    ttgir = _compile(target="cuda:80", stage="ttgir").asm["ttgir"]
+    assert "warp specialization is for sm_90" in ttgir and "ttng.producer_partition" not in ttgir
