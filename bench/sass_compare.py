@@ -88,6 +88,7 @@ def _persistent(name, fn, warps=8, stages=3) -> Spec:
 SPECS = [
     _mm("mm-fp16-128x256x64-w8s3", "fp16", "fp16", 128, 256, 64, 8, 3),
     _mm("mm-fp16-128x128x64-w4s4", "fp16", "fp16", 128, 128, 64, 4, 4),
+    _mm("mm-fp16-128x128x64-w8s3", "fp16", "fp16", 128, 128, 64, 8, 3),
     _mm("mm-bf16-128x256x64-w8s3", "bf16", "bf16", 128, 256, 64, 8, 3),
     _mm("mm-bf16-128x256x64-w8s4", "bf16", "bf16", 128, 256, 64, 8, 4),
     _mm("mm-fp8e4-128x256x128-w8s3", "fp8e4nv", "fp16", 128, 256, 128, 8, 3, k_major_b=True),
