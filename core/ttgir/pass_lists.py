@@ -35,13 +35,17 @@ def _opt(options, key: str, default):
 def ttgir_passes(target, options) -> list:
     """decompose-scaled-dot (unless the backend's options declare ``native_dot_scaled``),
     decompose-bf16-dot (fp32 dots with ``input_precision`` bf16x3/bf16x6 as bf16 dots),
-    fuse-nested-loops (a ``tt.flatten`` loop nest becomes one loop), convert-to-ttgir, coalesce,
+    fuse-nested-loops (a ``tt.flatten`` loop nest becomes one loop, unless its inner loop computes
+    dots and the options do not declare ``pipelines_fused_nests``), convert-to-ttgir, coalesce,
     remove-layout-conversions, optimize-thread-locality, cse, dce."""
     tpw = _opt(options, "threads_per_warp", None) or getattr(target, "warp_size", None)
     if tpw is None:
         raise ValueError("threads_per_warp must come from the target (warp_size) or the options")
     first = [] if _opt(options, "native_dot_scaled", False) else [DecomposeScaledDot()]
-    return [*first, DecomposeBf16Dot(), FuseNestedLoops(), ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
+    # a nest whose inner loop feeds dots stays a nest where the backend's pipeliner takes only the
+    # inner loop (FuseNestedLoops.keep_dot_nests)
+    fuse = FuseNestedLoops(keep_dot_nests=not _opt(options, "pipelines_fused_nests", False))
+    return [*first, DecomposeBf16Dot(), fuse, ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
             Coalesce(), RemoveLayoutConversions(), OptimizeThreadLocality(), CSE(), DCE()]
 
 

@@ -99,6 +99,9 @@ class WarpSpecialize:
             return f"warp specialization is for sm_90 (this target: sm_{self.capability})"
         if self.num_warps % 4:
             return f"num_warps={self.num_warps} is not whole warp groups"
+        if any(isinstance(op, scf.ForOp) for op in loop.body.block.ops):
+            return "the loop holds a loop: the copies to specialize are the inner loop's (a persistent " \
+                   "kernel's tile loop around its K loop is not specialized yet)"
         func = loop.parent_op()
         if not isinstance(func, FuncOp) or not func.is_public:
             return "the loop is not in the kernel's own body (nested in a loop, an if, or a callee)"
