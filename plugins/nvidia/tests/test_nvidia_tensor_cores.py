@@ -129,12 +129,26 @@ def test_sm90_matmul_uses_wgmma_fed_by_pipelined_cp_async(monkeypatch, tmp_path)
     assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group \t2;" in ptx  # 2 loads, 1 stage ahead
     assert "wgmma.wait_group.sync.aligned 1" in ptx  # one dot left in flight across iterations
     assert "#ttg.nvidia_mma<{versionMajor = 3" in ttgir and "ttg.async_copy_global_to_local" in ttgir
-    # num_stages + 1 slots (a spare one lets the refill precede the consumers without a barrier)
-    assert re.search(r"ttg.local_alloc .*4x128x64xf16", ttgir)
-    assert k.metadata["shared"] >= 4 * (128 * 64 + 64 * 128) * 2
+    # num_stages slots, refilled after the wgmma wait (Triton's schedule): a spare slot would take
+    # 128 KB a block instead of 96, one block an SM instead of two (async_dot.blocks_per_sm)
+    assert re.search(r"ttg.local_alloc .*3x128x64xf16", ttgir) and not re.search(r"4x128x64xf16", ttgir)
+    assert k.metadata["shared"] == 3 * (128 * 64 + 64 * 128) * 2
+    body = ttgir[ttgir.index("scf.for"):]
+    body = body[:body.index("scf.yield")]
+    assert body.count("ttg.barrier") == 2  # after the copies' wait, and before the refill
+
+
+def test_sm90_spare_slot_where_it_costs_no_block(monkeypatch, tmp_path):
+    """Four stages of 32 KB: one block an SM with or without a spare slot, so the loop gets
+    num_stages + 1 slots (the refill then precedes the consumers without a barrier)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _compile("cuda:90", 128, 128, 64, stages=4)
+    ttgir = k.asm["ttgir"]
+    assert re.search(r"ttg.local_alloc .*5x128x64xf16", ttgir)
     body = ttgir[ttgir.index("scf.for"):]
     body = body[:body.index("scf.yield")]
     assert body.count("ttg.barrier") == 1  # the barrier after the wait; none before the refill
+    assert "cp.async.wait_group \t4;" in k.asm["ptx"]
 
 
 def test_sm90_tf32_copies_share_one_base_per_swizzle_constant(monkeypatch, tmp_path):
@@ -347,7 +361,7 @@ def test_sm90_attention_register_q_stores_after_the_prologue_copies(monkeypatch,
     assert "bar.sync" not in prologue
 
 
-@pytest.mark.parametrize("bn,warps,stages,nslots", [(128, 4, 3, 4), (256, 8, 4, 4)])
+@pytest.mark.parametrize("bn,warps,stages,nslots", [(128, 4, 3, 3), (128, 4, 4, 5), (256, 8, 4, 4)])
 def test_sm90_pipelined_loop_carries_the_slot_it_refills(monkeypatch, tmp_path, bn, warps, stages, nslots):
     """The slot a pipelined loop's copies write is a loop-carried counter of its own, starting at
     ``S - 1`` and wrapping at the slot count like the slot read (Triton's form), not recomputed from
