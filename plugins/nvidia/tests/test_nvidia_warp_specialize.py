@@ -107,3 +107,13 @@ def test_declined_loops_say_why(kernel, scalars, reason):
 def test_other_targets_decline():
     ttgir = _compile(target="cuda:80", stage="ttgir").asm["ttgir"]
     assert "warp specialization is for sm_90" in ttgir and "ttng.producer_partition" not in ttgir
+
+
+@pytest.mark.parametrize("bn, warps, slots, shared", [(128, 8, 3, 98360), (256, 8, 4, 196672)])
+def test_spare_slot_only_where_it_costs_no_block(bn, warps, slots, shared):
+    """The descriptor matmul without the producer: 128x128x64 over 3 stages keeps 3 slots (98 KB,
+    two blocks an SM; a spare slot would take 131 KB, one block: 440 against 601 TFLOP/s at
+    8192^3 on an H200), 128x256x64 takes its spare slot (one block an SM either way)."""
+    k = _compile(ws=False, num_warps=warps, num_stages=3, bn=bn)
+    assert re.search(rf"ttg.local_alloc .*{slots}x128x64xf16", k.asm["ttgir"])
+    assert k.metadata["shared"] == shared
