@@ -61,8 +61,9 @@ def ttgir_passes(target, options) -> list:
         DeviceTensorMaps(options.num_stages),  # tl.make_tensor_descriptor's maps, in global scratch
         PointerOffsets(),
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
-        AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(), CSE(), DCE(),
+        AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(),
         WarpSpecialize(capability(target), options.num_warps),  # tl.range(..., warp_specialize=True)
+        CSE(), DCE(),
     ]
 
 

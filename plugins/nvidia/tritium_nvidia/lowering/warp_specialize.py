@@ -17,15 +17,10 @@ from llvmlite import ir
 
 from tritium.conversion.target_info import intrinsic
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
+from tritium.conversion.ttgir_to_llvm.types import I32, const
 
 from ..passes.warp_specialize import NAMED_BARRIER
 from .tma import _asm, _bar_address
-
-I32 = ir.IntType(32)
-
-
-def const(v: int) -> ir.Constant:
-    return ir.Constant(I32, v)
 
 
 def lower_producer_partition(fl: FunctionLowering, op) -> None:
@@ -33,10 +28,10 @@ def lower_producer_partition(fl: FunctionLowering, op) -> None:
     consumers = op.count("consumer_warps") * 32
     producer = b.append_basic_block("ws_producer")
     rest = b.append_basic_block("ws_consumers")
-    b.cbranch(b.icmp_unsigned(">=", fl.tid, const(consumers)), producer, rest)
+    b.cbranch(b.icmp_unsigned(">=", fl.tid, const(I32, consumers)), producer, rest)
     b.position_at_end(producer)
     _asm(b, f"setmaxnreg.dec.sync.aligned.u32 {op.count('producer_regs')};", "", [])
-    saved, fl.first_thread = fl.first_thread, b.icmp_unsigned("==", fl.tid, const(consumers))
+    saved, fl.first_thread = fl.first_thread, b.icmp_unsigned("==", fl.tid, const(I32, consumers))
     try:
         fl.lower_block(op.body.blocks[0])
     finally:
@@ -49,7 +44,7 @@ def lower_producer_partition(fl: FunctionLowering, op) -> None:
 def lower_arrive_barrier(fl: FunctionLowering, op) -> None:
     b = fl.builder
     bar = _bar_address(fl, op.bars, op.index)
-    lane0 = b.icmp_unsigned("==", fl.lane, const(0))
+    lane0 = b.icmp_unsigned("==", fl.lane, const(I32, 0))
     with b.if_then(b.and_(lane0, fl.get(op.pred))):
         _asm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", [bar])
 
@@ -60,7 +55,8 @@ def lower_barrier(fl: FunctionLowering, op) -> None:
         fl.target.barrier(fl.builder)
         return
     # bar.sync id, threads (an intrinsic: convergent, as the block barrier's)
-    intrinsic(fl.builder, "llvm.nvvm.barrier.cta.sync.aligned.count", ir.VoidType(), [const(1), const(named.value.data)])
+    intrinsic(fl.builder, "llvm.nvvm.barrier.cta.sync.aligned.count", ir.VoidType(),
+              [const(I32, 1), const(I32, named.value.data)])
 
 
 LOWERINGS = {"ttng.producer_partition": lower_producer_partition, "ttng.arrive_barrier": lower_arrive_barrier,

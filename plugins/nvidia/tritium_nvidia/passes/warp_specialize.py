@@ -39,6 +39,8 @@ that writes memory (the producer warps run it too), or a consumer loop without a
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -50,6 +52,7 @@ from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, BarrierOp, InitBarr
 from tritium.ttgir.types import MemDescType
 from tritium.ttir import arith
 from tritium.ttir.ops import FuncOp
+from tritium.ttir.passes._fold import const_value
 
 from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, ProducerPartitionOp, TensorMapAcquireOp, TensorMapCreateOp,
                       WarpGroupDotOp, WarpGroupDotWaitOp)
@@ -72,7 +75,23 @@ def consumer_registers(consumer_warps: int) -> int:
     return max(24, min(256, per // 8 * 8))
 
 
+class _Plan(NamedTuple):
+    """What ``_plan`` found in a loop it takes: the copies, the slot count, the counter's start (the
+    first iteration the loop copies), the copies' slice and the loop-carried arguments it reads,
+    the consumers' wait on the full barriers and the wait that retires the previous wgmma."""
+    copies: list
+    nslots: int
+    first: int
+    slice_ops: set
+    carried: list
+    full_wait: Operation
+    retire: Operation
+
+
 class WarpSpecialize:
+    """Run after the pipeline and before a CSE and DCE, which drop what the consumers no longer
+    use (the copies' address slice)."""
+
     name = "nvidia-warp-specialize"
 
     def __init__(self, capability: int, num_warps: int):
@@ -84,17 +103,18 @@ class WarpSpecialize:
             if done:
                 loop.attributes[REASON] = StringAttr("one warp-specialized loop a kernel")
                 continue
-            reason = self._why_not(loop)
-            if reason:
-                loop.attributes[REASON] = StringAttr(reason)
+            plan = self._plan(loop)
+            if isinstance(plan, str):
+                loop.attributes[REASON] = StringAttr(plan)
                 continue
-            self._specialize(loop)
+            self._specialize(loop, plan)
             done = True
         if done:
             module.attributes["ttg.total-num-warps"] = IntegerAttr(self.num_warps + PRODUCER_WARPS, i32)
 
     # -- the decision -------------------------------------------------------------------------
-    def _why_not(self, loop: scf.ForOp) -> str:
+    def _plan(self, loop: scf.ForOp) -> _Plan | str:
+        """The loop's plan, or why it is not specialized."""
         if self.capability != 90:
             return f"warp specialization is for sm_90 (this target: sm_{self.capability})"
         if self.num_warps % 4:
@@ -111,14 +131,14 @@ class WarpSpecialize:
             return "no descriptor loads the pipeline copies with the copy engine"
         if len({id(c.index) for c in copies}) != 1 or len({id(c.pred) for c in copies}) != 1:
             return "the loop's copies use different slots or predicates"
-        slot_init = _constant(loop.iter_args[_arg_index(loop, copies[0].index)]) \
-            if _arg_index(loop, copies[0].index) is not None else None
+        k = _arg_index(loop, copies[0].index)
+        first = const_value(loop.iter_args[k]) if k is not None else None
         nslots = _slots(copies[0])
-        if slot_init is None or nslots is None or not 0 < slot_init < nslots:
+        if not isinstance(first, int) or nslots is None or not 0 < first < nslots:
             return "the copies' slot is not a loop-carried counter the pipeline started"
-        if any(_defined_in(c.desc, loop) for c in copies):
+        if any(loop.is_ancestor(c.desc.owner) for c in copies):
             return "the copies' tensor maps are made in the loop"
-        slice_ops, _ = _producer_slice(loop, copies)
+        slice_ops, carried = _producer_slice(loop, copies)
         if slice_ops is None:
             return "the copies depend on work other than address arithmetic"
         waits = [op for op in body.ops if isinstance(op, WaitBarrierOp)]
@@ -131,33 +151,27 @@ class WarpSpecialize:
         for op in body.ops:
             if op is retire[0]:
                 break
-            if not (isinstance(op, (WaitBarrierOp, MemDescIndexOp, WarpGroupDotOp, BulkStoreWaitOp,
-                                    AsyncCopyDescriptorToLocalOp)) or _pure(op)):
+            if not (isinstance(op, (WaitBarrierOp, WarpGroupDotOp, BulkStoreWaitOp, AsyncCopyDescriptorToLocalOp))
+                    or _pure(op)):
                 return f"{op.name} before the dots' wait reads what the producer may refill"
         for op in func.body.block.ops:
             if op is loop:
                 break
             if not _safe_before(op):
                 return f"{op.name} before the loop writes memory (the producer warps run it too)"
-        return ""
+        return _Plan(copies, nslots, first, slice_ops, carried, waits[0], retire[0])
 
     # -- the rewrite --------------------------------------------------------------------------
-    def _specialize(self, loop: scf.ForOp) -> None:
+    def _specialize(self, loop: scf.ForOp, plan: _Plan) -> None:
         body = loop.body.block
-        copies = [op for op in body.ops if isinstance(op, AsyncCopyDescriptorToLocalOp)]
-        nslots = _slots(copies[0])
-        slot_init = _constant(loop.iter_args[_arg_index(loop, copies[0].index)])
-        slice_ops, carried = _producer_slice(loop, copies)
-        full_wait = next(op for op in body.ops if isinstance(op, WaitBarrierOp))
-        retire = next(op for op in body.ops if isinstance(op, WarpGroupDotWaitOp))
+        copies, nslots = plan.copies, plan.nslots
         before = InsertPoint.before(loop)
 
         # the empty barriers: one arrival a consumer warp a phase
         bar_type = copies[0].bars.type
         empty = LocalAllocOp(MemDescType([nslots], i64, bar_type.encoding, bar_type.memory_space, mutable=True))
-        Rewriter.insert_op(empty, before)
-        Rewriter.insert_op(InitBarriersOp(empty.results[0], self.num_warps), before)
-        Rewriter.insert_op(BarrierOp(), before)  # both sides see every barrier initialised
+        Rewriter.insert_op([empty, InitBarriersOp(empty.results[0], self.num_warps),
+                            BarrierOp()], before)  # both sides see every barrier initialised
 
         # the producer: the slice of the copies, over the same iterations
         pblock = Block()
@@ -168,15 +182,16 @@ class WarpSpecialize:
                 # the producer's first thread copies through the map: it acquires it itself (the
                 # kernel's acquire, or the map's building, made it visible to thread 0 alone)
                 pblock.add_op(TensorMapAcquireOp(c.desc))
-        const = _Consts(pblock)
-        pbody = Block(arg_types=[loop.body.block.args[0].type] + [loop.iter_args[k].type for k in carried] + [i32])
+        first = _add(pblock, arith.ConstantOp(IntegerAttr(plan.first, i32)))
+        carried = plan.carried
+        pbody = Block(arg_types=[body.args[0].type] + [loop.iter_args[k].type for k in carried] + [i32])
         env: dict[SSAValue, SSAValue] = {body.args[0]: pbody.args[0]}
         for n, k in enumerate(carried):
             env[body.args[k + 1]] = pbody.args[n + 1]
         j = pbody.args[-1]
         waited = False
         for op in body.ops:
-            if op not in slice_ops:
+            if op not in plan.slice_ops:
                 continue
             if isinstance(op, AsyncCopyDescriptorToLocalOp) and not waited:
                 waited = True
@@ -189,30 +204,28 @@ class WarpSpecialize:
         one = _add(pbody, arith.ConstantOp(IntegerAttr(1, i32)))
         pbody.add_op(scf.YieldOp(*[env.get(yield_op.operands[k], yield_op.operands[k]) for k in carried],
                                  _add(pbody, arith.AddIOp(j, one))))
-        ploop = scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[k] for k in carried] + [const(slot_init)],
-                          Region(pbody))
-        pblock.add_op(ploop)
+        pblock.add_op(scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[k] for k in carried] + [first],
+                                Region(pbody)))
         regs = consumer_registers(self.num_warps)
         Rewriter.insert_op(ProducerPartitionOp(Region(pblock), PRODUCER_WARPS, self.num_warps, PRODUCER_REGS, regs),
                            before)
 
-        # the consumers: no copies; each warp hands back the previous iteration's slot
+        # the consumers: no copies; each warp hands back the previous iteration's slot, (slot - 1)
+        # mod nslots, from the second iteration on
         for op in list(body.ops):
             if isinstance(op, (AsyncCopyDescriptorToLocalOp, BulkStoreWaitOp)):
                 op.detach()
                 op.erase()
-        at = InsertPoint.after(retire)
-        slot = full_wait.index
-        zero = _insert(arith.ConstantOp(IntegerAttr(0, i32)), at)
-        last = _insert(arith.ConstantOp(IntegerAttr(nslots - 1, i32)), InsertPoint.after(zero.owner))
-        one = _insert(arith.ConstantOp(IntegerAttr(1, i32)), InsertPoint.after(last.owner))
-        dec = _insert(arith.SubIOp(slot, one), InsertPoint.after(one.owner))
-        first = _insert(arith.CmpIOp(slot, zero, "eq"), InsertPoint.after(dec.owner))
-        prev = _insert(arith.SelectOp(first, last, dec), InsertPoint.after(first.owner))
-        started = _insert(arith.CmpIOp(body.args[0], loop.lb, "ne"), InsertPoint.after(prev.owner))
-        Rewriter.insert_op(ArriveBarrierOp(empty.results[0], prev, started), InsertPoint.after(started.owner))
+        slot = plan.full_wait.index
+        zero, last, one = (arith.ConstantOp(IntegerAttr(v, i32)) for v in (0, nslots - 1, 1))
+        dec = arith.SubIOp(slot, one)
+        wraps = arith.CmpIOp(slot, zero, "eq")
+        prev = arith.SelectOp(wraps, last, dec)
+        started = arith.CmpIOp(body.args[0], loop.lb, "ne")
+        Rewriter.insert_op([zero, last, one, dec, wraps, prev, started,
+                            ArriveBarrierOp(empty.results[0], prev.result, started.result)],
+                           InsertPoint.after(plan.retire))
         Rewriter.insert_op(InvalBarriersOp(empty.results[0]), InsertPoint.after(loop))
-        _dce_body(body)
 
     @staticmethod
     def _wait_empty(block: Block, empty: SSAValue, slot: SSAValue, pred: SSAValue, j: SSAValue, nslots: int) -> None:
@@ -227,21 +240,8 @@ class WarpSpecialize:
         block.add_op(scf.IfOp(pred, [], Region(then)))
 
 
-class _Consts:
-    def __init__(self, block: Block):
-        self.block = block
-
-    def __call__(self, value: int) -> SSAValue:
-        return _add(self.block, arith.ConstantOp(IntegerAttr(value, i32)))
-
-
 def _add(block: Block, op: Operation) -> SSAValue:
     block.add_op(op)
-    return op.results[0]
-
-
-def _insert(op: Operation, at: InsertPoint) -> SSAValue:
-    Rewriter.insert_op(op, at)
     return op.results[0]
 
 
@@ -261,22 +261,6 @@ def _safe_before(op: Operation) -> bool:
                            TensorMapAcquireOp, TensorMapCreateOp, BulkStoreWaitOp, BarrierOp)) or op.name in (
         "tt.load", "tt.get_program_id", "tt.get_num_programs", "tt.int_to_ptr", "tt.descriptor_load", "scf.yield",
         "ttg.global_scratch_alloc")
-
-
-def _defined_in(v: SSAValue, loop: Operation) -> bool:
-    op = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
-    while op is not None:
-        if op is loop:
-            return True
-        op = op.parent_op()
-    return False
-
-
-def _constant(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
 
 
 def _arg_index(loop: scf.ForOp, v: SSAValue) -> int | None:
@@ -313,24 +297,12 @@ def _producer_slice(loop: scf.ForOp, copies: list[Operation]):
         op = v.owner
         if not isinstance(op, Operation) or op.parent_block() is not body or op in need:
             continue
-        if not (_pure(op) or isinstance(op, MemDescIndexOp)):
+        if not _pure(op):
             return None, None
         need.add(op)
         work.extend(op.operands)
     need.update(copies)
     return need, sorted(carried)
-
-
-def _dce_body(body: Block) -> None:
-    """Erase the pure ops of ``body`` nothing reads any more (the copies' address slice)."""
-    changed = True
-    while changed:
-        changed = False
-        for op in reversed(list(body.ops)):
-            if op.results and (_pure(op) or isinstance(op, MemDescIndexOp)) and all(not r.uses for r in op.results):
-                op.detach()
-                op.erase()
-                changed = True
 
 
 def consumer_barriers(module: ModuleOp) -> None:
@@ -351,17 +323,8 @@ def consumer_barriers(module: ModuleOp) -> None:
             if op is part:
                 after = True
                 continue
-            if after and isinstance(op, BarrierOp) and not _inside(op, part):
+            if after and isinstance(op, BarrierOp) and not part.is_ancestor(op):
                 op.attributes[NAMED_BARRIER] = IntegerAttr(threads, i32)
-
-
-def _inside(op: Operation, parent: Operation) -> bool:
-    p = op.parent_op()
-    while p is not None:
-        if p is parent:
-            return True
-        p = p.parent_op()
-    return False
 
 
 __all__ = ["WarpSpecialize", "consumer_barriers", "consumer_registers", "NAMED_BARRIER", "REASON"]
