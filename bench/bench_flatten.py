@@ -17,24 +17,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from interleave import host_line, interleaved, sm_clock_mhz  # noqa: E402
-from kernel_files import load_kernels  # noqa: E402
-
-
-def frameworks():
-    import tritium
-    import tritium.language as ttl
-    from tritium.tools.tensor_descriptor import TensorDescriptor as TD
-    out = {"tritium": (load_kernels("pf_tritium", tritium, ttl, "persistent_flatten_kernels.py"), TD)}
-    try:
-        import triton
-        import triton.language as tl
-        from triton.tools.tensor_descriptor import TensorDescriptor as TD2
-        # Triton's in-kernel descriptors (none here) and its WS scratch: the allocator it asks
-        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
-        out["triton"] = (load_kernels("pf_triton", triton, tl, "persistent_flatten_kernels.py"), TD2)
-    except ImportError:
-        print("triton is not installed: Tritium only")
-    return out
+from kernel_files import descriptor_frameworks  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +26,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=6)
     args = p.parse_args()
-    impls = frameworks()
+    impls = descriptor_frameworks("pf", "persistent_flatten_kernels.py")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(host_line())
     print(f"SM clock before: {sm_clock_mhz()}")

@@ -20,7 +20,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernel_files import load_kernels  # noqa: E402
+from kernel_files import descriptor_frameworks  # noqa: E402
 from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz  # noqa: E402
 
 CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): the tutorial's fp16 choice first
@@ -31,21 +31,7 @@ DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def frameworks():
-    import tritium
-    import tritium.language as ttl
-    from tritium.tools.tensor_descriptor import TensorDescriptor as TritiumDesc
-    out = {"tritium": (load_kernels("pm_tritium", tritium, ttl, "persistent_kernels.py"), TritiumDesc)}
-    try:
-        import triton
-        import triton.language as tl
-        from triton.tools.tensor_descriptor import TensorDescriptor as TritonDesc
-    except ImportError:
-        print("triton is not installed: Tritium only")
-        return out
-    # Triton's in-kernel descriptors live in global scratch that it asks this allocator for
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
-    out["triton"] = (load_kernels("pm_triton", triton, tl, "persistent_kernels.py"), TritonDesc)
-    return out
+    return descriptor_frameworks("pm", "persistent_kernels.py")
 
 
 def launcher(k, Desc, version, a, b, c, cfg, sms):

@@ -19,25 +19,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from interleave import host_line, interleaved, sm_clock_mhz  # noqa: E402
-from kernel_files import load_kernels  # noqa: E402
+from kernel_files import descriptor_frameworks  # noqa: E402
 
-KERNELS = "ws_kernels.py"
 CONFIGS = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 8, 3)]
-
-
-def frameworks():
-    import tritium
-    import tritium.language as ttl
-    from tritium.tools.tensor_descriptor import TensorDescriptor as TD
-    out = {"tritium": (load_kernels("ws_tritium", tritium, ttl, KERNELS), TD)}
-    try:
-        import triton
-        import triton.language as tl
-        from triton.tools.tensor_descriptor import TensorDescriptor as TD2
-        out["triton"] = (load_kernels("ws_triton", triton, tl, KERNELS), TD2)
-    except ImportError:
-        print("triton is not installed: Tritium only")
-    return out
 
 
 def launcher(mod, Desc, a, b, c, cfg, ws):
@@ -56,7 +40,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--reps", type=int, default=10)
     args = p.parse_args()
-    impls = frameworks()
+    impls = descriptor_frameworks("ws", "ws_kernels.py")
     print(host_line())
     print(f"SM clock before: {sm_clock_mhz()}")
     print("| size | config | WS | Tritium TFLOP/s | Triton TFLOP/s | / Triton [range] | cuBLAS TFLOP/s | / cuBLAS |")

@@ -9,19 +9,14 @@ import sys
 import pytest
 
 import tritium
-import tritium.language as tl
 
-BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_files import bench_kernels  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def kernels():
-    sys.path.insert(0, BENCH)
-    try:
-        from kernel_files import load_kernels
-    finally:
-        sys.path.remove(BENCH)
-    return load_kernels("attn_bwd_test", tritium, tl, "matmul_kernels.py")
+    return bench_kernels("attn_bwd_test", "matmul_kernels.py")
 
 
 def _compile(kernels, fn, d, stages):

@@ -22,21 +22,17 @@ from tritium.ttgir.pass_lists import make_ttgir
 from tritium.ttir.ir import print_module
 
 HERE = os.path.dirname(__file__)
-BENCH = os.path.join(HERE, "..", "..", "..", "bench")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "conversion"))
+sys.path.insert(0, os.path.abspath(HERE))
 
 import simt  # noqa: E402
+from bench_files import bench_kernels  # noqa: E402
 
 PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else None)
 
 
 def _bench_kernels():
-    sys.path.insert(0, BENCH)
-    try:
-        from kernel_files import load_kernels
-    finally:
-        sys.path.remove(BENCH)
-    return load_kernels("pm_tritium_pipeline_test", tritium, tl, "persistent_kernels.py")
+    return bench_kernels("pm_tritium_pipeline_test", "persistent_kernels.py")
 
 
 def _inner_loop(ttgir: str) -> str:

@@ -306,16 +306,8 @@ def test_bench_persistent_kernels(tmp_path):
     """bench/persistent_kernels.py compiles for sm_90 under Tritium in its four versions; only the
     host-descriptor one uses the copy engine, its K loop pipelined (block pointers and in-kernel descriptors keep
     ordinary loads, as in Triton 3.x for block pointers)."""
-    import os
-    import sys
-    import tritium.language as tl
-    bench = os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench")
-    sys.path.insert(0, bench)
-    try:
-        from kernel_files import load_kernels
-    finally:
-        sys.path.remove(bench)
-    k = load_kernels("pm_tritium_test", tritium, tl, "persistent_kernels.py")
+    from bench_files import bench_kernels
+    k = bench_kernels("pm_tritium_test", "persistent_kernels.py")
     cons = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, NUM_SMS=132)
     scalars = {"M": "i32", "N": "i32", "K": "i32"}
     for version in ("plain", "block_ptr", "device_desc"):

@@ -8,24 +8,13 @@ import sys
 
 import pytest
 
-import tritium
-import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 
-BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_files import bench_kernels  # noqa: E402
 
-
-def _kernels():
-    sys.path.insert(0, BENCH)
-    try:
-        from kernel_files import load_kernels
-    finally:
-        sys.path.remove(BENCH)
-    return load_kernels("ws_tritium_gpu_test", tritium, tl, "ws_kernels.py")
-
-
-ws_kernels = _kernels()
+ws_kernels = bench_kernels("ws_tritium_gpu_test", "ws_kernels.py")
 
 pytestmark = pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
 torch = pytest.importorskip("torch")
