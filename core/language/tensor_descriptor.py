@@ -471,8 +471,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
                         f"got {tensor_map!r}")
     if tensor_map is None and _builder is not None and not host_unmapped:
         # the backend's own hardware descriptor, built by the kernel, where it takes this one
-        tensor_map = _semantics.semantic_descriptor.device_tensor_map(base, [_u(s) for s in shape], [_u(s) for s in strides], list(block),
-                                       padding, _builder)
+        tensor_map = _semantics.semantic_descriptor.device_tensor_map(
+            base, [_u(s) for s in shape], [_u(s) for s in strides], list(block), padding, _builder)
     def kept(v):  # a leaf as tuples of kernel values hold it: a tensor or a constexpr
         v = _u(v)
         return v if isinstance(v, tensor) else constexpr(v)

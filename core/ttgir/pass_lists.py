@@ -45,7 +45,8 @@ def ttgir_passes(target, options) -> list:
     # a nest whose inner loop feeds dots stays a nest where the backend's pipeliner takes only the
     # inner loop (FuseNestedLoops.keep_dot_nests)
     fuse = FuseNestedLoops(keep_dot_nests=not _opt(options, "pipelines_fused_nests", False))
-    return [*first, DecomposeBf16Dot(), fuse, ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
+    return [*first, DecomposeBf16Dot(), fuse,
+            ConvertToTTGIR(_opt(options, "num_warps", 4), tpw, _opt(options, "num_ctas", 1), str(target)),
             Coalesce(), RemoveLayoutConversions(), OptimizeThreadLocality(), CSE(), DCE()]
 
 

@@ -352,8 +352,8 @@ def lower_to_llvm(module: ModuleOp, target: TargetInfo, options=None) -> tuple[s
     """Lower a finalized TTGIR module (``allocate-shared-memory`` and ``membar`` have run) to LLVM IR.
 
     Returns the IR text and metadata: ``name`` (the kernel), ``shared`` (bytes of shared memory),
-    ``num_warps`` (the block's warps, warp partitions included), ``threads_per_warp``, and ``global_scratch_size`` / ``global_scratch_align``
-    (bytes of global scratch per program, ``allocate-global-scratch``; the kernel then takes the
+    ``num_warps`` (the block's warps, warp partitions included), ``threads_per_warp``, and
+    ``global_scratch_size`` / ``global_scratch_align`` (bytes of global scratch per program, ``allocate-global-scratch``; the kernel then takes the
     launch's scratch as one more pointer parameter, last)."""
     llmodule = ir.Module(name="tritium")
     if target.triple:

@@ -457,8 +457,9 @@ class Pipeline:
         other = _other_buffers_bytes(loop, self.scratch_rules)
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes + other <= self.shared_budget
-        if spare and self.blocks_per_sm is not None \
-                and self.blocks_per_sm(loop, (s + 1) * slot_bytes + other) < self.blocks_per_sm(loop, s * slot_bytes + other):
+        occupancy = self.blocks_per_sm
+        if spare and occupancy is not None \
+                and occupancy(loop, (s + 1) * slot_bytes + other) < occupancy(loop, s * slot_bytes + other):
             spare = False  # it would cost the SM a block: the late refill's schedule keeps S slots
         nslots = s + 1 if spare else s
         if spare:

@@ -28,9 +28,9 @@ larger ``tt.num_stages`` of the two; ``tt.flatten`` is dropped.
 It runs on TTIR, before the conversion to TTGIR on the GPU backends and before the interpreter
 loads a kernel, so that every backend runs the fused loop, except a nest whose inner loop
 computes a dot on a backend whose pipeliner cannot pipeline the fused form (``keep_dot_nests``,
-the GPU backends' pass list unless their options declare ``pipelines_fused_nests``).  Loops step upward (the frontend
-normalises a negative ``range`` step), so a trip count is ``ceildiv(ub - lb, step)`` and a
-negative one means no trip.
+the GPU backends' pass list unless their options declare ``pipelines_fused_nests``).  Loops
+step upward (the frontend normalises a negative ``range`` step), so a trip count is
+``ceildiv(ub - lb, step)`` and a negative one means no trip.
 """
 from __future__ import annotations
 
