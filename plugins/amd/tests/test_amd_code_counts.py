@@ -52,14 +52,28 @@ def test_counts_of_a_listing(avt):
     assert st.matrix == 1 and st.waitcnt == 2 and st.barrier == 1
     assert dict(st.global_loads) == {"x4": 1}
     assert dict(st.lds_reads) == {"b128": 1, "2st64_b64": 1} and dict(st.lds_writes) == {"b64": 1}
-    assert st.regs == {"vgpr": 16, "agpr": 16, "sgpr": 18, "vgpr_file": 32, "scratch": 0, "lds": 4096}
+    assert st.regs == {"vgpr": 16, "agpr": 16, "sgpr": 18, "next_free_vgpr": 32, "scratch": 0, "lds": 4096,
+                       "vgpr_file": 32}
+
+
+def test_vgpr_file_is_the_registers_used(avt):
+    """On CDNA the AGPRs start at a multiple of 4 above the VGPRs; RDNA has no AGPRs. LLVM's
+    descriptor figure, raised to match an LDS-bound occupancy, is not what the code uses."""
+    assert avt.vgpr_file(9, 32, "hip:gfx942") == 44 and avt.vgpr_file(208, 0, "hip:gfx942") == 208
+    assert avt.vgpr_file(144, 64, "hip:gfx942") == 208 and avt.vgpr_file(100, 0, "hip:gfx1100") == 100
+    st = avt.count(LISTING.replace("next_free_vgpr 32", "next_free_vgpr 257"))
+    assert st.regs["next_free_vgpr"] == 257 and st.regs["vgpr_file"] == 32
 
 
 def test_vgpr_file_sets_cdna_occupancy(avt):
     """On gfx90a/gfx942 AGPRs and VGPRs share one 512-register file: 216 of them leave room for
-    two wavefronts a SIMD, 208 for two, 128 for four; RDNA gets no figure."""
+    two wavefronts a SIMD, 208 for two, 128 for four; RDNA gets no figure. The CU's 64 KiB of LDS
+    bounds it too: a 4-wavefront workgroup taking all of it leaves one wavefront a SIMD."""
     assert [avt.waves_per_simd(n, "hip:gfx942") for n in (216, 208, 256, 257, 128, 40)] == [2, 2, 2, 1, 4, 8]
     assert avt.waves_per_simd(128, "hip:gfx1100") is None
+    assert avt.waves_per_simd(208, "hip:gfx942", lds=65536) == 1
+    assert avt.waves_per_simd(208, "hip:gfx942", lds=32768) == 2
+    assert avt.waves_per_simd(40, "hip:gfx942", lds=16384, num_warps=8) == 8
 
 
 def test_bounds_name_what_is_missed(avt):
@@ -67,8 +81,10 @@ def test_bounds_name_what_is_missed(avt):
     assert avt.bound_failures("k", t, r) == []
     t.waitcnt, t.regs["vgpr_file"] = 3, 41
     assert avt.bound_failures("k", t, r) == ["k: s_waitcnt 3 > 2.6 (Triton 2)", "k: VGPR file 41 > 40 (Triton 32)"]
-    r.regs["scratch"] = 64  # Triton spills: exempt
+    r.regs["scratch"] = 64  # Triton spills: only the spill is bounded, by Triton's
     assert avt.bound_failures("k", t, r) == []
+    t.regs["scratch"] = 96
+    assert avt.bound_failures("k", t, r) == ["k: scratch bytes 96 > 64 (Triton 64)"]
 
 
 def test_counts_of_tritium_matmul(avt, tmp_path, monkeypatch):
