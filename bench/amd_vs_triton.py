@@ -378,16 +378,24 @@ def _regs(s: Stats) -> str:
 
 
 def waves_per_simd(vgpr_file: int | None, target: str, lds: int | None = None, num_warps: int = 4) -> int | None:
-    """Wavefronts per SIMD on CDNA (gfx90a, gfx942): the VGPR file gives each lane 512 registers,
-    shared by the architectural VGPRs and the AGPRs, allocated in granules of 8, at most 8 waves;
-    the 64 KiB of LDS a CU holds gives ``65536 // lds`` workgroups of ``num_warps`` wavefronts over
-    its 4 SIMDs. The lower of the two. ``None`` elsewhere (RDNA's file depends on the wave mode)."""
-    if vgpr_file is None or not target.startswith("hip:gfx9"):
+    """Wavefronts per SIMD the registers and the LDS allow.
+
+    CDNA (gfx90a, gfx942): the VGPR file gives each lane 512 registers, shared by the architectural
+    VGPRs and the AGPRs, allocated in granules of 8, at most 8 waves; the 64 KiB of LDS a CU holds
+    gives ``65536 // lds`` workgroups of ``num_warps`` wavefronts over its 4 SIMDs.
+    gfx1100/gfx1101 (wave32): 1536 VGPRs a lane, granules of 24, at most 16 waves (so anything up to
+    96 VGPRs keeps all 16); LDS is not counted there (a WGP's 128 KiB, two CU modes).
+    The lower figure; ``None`` for other targets."""
+    if vgpr_file is None:
         return None
-    waves = min(8, 512 // max(8, -(-vgpr_file // 8) * 8))
-    if lds:
-        waves = min(waves, max(1, (65536 // lds) * num_warps // 4))
-    return waves
+    if target.startswith("hip:gfx9"):
+        waves = min(8, 512 // max(8, -(-vgpr_file // 8) * 8))
+        if lds:
+            waves = min(waves, max(1, (65536 // lds) * num_warps // 4))
+        return waves
+    if target in ("hip:gfx1100", "hip:gfx1101"):
+        return min(16, 1536 // max(24, -(-vgpr_file // 24) * 24))
+    return None
 
 
 def _vgpr_file(target: str, num_warps: int = 4):

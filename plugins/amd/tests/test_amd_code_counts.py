@@ -67,10 +67,12 @@ def test_vgpr_file_is_the_registers_used(avt):
 
 def test_vgpr_file_sets_cdna_occupancy(avt):
     """On gfx90a/gfx942 AGPRs and VGPRs share one 512-register file: 216 of them leave room for
-    two wavefronts a SIMD, 208 for two, 128 for four; RDNA gets no figure. The CU's 64 KiB of LDS
+    two wavefronts a SIMD, 208 for two, 128 for four; gfx1100's 1536 a lane (wave32) keep all 16
+    wavefronts up to 96 VGPRs; other RDNA parts get no figure. The CU's 64 KiB of LDS
     bounds it too: a 4-wavefront workgroup taking all of it leaves one wavefront a SIMD."""
     assert [avt.waves_per_simd(n, "hip:gfx942") for n in (216, 208, 256, 257, 128, 40)] == [2, 2, 2, 1, 4, 8]
-    assert avt.waves_per_simd(128, "hip:gfx1100") is None
+    assert [avt.waves_per_simd(n, "hip:gfx1100") for n in (46, 59, 96, 97, 256)] == [16, 16, 16, 12, 5]
+    assert avt.waves_per_simd(128, "hip:gfx1102") is None
     assert avt.waves_per_simd(208, "hip:gfx942", lds=65536) == 1
     assert avt.waves_per_simd(208, "hip:gfx942", lds=32768) == 2
     assert avt.waves_per_simd(40, "hip:gfx942", lds=16384, num_warps=8) == 8

@@ -200,3 +200,19 @@ def test_attention_stays_in_registers_between_its_dots(avt, tmp_path, monkeypatc
     assert writes and not any(m.startswith(("ds_write_b16", "ds_write_b8")) for m in writes), writes
     assert sum(m.startswith(("ds_swizzle", "ds_bpermute")) for m in loop) <= 4
     assert loop.count("s_barrier") <= 4 and loop.count("s_waitcnt") <= 30
+
+
+def test_scalar_operand_loads_still_write_k_runs(avt, tmp_path, monkeypatch):
+    """Without divisibility hints every global load is one 16-bit element, and the B operands (the
+    matmul's B, attention's V) walk N: with one element a thread, each would be its own 16-bit
+    write to the K-contiguous LDS tile. The in-thread transpose gives each thread 4 K rows of its
+    column instead (the same scalar loads, as many), written as one ``ds_write_b64``."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    for name, b64 in (("matmul", 8), ("attention-fp16-d128-nohints", 8)):  # whole kernel: prologue + loop
+        spec = next(s for s in avt.specs() if s.name == name)
+        asm, _ = avt.compile_tritium(spec, "hip:gfx942")
+        st = avt.count(asm)
+        assert set(st.global_loads) == {"ushort"}, (name, st.global_loads)
+        assert st.lds_writes.get("b64", 0) == b64, (name, st.lds_writes)
+        # every loaded element written once: the other operand's still one at a time
+        assert st.lds_writes["b16"] + 4 * b64 == sum(st.global_loads.values()), (name, st.lds_writes)

@@ -53,8 +53,8 @@ def in_thread_transpose(module: ModuleOp) -> int:
         if not isinstance(enc, BlockedEncodingAttr) or enc.order[0] == k_dim or vec == 1:
             continue
         spt = list(enc.size_per_thread)
-        if spt[k_dim] >= vec or spt[1 - k_dim] == 1:
-            continue  # already K runs, or a scalar load (no wider write to gain)
+        if spt[k_dim] >= vec:
+            continue  # already K runs
         shape = load.results[0].type.get_shape()
         new = None
         while vec > 1 and new is None:

@@ -167,7 +167,8 @@ class DeferStoreWaits:
             waited: set = set()
             for op in list(func.walk()):
                 if isinstance(op, (ReturnOp, CallOp)) or any(
-                        a.conflicts(t) for a in reader.accesses(op) for t in tiles):  # tiles are reads: a write
+                        a.conflicts(t) and _may_run_before(s, op)  # tiles are reads: a write
+                        for a in reader.accesses(op) for s, t in zip(stores, tiles)):
                     # before the op, and before each loop around it: membar may put the block
                     # barrier the first iteration needs before the loop, which must follow a wait
                     at, targets = op, [op]
@@ -180,6 +181,34 @@ class DeferStoreWaits:
                             Rewriter.insert_op(BulkStoreWaitOp(), InsertPoint.before(target))
             for op in stores:
                 op.attributes[DEFERRED] = UnitAttr()
+
+
+def _may_run_before(first, then) -> bool:
+    """Whether ``first`` may execute before ``then`` in one run of their function: it comes
+    earlier in the block where their ancestors meet, or a loop holds both (a later iteration of
+    ``then`` follows ``first``). A store that can only run after a write is never outstanding at
+    it: the main loop of a kernel whose epilogue store reuses the slots' bytes needs no wait, which
+    inside the wgmma pipeline would also make the assembler serialize the wgmma (ptxas C7514)."""
+    ancestors = {}
+    at = then
+    while at is not None:
+        ancestors[id(at.parent_block())] = at
+        at = at.parent_op()
+    a = first
+    while a is not None and id(a.parent_block()) not in ancestors:
+        a = a.parent_op()
+    if a is None:
+        return True
+    b = ancestors[id(a.parent_block())]
+    if a is not b or first is not then:  # one op: only an earlier iteration's run precedes it
+        if a is b or a.is_before_in_block(b):
+            return True
+    at = a.parent_op()
+    while at is not None:
+        if isinstance(at, (scf.ForOp, scf.WhileOp)):
+            return True
+        at = at.parent_op()
+    return False
 
 
 #: with the deferred waits: a store's tile in a loop gets bytes of its own over that loop
