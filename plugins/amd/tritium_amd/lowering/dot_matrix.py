@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xdsl.dialects import scf
-
 from tritium.conversion.target_info import intrinsic
 from tritium.ttgir.ops import LocalLoadOp
+from tritium.ttgir.passes.allocate_shared_memory import outermost_loop
 from tritium.ttgir.linear_layout import LinearLayout
 
 from ..passes.instructions import Instr
@@ -131,12 +130,7 @@ def _pipelined(op) -> bool:
     stream pipeliner's LDS buffer (``ttg.local_load``)."""
     if not any(isinstance(getattr(v, "owner", None), LocalLoadOp) for v in (op.a, op.b)):
         return False
-    p = op.parent_op()
-    while p is not None:
-        if isinstance(p, (scf.ForOp, scf.WhileOp)):
-            return True
-        p = p.parent_op()
-    return False
+    return outermost_loop(op) is not op
 
 
 def _set_priority(b: ir.IRBuilder, level: int) -> None:

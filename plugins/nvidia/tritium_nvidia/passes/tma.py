@@ -194,14 +194,7 @@ def _needs_wait(store, op) -> bool:
     keep their wait too, though none can be outstanding there: without them the 8-warp 128x128x64
     matmul measured 0.92x at 8192^3 on the H200 (interleaved A/B; 4096^3: 0.99x), not yet
     understood, so they stay until it is."""
-    if store is not op:
-        return True
-    at = op.parent_op()
-    while at is not None:
-        if isinstance(at, (scf.ForOp, scf.WhileOp)):
-            return True
-        at = at.parent_op()
-    return False
+    return store is not op or outermost_loop(op) is not op
 
 
 #: with the deferred waits: a store's tile in a loop gets bytes of its own over that loop
