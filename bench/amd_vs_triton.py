@@ -171,31 +171,99 @@ def _width(mnemonic: str) -> str:
     return mnemonic
 
 
-def _loops(body: list[str]) -> list[tuple[int, int]]:
-    """(first, last) line of each loop of ``body``: a branch back to a label above it."""
-    labels: dict[str, int] = {}
-    loops = []
+_TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64", "s_trap")
+
+
+def _blocks(body: list[str]) -> list[tuple[int, int]]:
+    """The basic blocks of ``body`` as (first, last) line ranges: a block starts at a label or
+    after a branch, and ends before the next label or at a branch."""
+    out, start = [], 0
     for i, line in enumerate(body):
-        lab = _LABEL.match(line)
+        if _LABEL.match(line) and i > start:
+            out.append((start, i - 1))
+            start = i
+        m = _mnemonic(line)
+        if m and (m.startswith("s_cbranch_") or m in _TERMINATORS):
+            out.append((start, i))
+            start = i + 1
+    if start < len(body):
+        out.append((start, len(body) - 1))
+    return out
+
+
+def _successors(body: list[str], blocks: list[tuple[int, int]]) -> list[list[int]]:
+    labels = {}
+    for k, (lo, _hi) in enumerate(blocks):
+        lab = _LABEL.match(body[lo])
         if lab:
-            labels[lab.group(1)] = i
-            continue
-        b = _BRANCH.match(line)
+            labels[lab.group(1)] = k
+    succ: list[list[int]] = []
+    for k, (lo, hi) in enumerate(blocks):
+        out = []
+        last = next((_mnemonic(body[i]) for i in range(hi, lo - 1, -1) if _mnemonic(body[i])), None)
+        b = _BRANCH.match(body[hi])
         if b and (b.group(1) or b.group(2)) in labels:
-            loops.append((labels[b.group(1) or b.group(2)], i))
-    return loops
+            out.append(labels[b.group(1) or b.group(2)])
+        if last not in _TERMINATORS and k + 1 < len(blocks):
+            out.append(k + 1)                          # falls through (conditional branch or none)
+        succ.append(out)
+    return succ
+
+
+def _loops(body: list[str]) -> list[list[tuple[int, int]]]:
+    """The natural loops of ``body``'s control-flow graph, each as its blocks' line ranges in
+    program order: for a branch to a block that dominates it (the header), every block that
+    reaches the branch without passing through the header.  Blocks LLVM places out of line (a
+    rarely taken path that rejoins the loop) belong to the loop; code between them that does not
+    does not."""
+    blocks = _blocks(body)
+    succ = _successors(body, blocks)
+    pred: list[list[int]] = [[] for _ in blocks]
+    for k, ss in enumerate(succ):
+        for t in ss:
+            pred[t].append(k)
+    # dominators (entry: block 0); an edge k -> h is a back edge when h dominates k (a jump up to
+    # code that merely continues the straight path, as LLVM's out-of-line blocks make, is not)
+    reach, work = {0}, [0]
+    while work:
+        for t in succ[work.pop()]:
+            if t not in reach:
+                reach.add(t)
+                work.append(t)
+    every = set(range(len(blocks)))
+    dom = [every.copy() for _ in blocks]
+    dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for k in sorted(reach - {0}):
+            ps = [dom[p] for p in pred[k] if p in reach]    # a label after a jump: not a way in
+            new = ({k} | set.intersection(*ps)) if ps else {k}
+            if new != dom[k]:
+                dom[k], changed = new, True
+    loops: dict[int, set[int]] = {}
+    for k, ss in enumerate(succ):
+        for h in ss:
+            if k not in reach or h not in dom[k]:
+                continue
+            members = loops.setdefault(h, {h})
+            work = [k] if k != h else []
+            while work:
+                x = work.pop()
+                if x in members:
+                    continue
+                members.add(x)
+                work.extend(p for p in pred[x] if p in reach)
+    return [[blocks[k] for k in sorted(m)] for _h, m in sorted(loops.items())]
+
+
+def _loop_lines(body: list[str], loop: list[tuple[int, int]]) -> list[str]:
+    return [body[i] for lo, hi in loop for i in range(lo, hi + 1)]
 
 
 def main_loop(asm: str) -> list[str]:
     """The mnemonics of the main loop: the loop with the most MFMA/WMMA, else the longest."""
-    body = _kernel_body(asm)
-    best: list[str] = []
-    for lo, hi in _loops(body):
-        ms = [m for m in (_mnemonic(ln) for ln in body[lo:hi + 1]) if m]
-        key = lambda x: (sum(m.startswith(("v_mfma", "v_wmma")) for m in x), len(x))  # noqa: E731
-        if not best or key(ms) > key(best):
-            best = ms
-    return best
+    return [m for m in (_mnemonic(ln) for ln in main_loop_lines(asm)) if m]
 
 
 _WAIT_VM = re.compile(r"vmcnt\((\d+)\)")
@@ -245,14 +313,15 @@ def mfma_cover(loop: list[str], stores_in_vmcnt: bool = True) -> int | None:
 
 
 def main_loop_lines(asm: str) -> list[str]:
-    """The lines of the main loop (see :func:`main_loop`)."""
+    """The lines of the main loop (see :func:`main_loop`), its blocks in program order."""
     body = _kernel_body(asm)
     best, key_best = [], None
-    for lo, hi in _loops(body):
-        ms = [m for m in (_mnemonic(ln) for ln in body[lo:hi + 1]) if m]
+    for loop in _loops(body):
+        lines = _loop_lines(body, loop)
+        ms = [m for m in (_mnemonic(ln) for ln in lines) if m]
         key = (sum(m.startswith(("v_mfma", "v_wmma")) for m in ms), len(ms))
         if key_best is None or key > key_best:
-            best, key_best = body[lo:hi + 1], key
+            best, key_best = lines, key
     return best
 
 
@@ -262,18 +331,7 @@ def count(asm: str, lds_bytes: int | None = None, target: str = "hip:gfx942") ->
     ``vmcnt`` (gfx9) or in ``vscnt`` (gfx11)."""
     body = _kernel_body(asm)
     st = Stats()
-    labels: dict[str, int] = {}
-    loops: list[tuple[int, int]] = []
-    for i, line in enumerate(body):
-        lab = _LABEL.match(line)
-        if lab:
-            labels[lab.group(1)] = i
-            continue
-        b = _BRANCH.match(line)
-        if b:
-            dest = b.group(1) or b.group(2)
-            if dest in labels:  # a branch back to a label above: a loop
-                loops.append((labels[dest], i))
+    for line in body:
         m = _mnemonic(line)
         if m is None:
             continue
@@ -291,14 +349,10 @@ def count(asm: str, lds_bytes: int | None = None, target: str = "hip:gfx942") ->
         elif m == "s_barrier":
             st.barrier += 1
 
-    def in_loop(lo, hi):
-        ms = [_mnemonic(ln) for ln in body[lo:hi + 1]]
-        ms = [m for m in ms if m]
-        return sum(m.startswith(("v_mfma", "v_wmma")) for m in ms), len(ms)
-
-    if loops:
-        st.loop_instructions = max(in_loop(lo, hi) for lo, hi in loops)[1]
-        st.cover = mfma_cover(main_loop_lines(asm), stores_in_vmcnt=target.startswith("hip:gfx9"))
+    loop = main_loop_lines(asm)
+    if loop:
+        st.loop_instructions = sum(1 for ln in loop if _mnemonic(ln))
+        st.cover = mfma_cover(loop, stores_in_vmcnt=target.startswith("hip:gfx9"))
     for key, pattern in _SUMMARY.items():
         m = re.search(pattern, asm)
         st.regs[key] = int(m.group(1)) if m else None

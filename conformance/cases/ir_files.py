@@ -1,12 +1,12 @@
 """Kernels written as TTGIR text and compiled with ``tritium.compile`` on the text (Triton's
 ``IRSource``, the way Triton's own layout tests and people debugging a TTGIR dump use it): every
 layout Triton writes (``blocked``, ``slice``, ``dot_op``, ``nvidia_mma`` versions 2 and 3,
-``amd_mfma``, ``linear`` with XOR swizzles and broadcasts), ``ttg.convert_layout`` between them
+``amd_mfma``, ``amd_wmma``, ``linear`` with XOR swizzles and broadcasts), ``ttg.convert_layout`` between them
 (directly and through ``local_alloc``/``local_load`` on ``swizzled_shared`` / ``nvmma_shared``),
 ``tt.reduce`` and ``tt.scan`` in them, and Triton's pre-rename spelling (``triton_gpu.*``).
 
 Layouts are templates of the warp size, so a case runs on 32- and 64-lane targets; the vendor
-layouts (``nvidia-*``, ``amd-*`` case ids) only fit their vendor's warps and instructions.  The
+layouts (``nvidia-*``, ``amd-*`` for CDNA, ``rdna-*`` for RDNA3 case ids) only fit their vendor's warps and instructions.  The
 interpreter runs TTGIR with its layouts ignored (they say where elements live, not what they are).
 """
 from __future__ import annotations
@@ -74,6 +74,8 @@ _MFMA32 = ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2,
 _MFMA32T = "#ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>"
 _MFMA16 = ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 16], "
            "isTransposed = false}>")
+_WMMA = "#ttg.amd_wmma<{version = 1, warpsPerCTA = [4, 1]}>"
+_WMMAT = "#ttg.amd_wmma<{version = 1, warpsPerCTA = [4, 1], isTranspose = true}>"
 
 LAYOUTS = {
     "blocked": _blocked((1, 4), lambda T: (8, T // 8), (4, 1), (1, 0)),
@@ -97,6 +99,12 @@ LAYOUTS = {
     "amd_dot_a32": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MFMA32}, kWidth = 4}}>",
     "amd_dot_b32": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_MFMA32}, kWidth = 4}}>",
     "amd_dot_b16": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_MFMA16}, kWidth = 8}}>",
+    # RDNA3's WMMA (32-lane wavefronts): the accumulator, transposed as the compiler makes it, and
+    # the operands, whose two half-wavefronts hold the same elements
+    "amd_wmma": lambda T: _WMMA,
+    "amd_wmmat": lambda T: _WMMAT,
+    "amd_wmma_a": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_WMMAT}, kWidth = 16}}>",
+    "amd_wmma_b": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_WMMAT}, kWidth = 16}}>",
 }
 SHARED = {
     "swizzled": lambda T: "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>",
@@ -110,12 +118,17 @@ SHARED = {
 
 
 def _vendor(name: str) -> str:
+    """The case id's vendor tag: ``nvidia-`` (32-lane warps), ``amd-`` (CDNA's MFMA, 64-lane
+    wavefronts), ``rdna-`` (RDNA3's WMMA, 32-lane wavefronts)."""
+    if name.startswith("amd_wmma"):
+        return "rdna-"
     return "nvidia-" if name.startswith("nvidia") else "amd-" if name.startswith("amd") else ""
 
 
 def _kernel(name: str, text, layouts: tuple) -> IRKernel:
-    """AMD's matrix layouts are for 64-lane wavefronts: that is the text the interpreter reads."""
-    wave = 64 if any(lay.startswith("amd") for lay in layouts) else 32
+    """AMD's MFMA layouts are for 64-lane wavefronts, WMMA's for 32: that is the text the
+    interpreter reads."""
+    wave = 64 if any(lay.startswith("amd") and not lay.startswith("amd_wmma") for lay in layouts) else 32
     return IRKernel(name, text, ["x", "y" if name == "convert" else "z"], warp_size=wave)
 
 
@@ -384,6 +397,14 @@ CASES = [
     _convert_case("blocked_4x4", "amd_dot_b32", 64, 64, "fp16"),
     _convert_case("blocked_t", "amd_dot_b16", 64, 64, "int8"),
     _convert_case("amd_mfma32", "amd_dot_a32", 64, 64, "fp16"),
+    # attention's P: a transposed WMMA accumulator into the A operand (the halves trade columns)
+    _convert_case("amd_wmmat", "amd_wmma_a", 64, 64, "fp16"),
+    _convert_case("amd_wmmat", "amd_wmma_a", 32, 64, "bf16"),
+    _convert_case("amd_wmmat", "amd_wmma_a", 64, 32, "int8"),
+    _convert_case("amd_wmmat", "amd_wmma_a", 32, 32, "fp32"),
+    _convert_case("amd_wmma", "amd_wmmat", 64, 64, "fp16"),
+    _convert_case("amd_wmmat", "blocked", 64, 64, "fp32"),
+    _convert_case("blocked_t", "amd_wmma_b", 64, 64, "fp16"),
     # through shared memory
     _convert_case("blocked", "blocked_t", 64, 64, "fp16", shared="swizzled"),
     _convert_case("linear_swizzled", "blocked", 64, 64, "int32", shared="legacy_shared"),
@@ -401,6 +422,8 @@ CASES = [
     _reduce_case("nvidia_dot_a", 64, 32, "fp16", "max", 1),
     _reduce_case("amd_mfma16", 32, 64, "int32", "sum", 0),
     _reduce_case("amd_mfma32t", 64, 64, "fp32", "max", 1),
+    _reduce_case("amd_wmmat", 64, 64, "fp32", "max", 1),
+    _reduce_case("amd_wmmat", 32, 64, "int32", "sum", 0),
     _reduce_case("nvidia_mma3", 128, 16, "int32", "max", 0),
     # scans
     _scan_case("blocked", 32, 64, "int32", 1),

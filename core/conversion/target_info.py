@@ -24,6 +24,10 @@ class TargetInfo(ABC):
     shared_address_space: int = 3
     triple: str = ""
     data_layout: str = ""
+    #: conversions whose elements stay in their warp move by lane exchanges (``shuffle_xor``), one
+    #: per register at most, instead of a round trip through shared memory; the backend's scratch
+    #: rule for ``ttg.convert_layout`` must then be ``tritium.ttgir.scratch.convert_scratch_in_warp``
+    warp_exchange: bool = False
 
     @property
     @abstractmethod
@@ -217,17 +221,21 @@ def intrinsic(builder: ir.IRBuilder, name: str, ret: ir.Type, args: list[ir.Valu
     return builder.call(fn, args)
 
 
-def guarded(builder: ir.IRBuilder, pred: ir.Value | None, then, on_false: list) -> list:
+def guarded(builder: ir.IRBuilder, pred: ir.Value | None, then, on_false: list, likely: bool = False) -> list:
     """``then()`` (which emits code and returns a list of values) under ``pred`` (i1; None or a
     constant true: always); its values where the predicate held, else ``on_false``'s, merged with
     phis.  What a target without predicated instructions builds its masked loads, stores and
-    atomics from."""
+    atomics from.  ``likely``: the branch says the predicate usually holds (a tile's mask is off
+    only at the edges), so LLVM keeps the guarded code on the straight path."""
     if pred is None or (isinstance(pred, ir.Constant) and pred.constant == 1):
         return then()
     head = builder.block
     body = builder.append_basic_block("pred.then")
     done = builder.append_basic_block("pred.done")
-    builder.cbranch(pred, body, done)
+    br = builder.cbranch(pred, body, done)
+    if likely:
+        br.set_metadata("prof", builder.module.add_metadata(
+            ["branch_weights", ir.Constant(ir.IntType(32), 1024), ir.Constant(ir.IntType(32), 1)]))
     builder.position_at_end(body)
     vals = then()
     body_end = builder.block

@@ -4,14 +4,22 @@ Each shape op is a coordinate map from a result element to the source element it
 map takes the result layout's lane and warp bases onto the source layout's, the same threads hold
 corresponding elements and the op is a renaming of registers (a *plan*: result register ->
 (source operand, source register)); otherwise the tensor goes through shared memory.  The lowering
-follows the plan, and the allocation pass gives the op scratch exactly when there is none."""
+follows the plan, and the allocation pass gives the op scratch exactly when there is none.
+
+The same question for ``ttg.convert_layout`` inside a warp (:func:`warp_exchange_plan`): each
+result register from the lane's own source register or from the lane across one lane-id bit,
+which a target that exchanges lanes (``TargetInfo.warp_exchange``) lowers without shared memory."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from .layouts import linear_layout, total_elems_per_thread
+from .linear_layout import LinearLayout
 
 Coord = tuple[int, ...]
 
@@ -101,3 +109,73 @@ def _split_maps(op):
 def split_plans(op):
     plans = [register_plan(op, f, 0, i) for i, f in enumerate(_split_maps(op))]
     return None if any(p is None for p in plans) else plans
+
+
+# ---- conversions within a warp -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LaneMove:
+    """How one register of a conversion's result is filled inside its warp: from source register
+    ``reg`` of the lane itself (``bit`` < 0), or, with ``bit`` >= 0, of the lane whose lane-id bit
+    ``bit`` is ``keep`` and whose other bits are the lane's own -- lanes with that bit already
+    ``keep`` take their own register, the others exchange with ``lane ^ (1 << bit)`` (the result
+    reads one half of the warp for both halves)."""
+
+    reg: int
+    bit: int = -1
+    keep: int = 0
+
+    @property
+    def mask(self) -> int:
+        """The lane mask of the exchange (0: no exchange)."""
+        return 0 if self.bit < 0 else 1 << self.bit
+
+
+def warp_exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, ...] | None:
+    """A conversion whose elements stay in their warp, done with one cross-lane exchange (or
+    none) per result register: per register of ``dst``, the :class:`LaneMove` that fills it.
+    None when an element changes warp, or a register would need lanes that neither the lane itself
+    nor one half-warp read reaches from the same source register."""
+    if src.warp != dst.warp or src.threads_per_warp != dst.threads_per_warp:
+        return None
+    return _exchange_plan(src, dst)
+
+
+@lru_cache(maxsize=256)
+def _exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, ...] | None:
+    lanes = np.arange(src.threads_per_warp)
+    held: dict[tuple[int, ...], dict[int, set[int]]] = {}       # coordinate -> source reg -> lanes
+    s_tab = src.table()[0]                                      # [lane, reg, rank], warp 0
+    for l in range(s_tab.shape[0]):
+        for r in range(s_tab.shape[1]):
+            held.setdefault(tuple(int(x) for x in s_tab[l, r]), {}).setdefault(r, set()).add(l)
+    d_tab = dst.table()[0]
+    bits = src.threads_per_warp.bit_length() - 1
+    moves = []
+    for r in range(d_tab.shape[1]):
+        wanted = [held.get(tuple(int(x) for x in d_tab[l, r])) for l in lanes]
+        if any(w is None for w in wanted):
+            return None
+        regs = set.intersection(*(set(w) for w in wanted))
+        best = None
+        for sr in sorted(regs):
+            src_lanes = [w[sr] for w in wanted]
+            if all(int(l) in s for l, s in zip(lanes, src_lanes)):
+                cand = LaneMove(sr)
+            else:
+                cand = None
+                for b in range(bits):
+                    for keep in (0, 1):
+                        if all((int(l) & ~(1 << b)) | (keep << b) in s for l, s in zip(lanes, src_lanes)):
+                            cand = LaneMove(sr, bit=b, keep=keep)
+                            break
+                    if cand:
+                        break
+            if cand is not None and (best is None or (cand.mask == 0) > (best.mask == 0)):
+                best = cand
+            if best is not None and best.mask == 0:
+                break
+        if best is None:
+            return None
+        moves.append(best)
+    return tuple(moves)

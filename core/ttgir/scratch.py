@@ -10,7 +10,8 @@ passes as ``rules``, which take precedence over the table.
 The rules (bytes):
 
 - ``ttg.convert_layout``: 0 when the same thread already owns the same elements (registers are
-  renamed), else a round trip through shared memory with padded rows, at most the module's
+  renamed), or, on a target that exchanges lanes, when every element stays in its warp and one
+  exchange per register moves it (:func:`convert_scratch_in_warp`), else a round trip through shared memory with padded rows, at most the module's
   conversion limit per slice (:func:`tritium.ttgir.layouts.convert_scratch_bytes`).
 - ``tt.reduce``: 0 when one warp holds each output element's whole run along the axis, else one
   partial per (output element, warp along the axis) for every operand (the layout of a conversion
@@ -31,9 +32,10 @@ from xdsl.dialects.builtin import NoneAttr, TensorType
 from xdsl.ir import Operation
 
 from ..ttir.ops import SplitOp
+from ..ttir.types import PointerType
 from .encodings import DistributedEncoding
 from .layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
-from .register_plans import register_plan, split_plans
+from .register_plans import register_plan, split_plans, warp_exchange_plan
 
 ScratchRule = Callable[[Operation], int]
 
@@ -48,7 +50,9 @@ def round8(n: int) -> int:
     return (n + 7) // 8 * 8
 
 
-def convert_scratch(op: Operation) -> int:
+def convert_scratch(op: Operation, exchange_in_warp: bool = False) -> int:
+    """The core rule; ``exchange_in_warp`` for a target whose lowering moves elements that stay in
+    their warp by lane exchanges (``TargetInfo.warp_exchange``): those conversions need none."""
     src, dst = op.operands[0].type, op.results[0].type
     a, b = (None if isinstance(t.encoding, NoneAttr) else t.encoding for t in (src, dst))
     try:
@@ -58,7 +62,20 @@ def convert_scratch(op: Operation) -> int:
     if la == lb or (la.warp == lb.warp and la.lane == lb.lane and
                     {tuple(o) for o in lb.reg_offsets().tolist()} <= {tuple(o) for o in la.reg_offsets().tolist()}):
         return 0  # same thread owns the same elements: registers are only renamed
+    if exchange_in_warp and exchangeable(src.element_type) and warp_exchange_plan(la, lb) is not None:
+        return 0  # lane exchanges inside each warp
     return convert_scratch_bytes(src, dst, scratch_limit(op))  # a round trip through shared memory, rows padded
+
+
+def convert_scratch_in_warp(op: Operation) -> int:
+    """:func:`convert_scratch` for a target with ``TargetInfo.warp_exchange`` (its plugin gives
+    this rule for ``ttg.convert_layout`` through ``tritium_scratch_sizes``)."""
+    return convert_scratch(op, exchange_in_warp=True)
+
+
+def exchangeable(element_type) -> bool:
+    """Elements a lane exchange moves: integers and floats of at most 32 bits (not pointers)."""
+    return not isinstance(element_type, PointerType) and bit_width(element_type) <= 32
 
 
 def axis_bits(bases, axis: int) -> list[int]:

@@ -229,19 +229,37 @@ _CTYPES = {"i1": ctypes.c_int32, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i3
            "fp64": ctypes.c_double}
 
 
+class _Rules:
+    """A stand-in backend for :func:`finalize_ttgir` that gives only scratch rules."""
+
+    def __init__(self, rules: dict):
+        self.rules = rules
+
+    def scratch_sizes(self, target):
+        return self.rules
+
+    def after_allocation_passes(self, target, options):
+        return []
+
+    def membar_filter(self, target):
+        return None
+
+
 def run_ttgir(module, args: list, grid=(1, 1, 1), signature: dict | None = None, timeout: float = 60.0,
-              stores_matrices: bool = False, target_flags: dict | None = None) -> int:
+              stores_matrices: bool = False, target_flags: dict | None = None,
+              scratch_rules: dict | None = None) -> int:
     """Lower a TTGIR ``module`` (parsed, not yet finalized), run it over ``grid`` with ``args``
     (numpy arrays for pointers, Python numbers for scalars; arrays are written in place) and
     return how many device assertions failed.  ``stores_matrices``: the target has the 8x8 tile
     store (emulated with shuffles), as NVIDIA's sm_90 does.  ``target_flags`` sets lowering
-    choices of :class:`TargetInfo` on the target (``masks_by_constancy``, ...)."""
+    choices of :class:`TargetInfo` on the target (``masks_by_constancy``, ...); ``scratch_rules``
+    the backend scratch rules the allocation uses (``tritium_scratch_sizes``)."""
     from tritium.conversion.ttgir_to_llvm import lower_to_llvm
     from tritium.ttgir.dialect import module_int
     from tritium.ttgir.pass_lists import finalize_ttgir
     num_warps = module_int(module, "ttg.num-warps")
     warp_size = module_int(module, "ttg.threads-per-warp")
-    finalize_ttgir(module, None, {})
+    finalize_ttgir(module, None, {}, _Rules(scratch_rules) if scratch_rules else None)
     target = HostSIMTTarget(num_warps, warp_size, stores_matrices)
     for name, value in (target_flags or {}).items():
         if not hasattr(TargetInfo, name):

@@ -23,7 +23,7 @@ from conformance.runner import case_seed, compare, prepare  # noqa: E402
 from tritium.ttgir import layouts  # noqa: E402
 from tritium.ttgir.ir import parse_module  # noqa: E402
 
-_PLUGIN = {"nvidia-": "tritium_nvidia", "amd-": "tritium_amd"}
+_PLUGIN = {"nvidia-": "tritium_nvidia", "amd-": "tritium_amd", "rdna-": "tritium_amd"}
 
 
 def _vendor(case_id: str):
@@ -52,6 +52,71 @@ def test_ir_case_on_host_simt(case):
     warp_size = case.kernel.warp_size
     problem = _run(case, warp_size)
     assert problem is None, problem
+
+
+def _exchange_cases():
+    return [c for c in ir_files.CASES if "/" in c.id and "convert-" in c.id and "-via-" not in c.id]
+
+
+@pytest.mark.parametrize("case", _exchange_cases(), ids=lambda c: c.id)
+def test_conversion_by_lane_exchanges(case, monkeypatch):
+    """On a target that exchanges lanes (``TargetInfo.warp_exchange``, AMD's), a conversion whose
+    elements stay in their warp moves by ``shuffle_xor`` alone, with no scratch (the
+    ``convert_scratch_in_warp`` rule); the others still go through shared memory.  Every convert
+    case runs both ways and must give the same (exact) copy."""
+    plugin = _vendor(case.id)
+    if plugin is not None and importlib.util.find_spec(plugin) is None:
+        pytest.skip(f"{plugin} is not installed: its layouts are not registered")
+    from tritium.conversion.ttgir_to_llvm import convert_layout as cl
+    from tritium.ttgir.register_plans import warp_exchange_plan
+    from tritium.ttgir.scratch import convert_scratch_in_warp
+    used = []
+    real = cl.exchange_in_warp
+    monkeypatch.setattr(cl, "exchange_in_warp", lambda fl, regs, moves: used.append(moves) or real(fl, regs, moves))
+    module = parse_module(case.kernel.text(case.kernel.warp_size))
+    prep = prepare(case, case_seed(3, case.id))
+    args = [prep.host[n] for n in case.kernel.arg_names]
+    failed = simt.run_ttgir(module, args, target_flags={"warp_exchange": True},
+                            scratch_rules={"ttg.convert_layout": convert_scratch_in_warp})
+    assert failed == 0
+    (name, out), = case.outputs.items()
+    inputs = {k: v for k, v in prep.ref_args.items() if k not in case.outputs}
+    actual = prep.host[name].view(dtypes.STORAGE[out.dtype])
+    problem = compare(name, out, actual, case.reference(**inputs), prep.out_start[name], case)
+    assert problem is None, problem
+    cvt = next(op for op in module.walk()
+               if op.name == "ttg.convert_layout" and getattr(op.operands[0].owner, "name", "") == "tt.load")
+    src_t, dst_t = cvt.operands[0].type, cvt.results[0].type
+    plan = warp_exchange_plan(layouts.linear_layout(src_t.encoding, src_t.get_shape()),
+                              layouts.linear_layout(dst_t.encoding, dst_t.get_shape()))
+    if "amd_wmmat-to-amd_wmma_a" in case.id:
+        assert plan is not None    # the point of the transposed WMMA accumulator
+    if plan is not None:
+        assert used, "an exchangeable conversion went through shared memory"
+        assert "allocation.offset" not in str(cvt.attributes)
+
+
+def test_lane_exchange_plan_is_exact():
+    """The plan of attention's P conversion (transposed WMMA accumulator -> A operand): every
+    register of every lane gets exactly the element the result layout gives it; the untransposed
+    accumulator has no such plan (each lane would need a whole column's lanes)."""
+    pytest.importorskip("tritium_amd")
+    from tritium_amd.passes.encodings import AMDWmmaEncodingAttr
+    from tritium.ttgir.encodings import DotOperandEncodingAttr
+    from tritium.ttgir.register_plans import warp_exchange_plan
+    for warps, shape in (([4, 1], (128, 64)), ([2, 1], (64, 128)), ([8, 1], (128, 32))):
+        acc = AMDWmmaEncodingAttr(1, warps, True).linear_layout(shape)
+        a = DotOperandEncodingAttr(0, AMDWmmaEncodingAttr(1, warps, True), 16).linear_layout(shape)
+        moves = warp_exchange_plan(acc, a)
+        assert moves is not None and len(moves) == a.num_registers
+        src, dst = acc.table(), a.table()
+        for lane in range(32):
+            for r, m in enumerate(moves):
+                peer = lane if m.bit < 0 or (lane >> m.bit) & 1 == m.keep else lane ^ (1 << m.bit)
+                assert (src[:, peer, m.reg] == dst[:, lane, r]).all()
+        assert all(m.bit == 4 for m in moves)    # every register: one half of the wavefront, read by both
+        plain = AMDWmmaEncodingAttr(1, warps, False).linear_layout(shape)
+        assert warp_exchange_plan(plain, a) is None
 
 
 @pytest.mark.parametrize("case_id", [

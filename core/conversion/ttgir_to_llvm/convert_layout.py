@@ -18,6 +18,8 @@ from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
 from .types import I1, I32, const, elem_bytes, shared_load, shared_store
 from .shape_ops import linear_index
+from ...ttgir.register_plans import LaneMove, warp_exchange_plan
+from ...ttgir.scratch import exchangeable
 
 
 def _uniform(v) -> bool:
@@ -108,6 +110,11 @@ def _convert(fl: FunctionLowering, op) -> None:
         out = [regs[la.reg_index[tuple(int(x) for x in off)]] for off in lb.reg_offsets]
         fl.set(op.results[0], out)
         return
+    if fl.target.warp_exchange and exchangeable(src_t.element_type):
+        moves = warp_exchange_plan(la.ll, lb.ll)
+        if moves is not None:
+            fl.set(op.results[0], exchange_in_warp(fl, regs, moves))
+            return
     base = fl.shared_ptr(fl.alloc_offset(op))
     w, r, pad = convert_vectors(src_t, dst_t)
     ety = fl.ty(src_t)
@@ -143,6 +150,59 @@ def _convert(fl: FunctionLowering, op) -> None:
         fl.target.barrier(fl.builder)
         out = _read_rows(fl, base, dst_t, r, pad, (c, rows), out)
     fl.set(op.results[0], out)
+
+
+def exchange_in_warp(fl: FunctionLowering, regs: list, moves: tuple[LaneMove, ...]) -> list:
+    """The result registers of a conversion inside each warp (:func:`warp_exchange_plan`).  Source
+    registers that the same exchange moves travel packed in 32-bit words (two 16-bit elements, four
+    8-bit ones), one ``shuffle_xor`` a word; a half-warp read then keeps its own element or takes
+    the exchanged one by the lane's bit."""
+    b = fl.builder
+    ety = regs[0].type
+    bits = ety.width if isinstance(ety, ir.IntType) else {"half": 16, "bfloat": 16, "float": 32}[str(ety)]
+    per_word = max(32 // max(bits, 8), 1) if bits < 32 else 1
+    ity = ir.IntType(bits)
+    word_bits = 32 // per_word
+
+    def as_int(v):
+        if isinstance(ety, ir.IntType):
+            return v if bits == word_bits else b.zext(v, ir.IntType(word_bits))
+        return b.bitcast(v, ity)
+
+    def from_int(v):
+        if isinstance(ety, ir.IntType):
+            return v if bits == word_bits else b.trunc(v, ety)
+        return b.bitcast(v, ety)
+
+    exchanged: dict[tuple[int, int], ir.Value] = {}
+    by_mask: dict[int, list[int]] = {}
+    for m in moves:
+        if m.mask and m.reg not in by_mask.setdefault(m.mask, []):
+            by_mask[m.mask].append(m.reg)
+    for mask, srcs in by_mask.items():
+        for i in range(0, len(srcs), per_word):
+            group = srcs[i:i + per_word]
+            word = None
+            for j, r in enumerate(group):
+                x = b.zext(as_int(regs[r]), I32) if word_bits < 32 else as_int(regs[r])
+                if j:
+                    x = b.shl(x, ir.Constant(I32, j * word_bits))
+                word = x if word is None else b.or_(word, x)
+            got = fl.target.shuffle_xor(b, word, mask)
+            for j, r in enumerate(group):
+                x = b.lshr(got, ir.Constant(I32, j * word_bits)) if j else got
+                x = b.trunc(x, ir.IntType(word_bits)) if word_bits < 32 else x
+                exchanged[(mask, r)] = from_int(x)
+    out = []
+    for m in moves:
+        if not m.mask:
+            out.append(regs[m.reg])
+            continue
+        other = exchanged[(m.mask, m.reg)]
+        bit = b.and_(fl.lane, ir.Constant(I32, 1 << m.bit))
+        own = b.icmp_unsigned("!=" if m.keep else "==", bit, ir.Constant(I32, 0))   # lane bit == keep
+        out.append(b.select(own, regs[m.reg], other))
+    return out
 
 
 def _row_index(fl: FunctionLowering, coords: list, shape, pad: int) -> ir.Value:

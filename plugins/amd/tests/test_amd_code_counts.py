@@ -143,3 +143,45 @@ def test_mfma_cover_and_whole_function(avt):
     t, r = avt.count(rotated), avt.count(COVER)
     assert "k: MFMAs covering a load 1 < 3 (Triton)" in avt.bound_failures("k", r, t)
     assert "k: main-loop instructions 9 > 8.4 (Triton 8)" in avt.bound_failures("k", r, t)
+
+
+OUT_OF_LINE = """\
+k:
+\ts_mov_b32 s4, 0
+\ts_cbranch_scc1 .LBB0_5
+.LBB0_1:
+\tv_mov_b32 v1, 0
+.LBB0_2:
+\tv_mfma_f32_32x32x8_f16 a[0:15], v[8:9], v[12:13], a[0:15]
+\ts_cmp_ge_i32 s4, s5
+\ts_cbranch_scc0 .LBB0_4
+.LBB0_3:
+\ts_add_i32 s4, s4, 1
+\ts_cmp_lt_i32 s4, s6
+\ts_cbranch_scc1 .LBB0_2
+\ts_branch .LBB0_6
+.LBB0_4:
+\tglobal_load_ushort v0, v[2:3], off
+\ts_branch .LBB0_3
+.LBB0_5:
+\tv_mov_b32 v2, 0
+\ts_branch .LBB0_1
+.LBB0_6:
+\ts_endpgm
+.Lfunc_end0:
+"""
+
+
+def test_main_loop_follows_the_control_flow(avt):
+    """The main loop is a natural loop of the control-flow graph: the block LLVM places after it
+    (a load on the rarely skipped path, jumping back in) is counted, while a jump up to code above
+    that is not a loop header (.LBB0_5 -> .LBB0_1, which does not dominate it) makes no loop and
+    the code between the two is not counted."""
+    body = avt._kernel_body(OUT_OF_LINE)
+    blocks = avt._blocks(body)
+    assert [body[lo].strip() for lo, _ in blocks][:3] == ["k:", ".LBB0_1:", ".LBB0_2:"]
+    ms = avt.main_loop(OUT_OF_LINE)
+    assert ms == ["v_mfma_f32_32x32x8_f16", "s_cmp_ge_i32", "s_cbranch_scc0", "s_add_i32", "s_cmp_lt_i32",
+                  "s_cbranch_scc1", "global_load_ushort", "s_branch"]
+    assert avt.count(OUT_OF_LINE).loop_instructions == 8
+    assert len(avt._loops(body)) == 1

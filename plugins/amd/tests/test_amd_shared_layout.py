@@ -6,6 +6,7 @@ over the banks; then the compiled fp16 matmul's loop reads its operands with 64-
 import importlib.util
 import itertools
 import os
+import re
 import sys
 
 import numpy as np
@@ -200,6 +201,53 @@ def test_attention_stays_in_registers_between_its_dots(avt, tmp_path, monkeypatc
     assert writes and not any(m.startswith(("ds_write_b16", "ds_write_b8")) for m in writes), writes
     assert sum(m.startswith(("ds_swizzle", "ds_bpermute")) for m in loop) <= 4
     assert loop.count("s_barrier") <= 4 and loop.count("s_waitcnt") <= 30
+
+
+def _compile_spec(avt, name, target):
+    spec = next(s for s in avt.specs() if s.name == name)
+    import tritium
+    import tritium.language as tl
+    from kernel_files import load_kernels
+    mod = load_kernels(f"_tritium_{name.replace('-', '_')}_test", tritium, tl, spec.file)
+    return tritium.compile(getattr(mod, spec.fn), target=target, signature=spec.signature,
+                           constexprs=spec.constexprs, attrs={n: {"tt.divisibility": 16} for n in spec.hints},
+                           num_warps=spec.num_warps, num_stages=spec.num_stages)
+
+
+@pytest.mark.parametrize("name, tiles", [("attention-fp16-d64", 64 * 64 * 2 * 2),
+                                         ("attention-fp16-d128", 64 * 128 * 2 * 2)])
+def test_rdna3_attention_moves_p_between_wavefront_halves(avt, name, tiles, tmp_path, monkeypatch):
+    """Attention on gfx1100: the WMMA accumulators are transposed (a lane holds every other column
+    of a row), so P reaches the second dot's A operand by swapping the wavefront's halves
+    (v_permlanex16) instead of a round trip through LDS, and Q's one conversion into its operand
+    takes its unpadded bytes: the LDS is the K and V tiles alone, as Triton's."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _compile_spec(avt, name, "hip:gfx1100")
+    wmma = {ln.split("#ttg.amd_wmma", 1)[1].split(">", 1)[0] for ln in k.asm["ttgir"].splitlines()
+            if "tt.dot " in ln}
+    assert wmma and all("isTranspose = true" in w for w in wmma), wmma
+    assert k.metadata["shared"] == tiles
+    loop = avt.main_loop(k.asm["amdgcn"])
+    assert sum(m.startswith("v_wmma") for m in loop) == (64 if "d64" in name else 128)
+    assert "v_permlanex16_b32" in loop
+    writes = [m for m in loop if m.startswith("ds_store")]
+    assert writes and not any(m.startswith(("ds_store_b16", "ds_store_b8")) for m in writes), writes
+    assert not any(m.startswith(("ds_swizzle", "ds_bpermute")) for m in loop)
+
+
+def test_unhinted_loads_keep_the_straight_path(avt, tmp_path, monkeypatch):
+    """The unhinted matmul's 64 masked 16-bit loads a K step (runtime strides: no buffer form) are
+    branches around each load; the branch says the load usually happens, so LLVM keeps the load
+    on the straight path and each uniform mask costs one compare and one branch (before: the loads
+    out of line, a compare and a branch on both sides)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _compile_spec(avt, "matmul", "hip:gfx942")
+    assert re.search(r'!\{ ?!"branch_weights", i32 1024, i32 1 ?\}', k.asm["llir"])
+    loop = avt.main_loop(k.asm["amdgcn"])
+    loads = sum(m.startswith("global_load") for m in loop)
+    assert loads == 64
+    assert sum(m.startswith("s_cmp") for m in loop) <= loads // 2 + 4
+    assert len(loop) <= 500
 
 
 def test_scalar_operand_loads_still_write_k_runs(avt, tmp_path, monkeypatch):

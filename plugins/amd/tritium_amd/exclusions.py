@@ -23,11 +23,13 @@ _CASES: list[tuple[str, str]] = [
 _WAVE64_FOREIGN = ("ir_files/nvidia-*", "NVIDIA's tensor-core layouts (nvidia_mma and its dot operands) are laid "
                    "out for 32-lane warps; this target's wavefronts have 64 lanes, so the module is rejected when "
                    "it is read")
+_WAVE64_RDNA = ("ir_files/rdna-*", "the cases' amd_wmma layouts are RDNA3's, for 32-lane wavefronts; this "
+                "target's wavefronts have 64 lanes, so the module is rejected when it is read")
 _WAVE32_FOREIGN = ("ir_files/amd-*", "the cases' amd_mfma layouts are CDNA's, for 64-lane wavefronts; this target "
                    "runs 32-lane wavefronts, so the module is rejected when it is read")
 
 
 def exclusions(target) -> list[ConformanceExclusion]:
     out = [ConformanceExclusion(case, reason) for case, reason in _CASES]
-    foreign = _WAVE64_FOREIGN if getattr(target, "warp_size", 64) == 64 else _WAVE32_FOREIGN
-    return out + [ConformanceExclusion(*foreign)]
+    foreign = [_WAVE64_FOREIGN, _WAVE64_RDNA] if getattr(target, "warp_size", 64) == 64 else [_WAVE32_FOREIGN]
+    return out + [ConformanceExclusion(*f) for f in foreign]

@@ -51,6 +51,10 @@ class AmdPlugin(BackendPlugin):
         from .compiler import membar_filter
         return membar_filter
 
+    def scratch_sizes(self, target):
+        from .passes.shared_layout import convert_scratch
+        return {"ttg.convert_layout": convert_scratch}
+
     def toolchain_hash(self, target):
         """The external tools a code object may pass through: the linker (every kernel) and the
         AMDGPU assembler (kernels with inline assembly), by the commands found for them."""

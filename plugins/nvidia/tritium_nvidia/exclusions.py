@@ -45,6 +45,8 @@ _FOREIGN: list[tuple[str, str]] = [
     ("fp8_storage/*fp8e4b8*", _FNUZ), ("fp8_storage/*fp8e5b16*", _FNUZ),
     ("ir_files/amd-*", "AMD's matrix-core layouts (amd_mfma) are laid out for 64-lane wavefronts; NVIDIA warps "
      "have 32 lanes, so the module is rejected when it is read"),
+    ("ir_files/rdna-*", "AMD's RDNA3 matrix layouts (amd_wmma) are the AMD plugin's encodings, not NVIDIA's: "
+     "where that plugin is not installed the module is rejected when it is read"),
     ("inline_asm_amdgcn/*", "the cases' inline assembly is AMDGCN (AMD's instruction set), which ptxas does not "
      "assemble"),
 ]

@@ -59,6 +59,8 @@ class ToyPlugin(BackendPlugin):
             # CDNA's layouts are for 64-lane wavefronts; NVIDIA's are for 32 lanes, as the toy's,
             # and compile wherever the NVIDIA plugin has registered them
             ConformanceExclusion("ir_files/amd-*", "CDNA's amd_mfma layouts are laid out for 64-lane wavefronts"),
+            ConformanceExclusion("ir_files/rdna-*", "RDNA3's amd_wmma layouts are the AMD plugin's encodings, "
+                                 "not the toy's"),
             *[ConformanceExclusion(f"{cat}/*{fmt}*", fp8) for cat in ("casts", "fp8_storage")
               for fmt in ("fp8e4b15", "fp8e4b8", "fp8e5b16")],
             ConformanceExclusion("clusters/*", "the toy target has no thread-block clusters (num_ctas must be 1)"),

@@ -76,6 +76,10 @@ class AMDTargetInfo(TargetInfo):
     triple = TRIPLE
     shared_address_space = 3
     backend_name = "amd"
+    # conversions inside a wavefront by lane exchanges (DPP, permlanex16, ds_swizzle): attention's
+    # P from a transposed WMMA accumulator into the A operand swaps the wavefront's halves in
+    # registers, as Triton's does, instead of a round trip through LDS
+    warp_exchange = True
 
     def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0,
                  sched_strategy: str | None = None, flush_denorm: bool = False):
@@ -158,6 +162,13 @@ class AMDTargetInfo(TargetInfo):
                 r = intrinsic(b, "llvm.amdgcn.update.dpp.i32", I32,
                               [ir.Constant(I32, ir.Undefined), r, ir.Constant(I32, ctrl), ir.Constant(I32, 0xF),
                                ir.Constant(I32, 0xF), ir.Constant(ir.IntType(1), 1)])
+        elif mask == 16 and self.arch.family == "rdna3":
+            # the other half of a 32-lane wavefront: v_permlanex16 with the identity selects
+            # (lane i reads lane i of the other half), a VALU move like DPP
+            r = intrinsic(b, "llvm.amdgcn.permlanex16.i32", I32,
+                          [ir.Constant(I32, ir.Undefined), v, ir.Constant(I32, 0x76543210),
+                           ir.Constant(I32, 0xFEDCBA98 - (1 << 32)), ir.Constant(ir.IntType(1), 1),
+                           ir.Constant(ir.IntType(1), 0)])
         elif mask < 32:
             # within each group of 32 lanes: one ds_swizzle, no address computation
             r = intrinsic(b, "llvm.amdgcn.ds.swizzle", I32, [v, ir.Constant(I32, (mask << 10) | _SWIZZLE_AND_ALL)])
@@ -208,7 +219,7 @@ class AMDTargetInfo(TargetInfo):
             return _unpack(b, b.load(ptr, typ=vty, align=align), n_words)
 
         undef = [ir.Constant(wty, ir.Undefined)] * n_words
-        return guarded(b, pred, load, other if other is not None else undef)
+        return guarded(b, pred, load, other if other is not None else undef, likely=True)
 
     # --- buffer accesses --------------------------------------------------------------------------
     #: bytes a buffer resource covers (Triton's figure): a valid access ends below it, and a lane

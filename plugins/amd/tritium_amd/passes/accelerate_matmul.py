@@ -159,9 +159,11 @@ def _accelerate(op, arch: Arch, num_warps: int, nonkdim: int) -> str:
         wm, wn = num_warps, 1
     # MFMA accumulators are transposed (Triton's choice too): each lane holds 4 consecutive
     # columns of a row, so row reductions stay mostly in registers, a result feeding the next dot
-    # as its A operand (attention's P) is already in the dot_op layout, and stores are vectors
+    # as its A operand (attention's P) is already in the dot_op layout, and stores are vectors.
+    # WMMA ones too (Triton's as well): a lane holds every other column of a row, so a row
+    # reduction and P's move into the A operand are exchanges between the wavefront's halves
     enc = (AMDMfmaEncodingAttr(_VERSION[arch.family], [wm, wn], [ins.m, ins.n], True) if ins.kind == "mfma"
-           else AMDWmmaEncodingAttr(1, [wm, wn]))
+           else AMDWmmaEncodingAttr(1, [wm, wn], True))
     operands = []
     for i, (v, t) in enumerate(((a, _with(a_t, DotOperandEncodingAttr(0, enc, ins.k_width))),
                                 (b, _with(b_t, DotOperandEncodingAttr(1, enc, ins.k_width))),

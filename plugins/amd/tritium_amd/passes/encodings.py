@@ -1,7 +1,7 @@
 """AMD's layout encodings, registered in the ``ttg`` dialect through ``tritium_layout_encodings``::
 
     #ttg.amd_mfma<{versionMajor = 3, warpsPerCTA = [2, 2], instrShape = [32, 32], isTransposed = false}>
-    #ttg.amd_wmma<{version = 1, warpsPerCTA = [2, 2]}>
+    #ttg.amd_wmma<{version = 1, warpsPerCTA = [2, 2], isTranspose = true}>
 
 Each is the accumulator layout of one matrix instruction (CDNA's MFMA on 64-lane wavefronts, RDNA3's
 WMMA on 32-lane ones) tiled over the warps, and the parent of the ``dot_op`` layouts of its
@@ -20,6 +20,8 @@ AMDGPU usage notes), for an ``M x N`` accumulator tile and ``M x K`` / ``K x N``
 * WMMA 16x16x16 (32 lanes, gfx11): ``D[i][j]`` in lane ``j + 16 * (i % 2)``, register ``i // 2``;
   ``A[i][k]`` in lane ``i`` and again in lane ``i + 16`` (both halves hold the whole row), element
   ``k``.
+* Transposed accumulators (``isTransposed`` / ``isTranspose``) trade ``i`` and ``j`` in the lane
+  and register of ``D[i][j]``: the instruction computes ``D^T = B^T A^T`` with its sources swapped.
 
 Warps tile the instruction grid: the first ``log2(warpsPerCTA[1])`` warp bits step along N, the
 next ones along M; an operand is broadcast over the warps of the dimension it does not have.
@@ -194,15 +196,20 @@ class AMDMfmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
 @irdl_attr_definition
 class AMDWmmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
     """The accumulator of RDNA3's ``v_wmma_*_16x16x16`` instructions (32-lane wavefronts);
-    ``version`` 1 is gfx11's layout."""
+    ``version`` 1 is gfx11's layout.  ``isTranspose`` (Triton's spelling) swaps rows and columns
+    inside each tile, as ``amd_mfma``'s ``isTransposed``: a lane then holds half of one row (every
+    other column), so a row reduction is one exchange between the wavefront's halves and a 16-bit
+    result feeding the next dot as its A operand (attention's P) moves between the halves in
+    registers instead of through LDS."""
 
     name = "ttg.amd_wmma"
 
     version: IntAttr
     warpsPerCTA: ArrayAttr
+    isTranspose: IntAttr
 
-    def __init__(self, version: int, warps_per_cta: Sequence[int]):
-        super().__init__(IntAttr(version), ints(warps_per_cta))
+    def __init__(self, version: int, warps_per_cta: Sequence[int], is_transposed: bool = False):
+        super().__init__(IntAttr(version), ints(warps_per_cta), IntAttr(int(is_transposed)))
 
     @property
     def instr_shape(self) -> tuple[int, int]:
@@ -216,6 +223,10 @@ class AMDWmmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
     def size_per_thread(self) -> tuple[int, ...]:
         return (1, 1)
 
+    @property
+    def is_transposed(self) -> bool:
+        return bool(self.isTranspose.data)
+
     def verify(self) -> None:
         super().verify()
         if self.version.data != 1:
@@ -224,6 +235,8 @@ class AMDWmmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
     def acc_bases(self):
         reg = [(2, 0), (4, 0), (8, 0)]
         lane = [(0, 1), (0, 2), (0, 4), (0, 8), (1, 0)]
+        if self.is_transposed:
+            reg, lane = [(c, r) for r, c in reg], [(c, r) for r, c in lane]
         return reg, lane
 
     def operand_bases(self, op_idx, k_width):
@@ -234,12 +247,15 @@ class AMDWmmaEncodingAttr(ParametrizedAttribute, AMDMatrixEncoding):
         return reg, lane, 16
 
     def print_parameters(self, printer: Printer) -> None:
-        print_fields(printer, [("version", self.version.data), ("warpsPerCTA", self.warps_per_cta)])
+        fields = [("version", self.version.data), ("warpsPerCTA", self.warps_per_cta)]
+        if self.is_transposed:
+            fields.append(("isTranspose", "true"))
+        print_fields(printer, fields)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser):
         f = parse_fields(parser, {"version": "int", "warpsPerCTA": "ints", "isTranspose": "bool"})
-        return (IntAttr(f["version"]), ints(f["warpsPerCTA"]))
+        return (IntAttr(f["version"]), ints(f["warpsPerCTA"]), IntAttr(int(f.get("isTranspose", False))))
 
 
 AMD_ENCODINGS: list[type] = [AMDMfmaEncodingAttr, AMDWmmaEncodingAttr]

@@ -14,7 +14,9 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType
 
 from tritium.ttgir.encodings import DotOperandEncodingAttr, SwizzledSharedEncodingAttr
-from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.layouts import bit_width, convert_chunks, scratch_limit
+from tritium.ttgir.scratch import convert_scratch_in_warp, tensor_bytes
+from tritium.ttir.types import PointerType
 
 from .encodings import AMDMatrixEncoding
 
@@ -44,3 +46,19 @@ def operand_shared_encoding(t: TensorType) -> SwizzledSharedEncodingAttr | None:
     max_phase = max(1, min(SIMD_WIDTH // per_phase, inner // vec))
     out = SwizzledSharedEncodingAttr(vec, per_phase, max_phase, order)
     return out if out.is_linear(shape) else None
+
+
+def convert_scratch(op) -> int:
+    """The AMD rule for ``ttg.convert_layout``'s LDS (``tritium_scratch_sizes``): none for a
+    conversion inside each wavefront (lane exchanges: ``AMDTargetInfo.warp_exchange``); the
+    tensor's own bytes, unpadded, where the lowering places an MFMA/WMMA operand swizzled
+    (:func:`operand_shared_encoding`, what ``AMDTargetInfo.convert_scratch_encoding`` gives it);
+    else the core's padded round trip."""
+    n = convert_scratch_in_warp(op)
+    if n == 0:
+        return 0
+    src, dst = op.operands[0].type, op.results[0].type
+    if isinstance(src.element_type, PointerType) or convert_chunks(src, dst, scratch_limit(op)) != 1 or \
+            operand_shared_encoding(dst) is None:
+        return n
+    return tensor_bytes(src)
