@@ -11,11 +11,12 @@ of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given K-contigu
 tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B K-contiguous), fp32 matmul with
 input_precision="ieee" (FMA dots) at 1024^3 and 2048^3, flash-attention forward and backward (the
 tutorial's three backward launches: row dot products, dK/dV per key block, dQ per query block;
-causal and not, head dim 64 and 128; gradients checked against float64 autograd), with TFLOP/s,
+causal and not, head dim 64 and 128; gradients checked against float64 autograd; the forward also
+with fp8 e4m3 Q, K and V, V stored [d, N]), with TFLOP/s,
 Tritium/Triton, and a peer timed in the same interleaved rounds where torch has one: cuBLAS
 (``torch.matmul``; ``torch._scaled_mm`` for fp8; with TF32 allowed for the tf32 row, without for
 the ieee one) for the matmul rows, ``scaled_dot_product_attention`` on its flash backend
-(FlashAttention-2) for the attention forward rows; the backward rows have none.  "% peak" is
+(FlashAttention-2) for the fp16 attention forward rows; the fp8 and backward rows have none.  "% peak" is
 Tritium's TFLOP/s over the dense peak of an H100/H200 SXM for the row's input type (fp16/bf16 989,
 fp8 1979, tf32 495, fp32 FMA 67; nan on other GPUs).  Then the cold compile time of a 128x256x64
 fp16 matmul with 8 warps for both.  Printed last.
@@ -332,6 +333,25 @@ def main() -> int:
                     flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1.0)
                     rows.append((f"attn fwd d{d}{' causal' if causal else ''}", f"N_CTX {n_ctx}", flops, timed, chosen,
                                  "SDPA flash", "fp16"))
+        if hasattr(torch, "float8_e4m3fn"):
+            # fp8 e4m3 Q, K, V (P cast to fp8 for the second dot, as Triton's tutorial does), fp16
+            # output; V stored [d, N] so the second dot's B is K-contiguous, which 8-bit wgmma needs.
+            # No peer: torch's SDPA has no fp8 flash kernel
+            for d in (64, 128):
+                for n_ctx in (4096, 16384):
+                    z, h = max(1, 16384 // n_ctx) * 2, 16
+                    q, kk = (torch.randn(z, h, n_ctx, d, device="cuda").to(torch.float8_e4m3fn) for _ in range(2))
+                    v = torch.randn(z, h, d, n_ctx, device="cuda").to(torch.float8_e4m3fn).transpose(2, 3)
+                    o = torch.empty(z, h, n_ctx, d, device="cuda", dtype=torch.float16)
+                    # the reference from the same fp8 inputs (in float64): what is left is P's rounding
+                    ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], False) if n_ctx <= 4096 else None
+                    cfgs = [c for c in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)) if not (d == 128 and c[1] == 128)]
+                    timed, chosen = best_config(
+                        f"fp8 attention d{d}", cfgs,
+                        lambda k, cfg: attn_run(k, q, kk, v, o, False, *cfg), lambda: o.fill_(float("nan")),
+                        lambda: not torch.isnan(o).any() and (ref is None or rel_err(o[:1, :2], ref) < 5e-2))
+                    flops = 4 * z * h * n_ctx * n_ctx * d
+                    rows.append((f"attn fwd fp8e4m3 d{d}", f"N_CTX {n_ctx}", flops, timed, chosen, "-", "fp8"))
     if "bwd" in parts:  # the backward pass (2.5x the forward's matmul work)
         for causal in (False, True):
             for d in (64, 128):

@@ -61,6 +61,54 @@ def block_ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: 
     tl.store(c_blk, acc, boundary_check=(0, 1))
 
 
+@triton.jit
+def computed_a_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                             SCALE: tl.constexpr, ACC: tl.constexpr):
+    # A is computed in registers before each dot (scaled fp32, then cast to B's type), as
+    # attention's P is: the matrix units take it from registers, not from a load
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=ACC)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :] + k * BK,
+                    mask=(rm[:, None] < M) & (rk[None, :] < K - k * BK), other=0.0)
+        b = tl.load(b_ptr + (rk[:, None] + k * BK) * N + rn[None, :],
+                    mask=(rk[:, None] < K - k * BK) & (rn[None, :] < N), other=0)
+        acc = tl.dot((a * SCALE).to(b.dtype), b, acc, out_dtype=ACC)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _computed_a_case(tag, m, n, k, bm, bn, bk, warps=4, stages=3):
+    integer = dtypes.is_int(tag)
+    scale = 8.0 if integer else 2.0
+
+    def ref(a_ptr, b_ptr, **_):
+        x = a_ptr.reshape(m, k).astype(np.float64) * scale
+        x = np.trunc(x) if integer else dtypes.round_to(x, tag).astype(np.float64)
+        b = b_ptr.reshape(k, n).astype(np.float64)
+        out = x @ b
+        return out.astype(np.int32) if integer else out
+
+    if integer:
+        tolerance = {}
+    elif tag in ("fp8e4nv", "fp8e5"):
+        tolerance = {"rtol": 1e-3 * max(1, k // 128), "atol": 1e-2 * max(1, k // 256)}
+    else:
+        tolerance = tol(dtypes.ACCUM_TOLERANCE, "fp32")
+    acc = "int32" if integer else "fp32"
+    return Case(
+        id=f"dot/tiles-computed-a-{tag}-{m}x{n}x{k}-{bm}x{bn}x{bk}-w{warps}-s{stages}",
+        kernel=computed_a_matmul_kernel, grid=((m + bm - 1) // bm, (n + bn - 1) // bn),
+        constexprs={"BM": bm, "BN": bn, "BK": bk, "SCALE": scale, "ACC": getattr(tl, dtypes.LANG_NAME[acc])},
+        inputs={"a_ptr": Rand("fp32", (m * k,), -1, 1), "b_ptr": Rand(tag, (k * n,), *((-8, 8) if integer else (-1, 1))),
+                "M": m, "N": n, "K": k},
+        outputs={"c_ptr": Out(acc, (m, n))}, reference=ref,
+        options={"num_warps": warps, "num_stages": stages}, **tolerance)
+
+
 def _ref(m, n, k, kmajor, integer, mmajor=False):
     def ref(a_ptr, b_ptr, **_):
         a = a_ptr.reshape(k, m).T if mmajor else a_ptr.reshape(m, k)
@@ -149,6 +197,13 @@ CASES = [
     _case("fp8e5", 200, 130, 300, 64, 64, 64),
     _case("fp8e4nv", 128, 128, 128, 64, 64, 64, mmajor=True),
     _case("fp8e4nv", 128, 128, 128, 64, 64, 64, acc="fp16"),
+    # A computed in registers (attention's P): 16-bit and 8-bit operands, 4 and 8 warps, ragged edges
+    _computed_a_case("fp16", 200, 130, 160, 64, 64, 32),
+    _computed_a_case("bf16", 128, 128, 128, 128, 128, 64, warps=8),
+    _computed_a_case("fp8e4nv", 200, 130, 256, 64, 64, 64),
+    _computed_a_case("fp8e4nv", 256, 256, 256, 128, 128, 64, warps=8),
+    _computed_a_case("fp8e5", 128, 96, 192, 64, 32, 64, stages=2),
+    _computed_a_case("int8", 130, 200, 192, 64, 64, 64),
     _block_case("fp16", 200, 130, 300, 64, 64, 32),
     _block_case("fp32", 200, 130, 300, 64, 64, 32),
     _block_case("bf16", 130, 200, 96, 64, 64, 32, stages=4),

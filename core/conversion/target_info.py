@@ -181,6 +181,14 @@ class TargetInfo(ABC):
         for ``arith.divf`` (``/``, which need not be correctly rounded; None: LLVM's ``fdiv``)."""
         return None
 
+    def f32_to_fp8(self, builder: ir.IRBuilder, values: list[ir.Value], fmt: str) -> list[ir.Value] | None:
+        """``values`` (f32) rounded to nearest even into fp8 format ``fmt`` (``"e4m3"``: fp8e4nv,
+        ``"e5m2"``: fp8e5), saturating to the largest finite value, NaN kept NaN (what
+        :func:`tritium.conversion.ttgir_to_llvm.fp8.f32_to_fp8` computes portably), as ``i8``s by a
+        native conversion; None (default) for the core's integer arithmetic.  Called with a
+        tensor's registers at once, so a target can convert them in pairs."""
+        return None
+
     def bf16_to_f32(self, builder: ir.IRBuilder, x: ir.Value) -> ir.Value:
         """Widen a ``bfloat`` to ``float`` (exact).  Default: LLVM's ``fpext``; a target without a
         native conversion may spell it as the bit shift it is (``tritium_amd`` does: LLVM's AMDGPU

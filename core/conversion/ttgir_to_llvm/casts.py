@@ -55,11 +55,36 @@ def convert_float(b: ir.IRBuilder, x: ir.Value, src_t, dst_t, src_ty: ir.Type, d
     return b.fptrunc(x, dst_ty)
 
 
+#: fp8 formats a target may convert natively (``TargetInfo.f32_to_fp8``)
+_NATIVE_FP8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
+def _native_fp8(fl: FunctionLowering, op, src_t, dst_t, sty, rtz: bool) -> list | None:
+    """The target's native round-to-nearest conversion of an f32/f16/bf16 tensor to fp8e4nv or
+    fp8e5, or None."""
+    fmt = _NATIVE_FP8.get(str(scalar_type(dst_t)))
+    if rtz or fmt is None or is_fp8(scalar_type(src_t)) or sty not in (F32, ir.HalfType(), BF16):
+        return None
+    b = fl.builder
+    vals = fl.get(op.operands[0])
+    vals = vals if isinstance(vals, list) else [vals]
+    wide = [x if sty == F32 else convert_float(b, x, src_t, F32, sty, F32, False, fl.target) for x in vals]
+    out = fl.target.f32_to_fp8(b, wide, fmt)
+    if out is None:
+        return None
+    return out if isinstance(fl.get(op.operands[0]), list) else out[0]
+
+
 @lowers("arith.extf", "arith.truncf", "tt.fp_to_fp")
 def _float_cast(fl: FunctionLowering, op) -> None:
     src_t, dst_t = op.operands[0].type, op.results[0].type
     rtz = op.name == "tt.fp_to_fp" and op.rounding is not None and op.rounding.value.data == 0
     sty, dty = fl.ty(src_t), fl.ty(dst_t)
+    if is_fp8(scalar_type(dst_t)):
+        native = _native_fp8(fl, op, src_t, dst_t, sty, rtz)
+        if native is not None:
+            fl.set(op.results[0], native)
+            return
     map_values(fl, op, lambda a: convert_float(fl.builder, a, src_t, dst_t, sty, dty, rtz, fl.target))
 
 

@@ -48,3 +48,37 @@ def test_foreign_inline_asm_constraint_is_refused_at_the_kernel_line(monkeypatch
     with pytest.raises(triton.CompilationError, match=r"constraint 'v' is not one the nvidia backend") as e:
         triton.compile(_amdgcn_asm, target="cuda:90", signature={"x_ptr": "*i32", "z_ptr": "*i32"}, constexprs={})
     assert "inline_asm_elementwise(" in str(e.value)
+
+
+@triton.jit
+def _to_fp8(x_ptr, y_ptr, DT: triton.language.constexpr, RTZ: triton.language.constexpr):
+    offs = triton.language.arange(0, 256)
+    x = triton.language.load(x_ptr + offs)
+    if RTZ:
+        y = x.to(DT, fp_downcast_rounding="rtz")
+    else:
+        y = x.to(DT)
+    triton.language.store(y_ptr + offs, y)
+
+
+@pytest.mark.parametrize("target, dt, rtz, native", [
+    ("cuda:90", "fp8e4nv", False, True), ("cuda:90", "fp8e5", False, True),
+    ("cuda:89", "fp8e4nv", False, True), ("cuda:90", "fp8e4nv", True, False), ("cuda:80", "fp8e5", False, False)])
+def test_fp32_to_fp8_uses_the_native_conversion(target, dt, rtz, native, monkeypatch, tmp_path):
+    """From sm_89 an f32 -> fp8 cast (round to nearest even) is cvt.rn.satfinite on pairs of
+    values, as Triton's; toward zero, and before sm_89, it is the portable integer arithmetic.
+    e5m2's NaN is rewritten to the canonical code the portable rule gives (the instruction writes
+    another NaN code); the conformance suite's fp8_storage cases check the bits on a GPU."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = triton.compile(_to_fp8, target=target, signature={"x_ptr": "*fp32", "y_ptr": f"*{dt}"},
+                       constexprs={"DT": getattr(triton.language, {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}[dt]),
+                                   "RTZ": rtz}, num_warps=4)
+    ptx = k.asm["ptx"]
+    fmt = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}[dt]
+    cvts = ptx.count(f"cvt.rn.satfinite.{fmt}x2.f32")
+    if native:
+        assert cvts == 1   # 256 elements over 128 threads: one pair a thread
+        assert "cvt.rni.f32.f32" not in ptx and "cvt.rzi" not in ptx
+        assert ("setp.nan.f32" in ptx or "setp.num.f32" in ptx) == (fmt == "e5m2")
+    else:
+        assert cvts == 0

@@ -314,5 +314,27 @@ class NVIDIATargetInfo(TargetInfo):
             return self.extern_function(b, sym if f32 else sym[:-1], args, ty)
         return None
 
+    def f32_to_fp8(self, b, values, fmt):
+        # sm_89+: cvt.rn.satfinite.{e4m3,e5m2}x2.f32 rounds two floats to nearest even, saturating
+        # to the largest finite value (infinities too) and keeping NaN (Triton's conversion on
+        # these GPUs); the first source lands in the upper byte.  e5m2 has several NaN codes: the
+        # instruction writes 0x7F, the portable rule (and the interpreter) the canonical 0x7E, so
+        # a NaN input is given that one
+        if self.capability < 89:
+            return None
+        i8 = ir.IntType(8)
+        out = []
+        for i in range(0, len(values), 2):
+            lo = values[i]
+            hi = values[i + 1] if i + 1 < len(values) else lo
+            pair = _asm(b, ir.IntType(16), f"cvt.rn.satfinite.{fmt}x2.f32 $0, $1, $2;", "=h,f,f", [hi, lo],
+                        side_effect=False)
+            out.append(b.trunc(pair, i8))
+            if i + 1 < len(values):
+                out.append(b.trunc(b.lshr(pair, ir.Constant(ir.IntType(16), 8)), i8))
+        if fmt == "e5m2":
+            out = [b.select(b.fcmp_unordered("uno", x, x), ir.Constant(i8, 0x7E), y) for x, y in zip(values, out)]
+        return out
+
 
 __all__ = ["NVIDIATargetInfo", "I1"]

@@ -259,11 +259,12 @@ class AccelerateMatmul:
             pairs = [(op.operands[0], op.operands[1])]
         acc = self._accumulator(op, self._mma_type(op, enc))
         for x, y in pairs:
-            if kind in ("f16", "bf16") and not isinstance(_source(x).owner, (LoadOp, DescriptorLoadOp)):
-                # A computed in registers (attention's P): wgmma reads it from there, no shared memory trip
+            if kind != "f32" and not isinstance(_source(x).owner, (LoadOp, DescriptorLoadOp)):
+                # A computed in registers (attention's P, fp16/bf16 or 8-bit): wgmma reads it from
+                # there, no shared memory trip (Triton's rule); 32 bits a register: 2 or 4 elements
                 t = x.type
                 cvt = ConvertLayoutOp(_source(x), TensorType(t.element_type, t.get_shape(),
-                                                             DotOperandEncodingAttr(0, enc, 2)))
+                                                             DotOperandEncodingAttr(0, enc, INSTR_K[kind][1])))
                 op.parent_block().insert_op_before(cvt, op)
                 a = cvt.result
             else:
