@@ -93,6 +93,8 @@ LAYOUTS = {
     "nvidia_dot_a": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MMA2}, kWidth = 2}}>",
     "nvidia_dot_b": lambda T: f"#ttg.dot_op<{{opIdx = 1, parent = {_MMA2}, kWidth = 2}}>",
     "nvidia_dot_a3": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MMA3}, kWidth = 2}}>",
+    # wgmma's A in registers for 8-bit elements: four K elements a register
+    "nvidia_dot_a3_k4": lambda T: f"#ttg.dot_op<{{opIdx = 0, parent = {_MMA3}, kWidth = 4}}>",
     "amd_mfma32": lambda T: _MFMA32,
     "amd_mfma16": lambda T: _MFMA16,
     "amd_mfma32t": lambda T: _MFMA32T,  # the transposed accumulator, in Triton's later spelling
@@ -388,6 +390,9 @@ CASES = [
     _convert_case("nvidia_dot_b", "blocked_t", 32, 64, "fp16"),
     _convert_case("nvidia_mma2", "nvidia_dot_a", 64, 64, "fp16"),
     _convert_case("blocked", "nvidia_dot_a3", 64, 32, "fp16"),
+    # fp8 attention's P: the wgmma accumulator (cast to 8 bits) into the next wgmma's A registers
+    _convert_case("nvidia_mma3", "nvidia_dot_a3_k4", 64, 64, "int8"),
+    _convert_case("nvidia_mma3", "nvidia_dot_a3_k4", 128, 128, "int8"),
     _convert_case("amd_mfma32", "blocked", 64, 64, "fp32"),
     _convert_case("blocked_t", "amd_mfma16", 64, 64, "fp16"),
     _convert_case("amd_mfma16", "amd_mfma32", 64, 64, "fp32"),

@@ -28,6 +28,11 @@ class TargetInfo(ABC):
     #: per register at most, instead of a round trip through shared memory; the backend's scratch
     #: rule for ``ttg.convert_layout`` must then be ``tritium.ttgir.scratch.convert_scratch_in_warp``
     warp_exchange: bool = False
+    #: conversions of 8- and 16-bit elements into a matrix unit's operand that stay in their warp
+    #: fetch packed words across lanes (``shuffle_idx``, one a word and source lane) and pick their
+    #: elements out, instead of a round trip through shared memory (fp8 attention's P into wgmma's
+    #: A); the scratch rule must then be ``tritium.ttgir.scratch.convert_scratch_gathering``
+    warp_gather: bool = False
 
     @property
     @abstractmethod

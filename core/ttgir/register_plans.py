@@ -179,3 +179,96 @@ def _exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, ...]
             return None
         moves.append(best)
     return tuple(moves)
+
+
+@dataclass(frozen=True)
+class Gather:
+    """One word every lane fetches from another lane in a :class:`GatherPlan`: lane ``l`` reads
+    the word of lane ``lane[l]``, which packs that lane's source registers ``regs`` (the first in
+    the lowest bits, each as wide as an element)."""
+
+    lane: tuple[int, ...]       # lane -> the lane it reads (an affine map over the lane bits)
+    regs: tuple[int, ...]       # source registers packed in the word, element 0 in the low bits
+
+
+@dataclass(frozen=True)
+class GatherPlan:
+    """A conversion inside each warp done by fetching packed words from other lanes: ``fetches``,
+    and per result register ``(fetch, slots)`` -- the fetch holding its element and, per lane, the
+    element's slot in that fetch's word."""
+
+    fetches: tuple[Gather, ...]
+    picks: tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def affine_lanes(lane_map: tuple[int, ...]) -> tuple[int, tuple[int, ...]] | None:
+    """``lane_map`` as ``c XOR (XOR of cols[i] for each set bit i of the lane)`` over GF(2):
+    ``(c, cols)``, or None when it is not affine."""
+    n = len(lane_map)
+    c = lane_map[0]
+    cols = tuple(lane_map[1 << i] ^ c for i in range(n.bit_length() - 1))
+    for lane in range(n):
+        v = c
+        for i, col in enumerate(cols):
+            if lane >> i & 1:
+                v ^= col
+        if v != lane_map[lane]:
+            return None
+    return c, cols
+
+
+def warp_gather_plan(src: LinearLayout, dst: LinearLayout, elem_bits: int) -> GatherPlan | None:
+    """A conversion inside each warp of ``elem_bits``-bit elements (8 or 16) as word fetches:
+    each lane packs ``32 // elem_bits`` of its registers into a word, every lane fetches the words
+    holding its elements from the lanes that own them (one indexed shuffle a word) and picks its
+    elements out of them.  None when an element changes warp, a fetch's lanes are not an affine
+    map of the lane id, or the registers one result register draws on do not fit one word."""
+    if src.warp != dst.warp or src.threads_per_warp != dst.threads_per_warp or elem_bits not in (8, 16):
+        return None
+    return _gather_plan(src, dst, 32 // elem_bits)
+
+
+@lru_cache(maxsize=256)
+def _gather_plan(src: LinearLayout, dst: LinearLayout, per_word: int) -> GatherPlan | None:
+    owner: dict[tuple[int, ...], tuple[int, int]] = {}
+    s_tab = src.table()[0]
+    for l in range(s_tab.shape[0]):
+        for r in range(s_tab.shape[1]):
+            owner.setdefault(tuple(int(x) for x in s_tab[l, r]), (l, r))
+    d_tab = dst.table()[0]
+    lanes = d_tab.shape[0]
+    # per result register: the lane each lane reads and the register it wants there
+    want = []
+    for r in range(d_tab.shape[1]):
+        got = [owner.get(tuple(int(x) for x in d_tab[l, r])) for l in range(lanes)]
+        if any(g is None for g in got):
+            return None
+        lane_map = tuple(g[0] for g in got)
+        if affine_lanes(lane_map) is None:
+            return None
+        want.append((lane_map, tuple(g[1] for g in got)))
+    # group result registers by lane map; pack each group's source registers into words so that
+    # every result register's candidates sit in one word
+    fetches: list[Gather] = []
+    picks: list = [None] * len(want)
+    by_map: dict[tuple[int, ...], list[int]] = {}
+    for r, (lane_map, _regs) in enumerate(want):
+        by_map.setdefault(lane_map, []).append(r)
+    for lane_map, rs in by_map.items():
+        words: list[list[int]] = []
+        for r in rs:
+            cand = sorted(set(want[r][1]))
+            if len(cand) > per_word:
+                return None
+            word = next((w for w in words if set(cand) <= set(w) or len(set(w) | set(cand)) <= per_word), None)
+            if word is None:
+                words.append(list(cand))
+                word = words[-1]
+            else:
+                word.extend(c for c in cand if c not in word)
+        base = len(fetches)
+        fetches.extend(Gather(lane_map, tuple(w)) for w in words)
+        for r in rs:
+            f = next(i for i, w in enumerate(words) if set(want[r][1]) <= set(w))
+            picks[r] = (base + f, tuple(words[f].index(reg) for reg in want[r][1]))
+    return GatherPlan(tuple(fetches), tuple(picks))

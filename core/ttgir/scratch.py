@@ -33,9 +33,9 @@ from xdsl.ir import Operation
 
 from ..ttir.ops import SplitOp
 from ..ttir.types import PointerType
-from .encodings import DistributedEncoding
+from .encodings import BlockedEncodingAttr, DistributedEncoding, DotOperandEncodingAttr
 from .layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
-from .register_plans import register_plan, split_plans, warp_exchange_plan
+from .register_plans import register_plan, split_plans, warp_exchange_plan, warp_gather_plan
 
 ScratchRule = Callable[[Operation], int]
 
@@ -50,9 +50,11 @@ def round8(n: int) -> int:
     return (n + 7) // 8 * 8
 
 
-def convert_scratch(op: Operation, exchange_in_warp: bool = False) -> int:
+def convert_scratch(op: Operation, exchange_in_warp: bool = False, gather: bool = False) -> int:
     """The core rule; ``exchange_in_warp`` for a target whose lowering moves elements that stay in
-    their warp by lane exchanges (``TargetInfo.warp_exchange``): those conversions need none."""
+    their warp by lane exchanges (``TargetInfo.warp_exchange``), ``gather`` for one that fetches
+    words across lanes for a conversion into a matrix operand (``TargetInfo.warp_gather``): those
+    conversions need none."""
     src, dst = op.operands[0].type, op.results[0].type
     a, b = (None if isinstance(t.encoding, NoneAttr) else t.encoding for t in (src, dst))
     try:
@@ -64,6 +66,8 @@ def convert_scratch(op: Operation, exchange_in_warp: bool = False) -> int:
         return 0  # same thread owns the same elements: registers are only renamed
     if exchange_in_warp and exchangeable(src.element_type) and warp_exchange_plan(la, lb) is not None:
         return 0  # lane exchanges inside each warp
+    if gather and gathered(src, dst, la, lb):
+        return 0  # word fetches inside each warp
     return convert_scratch_bytes(src, dst, scratch_limit(op))  # a round trip through shared memory, rows padded
 
 
@@ -71,6 +75,25 @@ def convert_scratch_in_warp(op: Operation) -> int:
     """:func:`convert_scratch` for a target with ``TargetInfo.warp_exchange`` (its plugin gives
     this rule for ``ttg.convert_layout`` through ``tritium_scratch_sizes``)."""
     return convert_scratch(op, exchange_in_warp=True)
+
+
+def convert_scratch_gathering(op: Operation) -> int:
+    """:func:`convert_scratch` for a target with ``TargetInfo.warp_gather``."""
+    return convert_scratch(op, gather=True)
+
+
+def gathered(src_t, dst_t, la=None, lb=None) -> bool:
+    """Whether a conversion is one ``TargetInfo.warp_gather`` lowers by word fetches: 8- or 16-bit
+    elements into a matrix unit's operand (a ``dot_op`` of a non-blocked parent) that stay in
+    their warp (:func:`warp_gather_plan`), on warps of at most 32 lanes."""
+    enc = dst_t.encoding
+    if not isinstance(enc, DotOperandEncodingAttr) or isinstance(enc.parent, BlockedEncodingAttr):
+        return False
+    if not exchangeable(src_t.element_type) or bit_width(src_t.element_type) not in (8, 16):
+        return False
+    la = la or linear_layout(src_t.encoding, src_t.get_shape())
+    lb = lb or linear_layout(dst_t.encoding, dst_t.get_shape())
+    return la.threads_per_warp <= 32 and warp_gather_plan(la, lb, bit_width(src_t.element_type)) is not None
 
 
 def exchangeable(element_type) -> bool:

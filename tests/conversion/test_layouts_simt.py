@@ -96,6 +96,65 @@ def test_conversion_by_lane_exchanges(case, monkeypatch):
         assert "allocation.offset" not in str(cvt.attributes)
 
 
+@pytest.mark.parametrize("case", _exchange_cases(), ids=lambda c: c.id)
+def test_conversion_by_word_fetches(case, monkeypatch):
+    """On a target that gathers (``TargetInfo.warp_gather``, NVIDIA's), a conversion of 8- or
+    16-bit elements into a matrix operand that stays in its warp fetches packed words across lanes
+    (``shuffle_idx``) with no scratch (the ``convert_scratch_gathering`` rule): fp8 attention's P
+    into wgmma's A registers.  Every convert case runs and must give the same (exact) copy."""
+    plugin = _vendor(case.id)
+    if plugin is not None and importlib.util.find_spec(plugin) is None:
+        pytest.skip(f"{plugin} is not installed: its layouts are not registered")
+    from tritium.conversion.ttgir_to_llvm import convert_layout as cl
+    from tritium.ttgir.scratch import convert_scratch_gathering, gathered
+    used = []
+    real = cl.gather_in_warp
+    monkeypatch.setattr(cl, "gather_in_warp", lambda fl, regs, plan, bits: used.append(plan) or
+                        real(fl, regs, plan, bits))
+    module = parse_module(case.kernel.text(case.kernel.warp_size))
+    prep = prepare(case, case_seed(4, case.id))
+    args = [prep.host[n] for n in case.kernel.arg_names]
+    assert simt.run_ttgir(module, args, target_flags={"warp_gather": True},
+                          scratch_rules={"ttg.convert_layout": convert_scratch_gathering}) == 0
+    (name, out), = case.outputs.items()
+    inputs = {k: v for k, v in prep.ref_args.items() if k not in case.outputs}
+    actual = prep.host[name].view(dtypes.STORAGE[out.dtype])
+    problem = compare(name, out, actual, case.reference(**inputs), prep.out_start[name], case)
+    assert problem is None, problem
+    cvt = next(op for op in module.walk()
+               if op.name == "ttg.convert_layout" and getattr(op.operands[0].owner, "name", "") == "tt.load")
+    expect = gathered(cvt.operands[0].type, cvt.results[0].type)
+    if "nvidia_mma3-to-nvidia_dot_a3_k4" in case.id:
+        assert expect    # the point of the gather
+    assert bool(used) == expect
+    if expect:
+        assert "allocation.offset" not in str(cvt.attributes)
+
+
+def test_gather_plan_is_exact():
+    """The word-fetch plan of the 8-bit wgmma accumulator -> A registers conversion: simulated lane
+    by lane (each lane packs the fetch's registers, reads the word of the lane the fetch names,
+    picks its slot), every register of every lane gets the element the result layout gives it;
+    two fetches a 32-bit A register (its two halves come from two lanes)."""
+    pytest.importorskip("tritium_nvidia")
+    from tritium.ttgir.register_plans import warp_gather_plan
+    from tritium_nvidia.passes.encodings import NvidiaMmaEncodingAttr
+    from tritium.ttgir.encodings import DotOperandEncodingAttr
+    for warps, shape, n in (((4, 1), (64, 64), 64), ((4, 1), (128, 128), 128), ((8, 1), (128, 64), 64)):
+        enc = NvidiaMmaEncodingAttr(3, warps, (16, n, 32))
+        acc = enc.linear_layout(shape)
+        a = DotOperandEncodingAttr(0, enc, 4).linear_layout(shape)
+        plan = warp_gather_plan(acc, a, 8)
+        assert plan is not None and len(plan.picks) == a.num_registers
+        src, dst = acc.table(), a.table()
+        for lane in range(32):
+            for r, (f, slots) in enumerate(plan.picks):
+                g = plan.fetches[f]
+                sender = g.lane[lane]
+                assert (src[:, sender, g.regs[slots[lane]]] == dst[:, lane, r]).all()
+        assert len(plan.fetches) == a.num_registers // 4 * 2
+
+
 def test_lane_exchange_plan_is_exact():
     """The plan of attention's P conversion (transposed WMMA accumulator -> A operand): every
     register of every lane gets exactly the element the result layout gives it; the untransposed

@@ -18,8 +18,8 @@ from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
 from .types import I1, I32, const, elem_bytes, shared_load, shared_store
 from .shape_ops import linear_index
-from ...ttgir.register_plans import LaneMove, warp_exchange_plan
-from ...ttgir.scratch import exchangeable
+from ...ttgir.register_plans import GatherPlan, LaneMove, affine_lanes, warp_exchange_plan, warp_gather_plan
+from ...ttgir.scratch import exchangeable, gathered
 
 
 def _uniform(v) -> bool:
@@ -115,6 +115,10 @@ def _convert(fl: FunctionLowering, op) -> None:
         if moves is not None:
             fl.set(op.results[0], exchange_in_warp(fl, regs, moves))
             return
+    if fl.target.warp_gather and gathered(src_t, dst_t, la.ll, lb.ll):
+        plan = warp_gather_plan(la.ll, lb.ll, bit_width(src_t.element_type))
+        fl.set(op.results[0], gather_in_warp(fl, regs, plan, bit_width(src_t.element_type)))
+        return
     base = fl.shared_ptr(fl.alloc_offset(op))
     w, r, pad = convert_vectors(src_t, dst_t)
     ety = fl.ty(src_t)
@@ -202,6 +206,83 @@ def exchange_in_warp(fl: FunctionLowering, regs: list, moves: tuple[LaneMove, ..
         bit = b.and_(fl.lane, ir.Constant(I32, 1 << m.bit))
         own = b.icmp_unsigned("!=" if m.keep else "==", bit, ir.Constant(I32, 0))   # lane bit == keep
         out.append(b.select(own, regs[m.reg], other))
+    return out
+
+
+def _lane_of(fl: FunctionLowering, lane_map: tuple[int, ...]) -> ir.Value | None:
+    """The lane id ``lane_map`` sends each lane to, computed from the lane id (an affine map over
+    its bits: :func:`affine_lanes`); None where each lane reads itself."""
+    if all(m == i for i, m in enumerate(lane_map)):
+        return None
+    b = fl.builder
+    c, cols = affine_lanes(lane_map)
+    v = const(I32, c)
+    for i, col in enumerate(cols):
+        if not col:
+            continue
+        bit = b.and_(b.lshr(fl.lane, const(I32, i)), const(I32, 1)) if i else b.and_(fl.lane, const(I32, 1))
+        if col & (col - 1) == 0:
+            k = col.bit_length() - 1
+            term = b.shl(bit, const(I32, k)) if k else bit
+        else:
+            term = b.mul(bit, const(I32, col))
+        v = b.xor(v, term)
+    return v
+
+
+def _deciding_bit(slots: tuple[int, ...]) -> int | None:
+    """The lane bit whose value alone gives each lane's slot, if one does."""
+    for bit in range(max(len(slots).bit_length() - 1, 0)):
+        lo, hi = slots[0], slots[1 << bit]
+        if all(s == (hi if lane >> bit & 1 else lo) for lane, s in enumerate(slots)):
+            return bit
+    return None
+
+
+def gather_in_warp(fl: FunctionLowering, regs: list, plan: GatherPlan, bits: int) -> list:
+    """The result registers of a conversion by word fetches (:func:`warp_gather_plan`): each lane
+    packs the words of the plan's fetches, reads each from its lane (``shuffle_idx``) and takes
+    its element out of the word at the slot the lane's id gives (a select where one lane bit
+    decides it, else a 64-bit constant table of two bits a lane)."""
+    b = fl.builder
+    ety = regs[0].type
+    ity = ir.IntType(bits)
+    per_word = 32 // bits
+
+    def as_int(v):
+        return v if isinstance(ety, ir.IntType) else b.bitcast(v, ity)
+
+    words: dict[tuple[int, ...], ir.Value] = {}
+    fetched = []
+    for g in plan.fetches:
+        w = words.get(g.regs)
+        if w is None:
+            for j, r in enumerate(g.regs):
+                x = b.zext(as_int(regs[r]), I32)
+                x = b.shl(x, const(I32, j * bits)) if j else x
+                w = x if w is None else b.or_(w, x)
+            words[g.regs] = w
+        src = _lane_of(fl, g.lane)
+        fetched.append(w if src is None else fl.target.shuffle_idx(b, w, src))
+    slot_bits = max(per_word - 1, 1).bit_length()
+    out = []
+    for f, slots in plan.picks:
+        word = fetched[f]
+        bit = _deciding_bit(slots)
+        if len(set(slots)) == 1:
+            shift = const(I32, slots[0] * bits)
+        elif bit is not None:
+            # the slot follows one lane bit: a select between two shifts
+            on = b.icmp_unsigned("!=", b.and_(fl.lane, const(I32, 1 << bit)), const(I32, 0))
+            shift = b.select(on, const(I32, slots[1 << bit] * bits), const(I32, slots[0] * bits))
+        else:
+            table = sum(s << (slot_bits * lane) for lane, s in enumerate(slots))
+            lane64 = b.zext(b.mul(fl.lane, const(I32, slot_bits)), ir.IntType(64))
+            slot = b.trunc(b.and_(b.lshr(ir.Constant(ir.IntType(64), table), lane64),
+                                  ir.Constant(ir.IntType(64), (1 << slot_bits) - 1)), I32)
+            shift = b.mul(slot, const(I32, bits))
+        x = b.trunc(b.lshr(word, shift), ity)
+        out.append(x if isinstance(ety, ir.IntType) else b.bitcast(x, ety))
     return out
 
 

@@ -34,6 +34,9 @@ class NVIDIATargetInfo(TargetInfo):
     triple = TRIPLE
     data_layout = DATA_LAYOUT
     backend_name = "nvidia"
+    # fp8 attention's P, from the wgmma accumulator into the next wgmma's A registers (4 elements a
+    # register), by shfl.sync.idx of packed words instead of a shared-memory round trip
+    warp_gather = True
 
     def __init__(self, capability: int = 90, maxnreg: int | None = None, num_ctas: int = 1, ftz: bool = True):
         self.capability = capability
