@@ -186,6 +186,12 @@ class TargetInfo(ABC):
         for ``arith.divf`` (``/``, which need not be correctly rounded; None: LLVM's ``fdiv``)."""
         return None
 
+    def byte_permute(self, builder: ir.IRBuilder, x: ir.Value, y: ir.Value, selector: ir.Value) -> ir.Value | None:
+        """Four bytes picked from the eight of i32 words ``x`` (bytes 0-3) and ``y`` (4-7): byte
+        ``j`` of the result is the one nibble ``j`` of i32 ``selector`` names (NVIDIA's ``prmt``);
+        None (default) where the target has no such instruction."""
+        return None
+
     def f32_to_fp8(self, builder: ir.IRBuilder, values: list[ir.Value], fmt: str) -> list[ir.Value] | None:
         """``values`` (f32) rounded to nearest even into fp8 format ``fmt`` (``"e4m3"``: fp8e4nv,
         ``"e5m2"``: fp8e5), saturating to the largest finite value, NaN kept NaN (what

@@ -108,6 +108,18 @@ class HostSIMTTarget(TargetInfo):
         self._warp_barrier(b, warp)  # nobody overwrites a slot before every lane has read it
         return out
 
+    def byte_permute(self, b, x, y, selector):
+        # NVIDIA's prmt (default mode) in plain integer arithmetic: result byte j is byte
+        # (nibble j of the selector, bits 0-2) of the eight bytes of y:x
+        wide = b.or_(b.zext(x, I64), b.shl(b.zext(y, I64), ir.Constant(I64, 32)))
+        out = ir.Constant(I32, 0)
+        for j in range(4):
+            nib = b.and_(b.lshr(selector, ir.Constant(I32, 4 * j)), ir.Constant(I32, 7))
+            byte = b.trunc(b.and_(b.lshr(wide, b.zext(b.shl(nib, ir.Constant(I32, 3)), I64)),
+                                  ir.Constant(I64, 0xFF)), I32)
+            out = b.or_(out, b.shl(byte, ir.Constant(I32, 8 * j)))
+        return out
+
     def shuffle_xor(self, b, value, mask):
         lane = b.urem(self.thread_id(b), ir.Constant(I32, self.warp_size))
         return self.shuffle_idx(b, value, b.xor(lane, ir.Constant(I32, mask)))

@@ -101,16 +101,19 @@ def test_conversion_by_word_fetches(case, monkeypatch):
     """On a target that gathers (``TargetInfo.warp_gather``, NVIDIA's), a conversion of 8- or
     16-bit elements into a matrix operand that stays in its warp fetches packed words across lanes
     (``shuffle_idx``) with no scratch (the ``convert_scratch_gathering`` rule): fp8 attention's P
-    into wgmma's A registers.  Every convert case runs and must give the same (exact) copy."""
+    into wgmma's A registers, each result word one byte permute of two fetched words (the
+    emulator's ``prmt``).  Every convert case runs and must give the same (exact) copy."""
     plugin = _vendor(case.id)
     if plugin is not None and importlib.util.find_spec(plugin) is None:
         pytest.skip(f"{plugin} is not installed: its layouts are not registered")
     from tritium.conversion.ttgir_to_llvm import convert_layout as cl
     from tritium.ttgir.scratch import convert_scratch_gathering, gathered
-    used = []
-    real = cl.gather_in_warp
+    used, permuted = [], []
+    real, real_words = cl.gather_in_warp, cl._permuted_words
     monkeypatch.setattr(cl, "gather_in_warp", lambda fl, regs, plan, bits: used.append(plan) or
                         real(fl, regs, plan, bits))
+    monkeypatch.setattr(cl, "_permuted_words", lambda *a: (lambda w: permuted.append(w is not None) or w)(
+        real_words(*a)))
     module = parse_module(case.kernel.text(case.kernel.warp_size))
     prep = prepare(case, case_seed(4, case.id))
     args = [prep.host[n] for n in case.kernel.arg_names]
@@ -125,7 +128,7 @@ def test_conversion_by_word_fetches(case, monkeypatch):
                if op.name == "ttg.convert_layout" and getattr(op.operands[0].owner, "name", "") == "tt.load")
     expect = gathered(cvt.operands[0].type, cvt.results[0].type)
     if "nvidia_mma3-to-nvidia_dot_a3_k4" in case.id:
-        assert expect    # the point of the gather
+        assert expect and permuted == [True]   # the point of the gather: one byte permute a word
     assert bool(used) == expect
     if expect:
         assert "allocation.offset" not in str(cvt.attributes)

@@ -239,6 +239,49 @@ def _deciding_bit(slots: tuple[int, ...]) -> int | None:
     return None
 
 
+def _permuted_words(fl: FunctionLowering, plan: GatherPlan, fetched: list, bits: int) -> list | None:
+    """Each run of ``32 // bits`` result registers as one word, permuted out of the (at most two)
+    fetched words its elements come from by the target's ``byte_permute``, with a selector that
+    one lane bit decides; None where the target has none or a run does not fit."""
+    b = fl.builder
+    per_word = 32 // bits
+    if len(plan.picks) % per_word:
+        return None
+    lanes = len(plan.picks[0][1])
+    runs = []
+    for r0 in range(0, len(plan.picks), per_word):
+        picks = plan.picks[r0:r0 + per_word]
+        srcs = sorted({f for f, _ in picks})
+        if len(srcs) > 2:
+            return None
+        sel = []
+        for lane in range(lanes):
+            v = 0
+            for j, (f, slots) in enumerate(picks):
+                base = 4 * srcs.index(f)
+                for k in range(bits // 8):       # the element's bytes, low first
+                    v |= (base + slots[lane] * (bits // 8) + k) << (4 * (j * (bits // 8) + k))
+            sel.append(v)
+        bit = _deciding_bit(tuple(sel))
+        if len(set(sel)) > 1 and bit is None:
+            return None
+        runs.append((srcs, sel, bit))
+    out = []
+    for srcs, sel, bit in runs:
+        x = fetched[srcs[0]]
+        y = fetched[srcs[1]] if len(srcs) > 1 else x
+        if len(set(sel)) == 1:
+            s = const(I32, sel[0])
+        else:
+            on = b.icmp_unsigned("!=", b.and_(fl.lane, const(I32, 1 << bit)), const(I32, 0))
+            s = b.select(on, const(I32, sel[1 << bit]), const(I32, sel[0]))
+        w = fl.target.byte_permute(b, x, y, s)
+        if w is None:
+            return None
+        out.append(w)
+    return out
+
+
 def gather_in_warp(fl: FunctionLowering, regs: list, plan: GatherPlan, bits: int) -> list:
     """The result registers of a conversion by word fetches (:func:`warp_gather_plan`): each lane
     packs the words of the plan's fetches, reads each from its lane (``shuffle_idx``) and takes
@@ -264,9 +307,16 @@ def gather_in_warp(fl: FunctionLowering, regs: list, plan: GatherPlan, bits: int
             words[g.regs] = w
         src = _lane_of(fl, g.lane)
         fetched.append(w if src is None else fl.target.shuffle_idx(b, w, src))
+    words_out = _permuted_words(fl, plan, fetched, bits)
     slot_bits = max(per_word - 1, 1).bit_length()
     out = []
-    for f, slots in plan.picks:
+    for r, (f, slots) in enumerate(plan.picks):
+        if words_out is not None:
+            w = words_out[r // per_word]
+            j = r % per_word
+            x = b.trunc(b.lshr(w, const(I32, j * bits)) if j else w, ity)
+            out.append(x if isinstance(ety, ir.IntType) else b.bitcast(x, ety))
+            continue
         word = fetched[f]
         bit = _deciding_bit(slots)
         if len(set(slots)) == 1:

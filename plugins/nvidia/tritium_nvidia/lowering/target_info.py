@@ -317,6 +317,9 @@ class NVIDIATargetInfo(TargetInfo):
             return self.extern_function(b, sym if f32 else sym[:-1], args, ty)
         return None
 
+    def byte_permute(self, b, x, y, selector):
+        return _asm(b, I32, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", [x, y, selector], side_effect=False)
+
     def f32_to_fp8(self, b, values, fmt):
         # sm_89+: cvt.rn.satfinite.{e4m3,e5m2}x2.f32 rounds two floats to nearest even, saturating
         # to the largest finite value (infinities too) and keeping NaN (Triton's conversion on
