@@ -264,3 +264,28 @@ def test_scalar_operand_loads_still_write_k_runs(avt, tmp_path, monkeypatch):
         assert st.lds_writes.get("b64", 0) == b64, (name, st.lds_writes)
         # every loaded element written once: the other operand's still one at a time
         assert st.lds_writes["b16"] + 4 * b64 == sum(st.global_loads.values()), (name, st.lds_writes)
+
+
+@pytest.mark.parametrize("wmma", [False, True])
+def test_placed_operand_fits_the_unpadded_scratch(wmma):
+    """The AMD scratch rule gives an operand conversion the lowering places swizzled
+    (``convert_scratch_encoding``) the tensor's own bytes, not the core's padded rows: every address
+    the placement can form stays below them."""
+    from xdsl.dialects.builtin import IntegerType
+    from tritium_amd.passes.encodings import AMDMfmaEncodingAttr, AMDWmmaEncodingAttr
+    parent = AMDWmmaEncodingAttr(1, [4, 1], True) if wmma else AMDMfmaEncodingAttr(3, [4, 1], [32, 32], True)
+    checked = 0
+    for op_idx in (0, 1):
+        for ety, ebytes, kw in ((f16, 2, 16 if wmma else 4), (IntegerType(8), 1, 16 if wmma else 8),
+                                (f32, 4, 16 if wmma else 2)):
+            for shape in ((128, 64), (64, 128), (128, 128), (32, 64), (256, 32)):
+                enc = operand_shared_encoding(TensorType(ety, shape, DotOperandEncodingAttr(op_idx, parent, kw)))
+                if enc is None:
+                    continue
+                top = 0
+                for dim in enc.byte_bases(shape, ebytes):
+                    for v in dim:
+                        top |= v
+                assert top + ebytes <= shape[0] * shape[1] * ebytes, (op_idx, ety, shape)
+                checked += 1
+    assert checked >= 20
