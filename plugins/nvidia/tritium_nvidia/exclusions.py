@@ -5,6 +5,7 @@ run counts a compiled excluded case as an unexpected pass, so the list is only r
 device is present (where the cases run)."""
 from __future__ import annotations
 
+from tritium.hooks.manager import layout_encodings
 from tritium.hooks.types import ConformanceExclusion
 
 # shapes/outer-none-index-fp16 is not listed: with enable_fp_fusion=True (Triton's default) ptxas may
@@ -66,5 +67,4 @@ def exclusions(target, get_driver) -> list[ConformanceExclusion]:
 
 
 def _has_encoding(name: str) -> bool:
-    from tritium.hooks.manager import layout_encodings
     return any(getattr(enc, "name", "") == name for enc in layout_encodings())

@@ -50,10 +50,8 @@ class NvidiaPlugin(BackendPlugin):
         return membar_filter
 
     def scratch_sizes(self, target):
-        from tritium.ttgir.scratch import convert_scratch_gathering
         from .passes.tma import SCRATCH_SIZES
-        # conversions into an 8-bit matrix operand fetch words across lanes (NVIDIATargetInfo.warp_gather)
-        return {**SCRATCH_SIZES, "ttg.convert_layout": convert_scratch_gathering}
+        return SCRATCH_SIZES
 
     def after_allocation_passes(self, target, options):
         from .compiler import after_allocation_passes

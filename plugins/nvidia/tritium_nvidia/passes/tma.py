@@ -27,6 +27,7 @@ from tritium.ttir.memory_ops import LoadOp
 from tritium.ttir.ops import CallOp, FuncOp, ReturnOp
 from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
 from tritium.ttgir.passes.membar import Membar
+from tritium.ttgir.scratch import convert_scratch_gathering
 
 from .dialect import BulkStoreWaitOp, TensorMapAcquireOp, TensorMapCreateOp
 from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
@@ -67,9 +68,11 @@ def scratch_bytes(op) -> int:
 #: where ``ttng.tensormap_create`` builds a map: 128 bytes on a 128-byte boundary
 MAP_BUILD_BYTES = 2 * 128
 
-#: the plugin's scratch rules (``tritium_scratch_sizes``)
+#: the plugin's scratch rules (``tritium_scratch_sizes``): TMA's, and conversions into an 8-bit
+#: matrix operand that fetch words across lanes (``NVIDIATargetInfo.warp_gather``) take none
 SCRATCH_SIZES = {"tt.descriptor_load": scratch_bytes, "tt.descriptor_store": scratch_bytes,
-                 "ttng.tensormap_create": lambda op: MAP_BUILD_BYTES}
+                 "ttng.tensormap_create": lambda op: MAP_BUILD_BYTES,
+                 "ttg.convert_layout": convert_scratch_gathering}
 
 
 class _RowMajor:
