@@ -58,34 +58,39 @@ def _exchange_cases():
     return [c for c in ir_files.CASES if "/" in c.id and "convert-" in c.id and "-via-" not in c.id]
 
 
+def _run_converting(case, seed: int, flags: dict, rule):
+    """Run an IR convert case on the host SIMT emulator with target ``flags`` and the
+    ``ttg.convert_layout`` scratch ``rule``; check the copy; return the finalized module's data
+    conversion (the one of the loaded tensor)."""
+    plugin = _vendor(case.id)
+    if plugin is not None and importlib.util.find_spec(plugin) is None:
+        pytest.skip(f"{plugin} is not installed: its layouts are not registered")
+    module = parse_module(case.kernel.text(case.kernel.warp_size))
+    prep = prepare(case, case_seed(seed, case.id))
+    args = [prep.host[n] for n in case.kernel.arg_names]
+    assert simt.run_ttgir(module, args, target_flags=flags, scratch_rules={"ttg.convert_layout": rule}) == 0
+    (name, out), = case.outputs.items()
+    inputs = {k: v for k, v in prep.ref_args.items() if k not in case.outputs}
+    actual = prep.host[name].view(dtypes.STORAGE[out.dtype])
+    problem = compare(name, out, actual, case.reference(**inputs), prep.out_start[name], case)
+    assert problem is None, problem
+    return next(op for op in module.walk()
+                if op.name == "ttg.convert_layout" and getattr(op.operands[0].owner, "name", "") == "tt.load")
+
+
 @pytest.mark.parametrize("case", _exchange_cases(), ids=lambda c: c.id)
 def test_conversion_by_lane_exchanges(case, monkeypatch):
     """On a target that exchanges lanes (``TargetInfo.warp_exchange``, AMD's), a conversion whose
     elements stay in their warp moves by ``shuffle_xor`` alone, with no scratch (the
     ``convert_scratch_in_warp`` rule); the others still go through shared memory.  Every convert
     case runs both ways and must give the same (exact) copy."""
-    plugin = _vendor(case.id)
-    if plugin is not None and importlib.util.find_spec(plugin) is None:
-        pytest.skip(f"{plugin} is not installed: its layouts are not registered")
     from tritium.conversion.ttgir_to_llvm import convert_layout as cl
     from tritium.ttgir.register_plans import warp_exchange_plan
     from tritium.ttgir.scratch import convert_scratch_in_warp
     used = []
     real = cl.exchange_in_warp
     monkeypatch.setattr(cl, "exchange_in_warp", lambda fl, regs, moves: used.append(moves) or real(fl, regs, moves))
-    module = parse_module(case.kernel.text(case.kernel.warp_size))
-    prep = prepare(case, case_seed(3, case.id))
-    args = [prep.host[n] for n in case.kernel.arg_names]
-    failed = simt.run_ttgir(module, args, target_flags={"warp_exchange": True},
-                            scratch_rules={"ttg.convert_layout": convert_scratch_in_warp})
-    assert failed == 0
-    (name, out), = case.outputs.items()
-    inputs = {k: v for k, v in prep.ref_args.items() if k not in case.outputs}
-    actual = prep.host[name].view(dtypes.STORAGE[out.dtype])
-    problem = compare(name, out, actual, case.reference(**inputs), prep.out_start[name], case)
-    assert problem is None, problem
-    cvt = next(op for op in module.walk()
-               if op.name == "ttg.convert_layout" and getattr(op.operands[0].owner, "name", "") == "tt.load")
+    cvt = _run_converting(case, 3, {"warp_exchange": True}, convert_scratch_in_warp)
     src_t, dst_t = cvt.operands[0].type, cvt.results[0].type
     plan = warp_exchange_plan(layouts.linear_layout(src_t.encoding, src_t.get_shape()),
                               layouts.linear_layout(dst_t.encoding, dst_t.get_shape()))
@@ -103,9 +108,6 @@ def test_conversion_by_word_fetches(case, monkeypatch):
     (``shuffle_idx``) with no scratch (the ``convert_scratch_gathering`` rule): fp8 attention's P
     into wgmma's A registers, each result word one byte permute of two fetched words (the
     emulator's ``prmt``).  Every convert case runs and must give the same (exact) copy."""
-    plugin = _vendor(case.id)
-    if plugin is not None and importlib.util.find_spec(plugin) is None:
-        pytest.skip(f"{plugin} is not installed: its layouts are not registered")
     from tritium.conversion.ttgir_to_llvm import convert_layout as cl
     from tritium.ttgir.scratch import convert_scratch_gathering, gathered
     used, permuted = [], []
@@ -114,18 +116,7 @@ def test_conversion_by_word_fetches(case, monkeypatch):
                         real(fl, regs, plan, bits))
     monkeypatch.setattr(cl, "_permuted_words", lambda *a: (lambda w: permuted.append(w is not None) or w)(
         real_words(*a)))
-    module = parse_module(case.kernel.text(case.kernel.warp_size))
-    prep = prepare(case, case_seed(4, case.id))
-    args = [prep.host[n] for n in case.kernel.arg_names]
-    assert simt.run_ttgir(module, args, target_flags={"warp_gather": True},
-                          scratch_rules={"ttg.convert_layout": convert_scratch_gathering}) == 0
-    (name, out), = case.outputs.items()
-    inputs = {k: v for k, v in prep.ref_args.items() if k not in case.outputs}
-    actual = prep.host[name].view(dtypes.STORAGE[out.dtype])
-    problem = compare(name, out, actual, case.reference(**inputs), prep.out_start[name], case)
-    assert problem is None, problem
-    cvt = next(op for op in module.walk()
-               if op.name == "ttg.convert_layout" and getattr(op.operands[0].owner, "name", "") == "tt.load")
+    cvt = _run_converting(case, 4, {"warp_gather": True}, convert_scratch_gathering)
     expect = gathered(cvt.operands[0].type, cvt.results[0].type)
     if "nvidia_mma3-to-nvidia_dot_a3_k4" in case.id:
         assert expect and permuted == [True]   # the point of the gather: one byte permute a word
