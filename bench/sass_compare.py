@@ -62,9 +62,12 @@ def _attn(name, dtype, d, bm, bn, warps, stages) -> Spec:
     names = ["Q", "K", "V", "sm_scale", "Out", "stride_qz", "stride_qh", "stride_qm", "stride_qk", "stride_kz",
              "stride_kh", "stride_kn", "stride_kk", "stride_vz", "stride_vh", "stride_vk", "stride_vn", "stride_oz",
              "stride_oh", "stride_om", "stride_on", "H", "N_CTX"]
+    fp8 = dtype.startswith("fp8")
     sig = {n: ("fp32" if n == "sm_scale" else f"*{dtype}" if n in ("Q", "K", "V", "Out") else "i32") for n in names}
+    if fp8:  # fp16 output; V stored [d, N] (the second dot's B K-contiguous), as bench_matmul's fp8 rows
+        sig["Out"] = "*fp16"
     consts = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False}
-    for k in ("stride_qk", "stride_kk", "stride_vn", "stride_on"):
+    for k in ("stride_qk", "stride_kk", "stride_vk" if fp8 else "stride_vn", "stride_on"):
         sig.pop(k)
         consts[k] = 1
     return Spec(name, "attn_fwd", sig, consts, warps, stages)
@@ -100,6 +103,8 @@ SPECS = [
     _attn("attn-fp16-d64-m64", "fp16", 64, 64, 64, 4, 3),   # the config both sides pick in bench_matmul
     _attn("attn-fp16-d128-m64", "fp16", 128, 64, 64, 4, 3),
     _attn("attn-fp16-d128-m128-w8", "fp16", 128, 128, 64, 8, 3),
+    _attn("attn-fp8e4-d64-m64", "fp8e4nv", 64, 64, 64, 4, 3),   # the fp8 rows' chosen config
+    _attn("attn-fp8e4-d128-m64", "fp8e4nv", 128, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dkdv-d64", "attn_bwd_dkdv", 64, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dq-d64", "attn_bwd_dq", 64, 64, 64, 4, 3),
     _attn_bwd("attn-bwd-dkdv-d128", "attn_bwd_dkdv", 128, 64, 64, 4, 3),
