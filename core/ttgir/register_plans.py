@@ -141,14 +141,22 @@ def warp_exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, 
     return _exchange_plan(src, dst)
 
 
-@lru_cache(maxsize=256)
-def _exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, ...] | None:
-    lanes = np.arange(src.threads_per_warp)
-    held: dict[tuple[int, ...], dict[int, set[int]]] = {}       # coordinate -> source reg -> lanes
-    s_tab = src.table()[0]                                      # [lane, reg, rank], warp 0
+def _holders(src: LinearLayout) -> dict[tuple[int, ...], dict[int, set[int]]]:
+    """Warp 0 of ``src``: each coordinate -> the registers holding it -> the lanes holding it there
+    (every warp is warp 0's coordinates XOR its own bases, which both sides of a conversion inside
+    the warp share)."""
+    held: dict[tuple[int, ...], dict[int, set[int]]] = {}
+    s_tab = src.table()[0]                                      # [lane, reg, rank]
     for l in range(s_tab.shape[0]):
         for r in range(s_tab.shape[1]):
             held.setdefault(tuple(int(x) for x in s_tab[l, r]), {}).setdefault(r, set()).add(l)
+    return held
+
+
+@lru_cache(maxsize=256)
+def _exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, ...] | None:
+    lanes = np.arange(src.threads_per_warp)
+    held = _holders(src)
     d_tab = dst.table()[0]
     bits = src.threads_per_warp.bit_length() - 1
     moves = []
@@ -230,11 +238,8 @@ def warp_gather_plan(src: LinearLayout, dst: LinearLayout, elem_bits: int) -> Ga
 
 @lru_cache(maxsize=256)
 def _gather_plan(src: LinearLayout, dst: LinearLayout, per_word: int) -> GatherPlan | None:
-    owner: dict[tuple[int, ...], tuple[int, int]] = {}
-    s_tab = src.table()[0]
-    for l in range(s_tab.shape[0]):
-        for r in range(s_tab.shape[1]):
-            owner.setdefault(tuple(int(x) for x in s_tab[l, r]), (l, r))
+    # each coordinate's owner: its lowest lane, and that lane's lowest register holding it
+    owner = {c: min((l, r) for r, ls in regs.items() for l in ls) for c, regs in _holders(src).items()}
     d_tab = dst.table()[0]
     lanes = d_tab.shape[0]
     # per result register: the lane each lane reads and the register it wants there

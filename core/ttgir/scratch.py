@@ -11,8 +11,11 @@ The rules (bytes):
 
 - ``ttg.convert_layout``: 0 when the same thread already owns the same elements (registers are
   renamed), or, on a target that exchanges lanes, when every element stays in its warp and one
-  exchange per register moves it (:func:`convert_scratch_in_warp`), else a round trip through shared memory with padded rows, at most the module's
-  conversion limit per slice (:func:`tritium.ttgir.layouts.convert_scratch_bytes`).
+  exchange per register moves it (:func:`convert_scratch_in_warp`), or, on a target that fetches
+  words across lanes, for a conversion into a matrix operand it lowers so
+  (:func:`convert_scratch_gathering`); else a round trip through shared memory with padded rows,
+  at most the module's conversion limit per slice
+  (:func:`tritium.ttgir.layouts.convert_scratch_bytes`).
 - ``tt.reduce``: 0 when one warp holds each output element's whole run along the axis, else one
   partial per (output element, warp along the axis) for every operand (the layout of a conversion
   the lowering elides upstream counts too).
@@ -35,7 +38,7 @@ from ..ttir.ops import SplitOp
 from ..ttir.types import PointerType
 from .encodings import BlockedEncodingAttr, DistributedEncoding, DotOperandEncodingAttr
 from .layouts import bit_width, convert_scratch_bytes, linear_layout, scratch_limit
-from .register_plans import register_plan, split_plans, warp_exchange_plan, warp_gather_plan
+from .register_plans import GatherPlan, register_plan, split_plans, warp_exchange_plan, warp_gather_plan
 
 ScratchRule = Callable[[Operation], int]
 
@@ -66,7 +69,7 @@ def convert_scratch(op: Operation, exchange_in_warp: bool = False, gather: bool 
         return 0  # same thread owns the same elements: registers are only renamed
     if exchange_in_warp and exchangeable(src.element_type) and warp_exchange_plan(la, lb) is not None:
         return 0  # lane exchanges inside each warp
-    if gather and gathered(src, dst, la, lb):
+    if gather and gather_plan(src, dst, la, lb) is not None:
         return 0  # word fetches inside each warp
     return convert_scratch_bytes(src, dst, scratch_limit(op))  # a round trip through shared memory, rows padded
 
@@ -82,18 +85,18 @@ def convert_scratch_gathering(op: Operation) -> int:
     return convert_scratch(op, gather=True)
 
 
-def gathered(src_t, dst_t, la=None, lb=None) -> bool:
-    """Whether a conversion is one ``TargetInfo.warp_gather`` lowers by word fetches: 8- or 16-bit
-    elements into a matrix unit's operand (a ``dot_op`` of a non-blocked parent) that stay in
-    their warp (:func:`warp_gather_plan`), on warps of at most 32 lanes."""
+def gather_plan(src_t, dst_t, la=None, lb=None) -> GatherPlan | None:
+    """The word fetches ``TargetInfo.warp_gather`` lowers a conversion by (:func:`warp_gather_plan`),
+    where it is one of those: 8- or 16-bit elements into a matrix unit's operand (a ``dot_op`` of a
+    non-blocked parent) that stay in their warp, on warps of at most 32 lanes; else None."""
     enc = dst_t.encoding
     if not isinstance(enc, DotOperandEncodingAttr) or isinstance(enc.parent, BlockedEncodingAttr):
-        return False
+        return None
     if not exchangeable(src_t.element_type) or bit_width(src_t.element_type) not in (8, 16):
-        return False
+        return None
     la = la or linear_layout(src_t.encoding, src_t.get_shape())
     lb = lb or linear_layout(dst_t.encoding, dst_t.get_shape())
-    return la.threads_per_warp <= 32 and warp_gather_plan(la, lb, bit_width(src_t.element_type)) is not None
+    return warp_gather_plan(la, lb, bit_width(src_t.element_type)) if la.threads_per_warp <= 32 else None
 
 
 def exchangeable(element_type) -> bool:

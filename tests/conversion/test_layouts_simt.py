@@ -109,7 +109,7 @@ def test_conversion_by_word_fetches(case, monkeypatch):
     into wgmma's A registers, each result word one byte permute of two fetched words (the
     emulator's ``prmt``).  Every convert case runs and must give the same (exact) copy."""
     from tritium.conversion.ttgir_to_llvm import convert_layout as cl
-    from tritium.ttgir.scratch import convert_scratch_gathering, gathered
+    from tritium.ttgir.scratch import convert_scratch_gathering, gather_plan
     used, permuted = [], []
     real, real_words = cl.gather_in_warp, cl._permuted_words
     monkeypatch.setattr(cl, "gather_in_warp", lambda fl, regs, plan, bits: used.append(plan) or
@@ -117,7 +117,7 @@ def test_conversion_by_word_fetches(case, monkeypatch):
     monkeypatch.setattr(cl, "_permuted_words", lambda *a: (lambda w: permuted.append(w is not None) or w)(
         real_words(*a)))
     cvt = _run_converting(case, 4, {"warp_gather": True}, convert_scratch_gathering)
-    expect = gathered(cvt.operands[0].type, cvt.results[0].type)
+    expect = gather_plan(cvt.operands[0].type, cvt.results[0].type) is not None
     if "nvidia_mma3-to-nvidia_dot_a3_k4" in case.id:
         assert expect and permuted == [True]   # the point of the gather: one byte permute a word
     assert bool(used) == expect

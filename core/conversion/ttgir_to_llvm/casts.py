@@ -67,12 +67,11 @@ def _native_fp8(fl: FunctionLowering, op, src_t, dst_t, sty, rtz: bool) -> list 
         return None
     b = fl.builder
     vals = fl.get(op.operands[0])
-    vals = vals if isinstance(vals, list) else [vals]
-    wide = [x if sty == F32 else convert_float(b, x, src_t, F32, sty, F32, False, fl.target) for x in vals]
+    tensor = isinstance(vals, list)
+    wide = [x if sty == F32 else convert_float(b, x, src_t, F32, sty, F32, False, fl.target)
+            for x in (vals if tensor else [vals])]
     out = fl.target.f32_to_fp8(b, wide, fmt)
-    if out is None:
-        return None
-    return out if isinstance(fl.get(op.operands[0]), list) else out[0]
+    return out if out is None or tensor else out[0]
 
 
 @lowers("arith.extf", "arith.truncf", "tt.fp_to_fp")

@@ -16,10 +16,10 @@ from ...ttgir.layouts import bit_width, convert_chunks, convert_vectors, scratch
 from .lowering import FunctionLowering, lowers
 from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
-from .types import I1, I32, const, elem_bytes, shared_load, shared_store
+from .types import I1, I32, bits_of, const, elem_bytes, shared_load, shared_store
 from .shape_ops import linear_index
-from ...ttgir.register_plans import GatherPlan, LaneMove, affine_lanes, warp_exchange_plan, warp_gather_plan
-from ...ttgir.scratch import exchangeable, gathered
+from ...ttgir.register_plans import GatherPlan, LaneMove, affine_lanes, warp_exchange_plan
+from ...ttgir.scratch import exchangeable, gather_plan
 
 
 def _uniform(v) -> bool:
@@ -115,8 +115,8 @@ def _convert(fl: FunctionLowering, op) -> None:
         if moves is not None:
             fl.set(op.results[0], exchange_in_warp(fl, regs, moves))
             return
-    if fl.target.warp_gather and gathered(src_t, dst_t, la.ll, lb.ll):
-        plan = warp_gather_plan(la.ll, lb.ll, bit_width(src_t.element_type))
+    plan = gather_plan(src_t, dst_t, la.ll, lb.ll) if fl.target.warp_gather else None
+    if plan is not None:
         fl.set(op.results[0], gather_in_warp(fl, regs, plan, bit_width(src_t.element_type)))
         return
     base = fl.shared_ptr(fl.alloc_offset(op))
@@ -163,7 +163,7 @@ def exchange_in_warp(fl: FunctionLowering, regs: list, moves: tuple[LaneMove, ..
     the exchanged one by the lane's bit."""
     b = fl.builder
     ety = regs[0].type
-    bits = ety.width if isinstance(ety, ir.IntType) else {"half": 16, "bfloat": 16, "float": 32}[str(ety)]
+    bits = bits_of(ety)
     per_word = max(32 // max(bits, 8), 1) if bits < 32 else 1
     ity = ir.IntType(bits)
     word_bits = 32 // per_word
@@ -186,27 +186,40 @@ def exchange_in_warp(fl: FunctionLowering, regs: list, moves: tuple[LaneMove, ..
     for mask, srcs in by_mask.items():
         for i in range(0, len(srcs), per_word):
             group = srcs[i:i + per_word]
-            word = None
+            got = fl.target.shuffle_xor(b, _pack_word(b, [as_int(regs[r]) for r in group], word_bits), mask)
             for j, r in enumerate(group):
-                x = b.zext(as_int(regs[r]), I32) if word_bits < 32 else as_int(regs[r])
-                if j:
-                    x = b.shl(x, ir.Constant(I32, j * word_bits))
-                word = x if word is None else b.or_(word, x)
-            got = fl.target.shuffle_xor(b, word, mask)
-            for j, r in enumerate(group):
-                x = b.lshr(got, ir.Constant(I32, j * word_bits)) if j else got
-                x = b.trunc(x, ir.IntType(word_bits)) if word_bits < 32 else x
-                exchanged[(mask, r)] = from_int(x)
+                exchanged[(mask, r)] = from_int(_word_slot(b, got, j * word_bits, word_bits))
     out = []
     for m in moves:
         if not m.mask:
             out.append(regs[m.reg])
             continue
         other = exchanged[(m.mask, m.reg)]
-        bit = b.and_(fl.lane, ir.Constant(I32, 1 << m.bit))
-        own = b.icmp_unsigned("!=" if m.keep else "==", bit, ir.Constant(I32, 0))   # lane bit == keep
-        out.append(b.select(own, regs[m.reg], other))
+        on = _lane_bit(fl, m.bit)
+        out.append(b.select(on, regs[m.reg], other) if m.keep else b.select(on, other, regs[m.reg]))
     return out
+
+
+def _pack_word(b: ir.IRBuilder, ints: list, bits: int) -> ir.Value:
+    """``ints`` (integers of at most ``bits`` bits) side by side in one i32, the first lowest."""
+    word = None
+    for j, v in enumerate(ints):
+        x = b.zext(v, I32) if v.type != I32 else v
+        x = b.shl(x, const(I32, j * bits)) if j else x
+        word = x if word is None else b.or_(word, x)
+    return word
+
+
+def _word_slot(b: ir.IRBuilder, word: ir.Value, shift, bits: int) -> ir.Value:
+    """The ``bits``-bit integer at bit ``shift`` (an int, or an i32 value) of i32 ``word``."""
+    x = word if shift == 0 else b.lshr(word, const(I32, shift) if isinstance(shift, int) else shift)
+    return x if bits == 32 else b.trunc(x, ir.IntType(bits))
+
+
+def _lane_bit(fl: FunctionLowering, bit: int) -> ir.Value:
+    """Whether bit ``bit`` of the calling thread's lane id is set (i1)."""
+    b = fl.builder
+    return b.icmp_unsigned("!=", b.and_(fl.lane, const(I32, 1 << bit)), const(I32, 0))
 
 
 def _lane_of(fl: FunctionLowering, lane_map: tuple[int, ...]) -> ir.Value | None:
@@ -273,8 +286,7 @@ def _permuted_words(fl: FunctionLowering, plan: GatherPlan, fetched: list, bits:
         if len(set(sel)) == 1:
             s = const(I32, sel[0])
         else:
-            on = b.icmp_unsigned("!=", b.and_(fl.lane, const(I32, 1 << bit)), const(I32, 0))
-            s = b.select(on, const(I32, sel[1 << bit]), const(I32, sel[0]))
+            s = b.select(_lane_bit(fl, bit), const(I32, sel[1 << bit]), const(I32, sel[0]))
         w = fl.target.byte_permute(b, x, y, s)
         if w is None:
             return None
@@ -300,11 +312,7 @@ def gather_in_warp(fl: FunctionLowering, regs: list, plan: GatherPlan, bits: int
     for g in plan.fetches:
         w = words.get(g.regs)
         if w is None:
-            for j, r in enumerate(g.regs):
-                x = b.zext(as_int(regs[r]), I32)
-                x = b.shl(x, const(I32, j * bits)) if j else x
-                w = x if w is None else b.or_(w, x)
-            words[g.regs] = w
+            w = words[g.regs] = _pack_word(b, [as_int(regs[r]) for r in g.regs], bits)
         src = _lane_of(fl, g.lane)
         fetched.append(w if src is None else fl.target.shuffle_idx(b, w, src))
     words_out = _permuted_words(fl, plan, fetched, bits)
@@ -312,26 +320,23 @@ def gather_in_warp(fl: FunctionLowering, regs: list, plan: GatherPlan, bits: int
     out = []
     for r, (f, slots) in enumerate(plan.picks):
         if words_out is not None:
-            w = words_out[r // per_word]
-            j = r % per_word
-            x = b.trunc(b.lshr(w, const(I32, j * bits)) if j else w, ity)
+            x = _word_slot(b, words_out[r // per_word], r % per_word * bits, bits)
             out.append(x if isinstance(ety, ir.IntType) else b.bitcast(x, ety))
             continue
         word = fetched[f]
         bit = _deciding_bit(slots)
         if len(set(slots)) == 1:
-            shift = const(I32, slots[0] * bits)
+            shift = slots[0] * bits
         elif bit is not None:
             # the slot follows one lane bit: a select between two shifts
-            on = b.icmp_unsigned("!=", b.and_(fl.lane, const(I32, 1 << bit)), const(I32, 0))
-            shift = b.select(on, const(I32, slots[1 << bit] * bits), const(I32, slots[0] * bits))
+            shift = b.select(_lane_bit(fl, bit), const(I32, slots[1 << bit] * bits), const(I32, slots[0] * bits))
         else:
             table = sum(s << (slot_bits * lane) for lane, s in enumerate(slots))
             lane64 = b.zext(b.mul(fl.lane, const(I32, slot_bits)), ir.IntType(64))
             slot = b.trunc(b.and_(b.lshr(ir.Constant(ir.IntType(64), table), lane64),
                                   ir.Constant(ir.IntType(64), (1 << slot_bits) - 1)), I32)
             shift = b.mul(slot, const(I32, bits))
-        x = b.trunc(b.lshr(word, shift), ity)
+        x = _word_slot(b, word, shift, bits)
         out.append(x if isinstance(ety, ir.IntType) else b.bitcast(x, ety))
     return out
 
