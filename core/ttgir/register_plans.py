@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import combinations, product
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -192,21 +193,42 @@ def _exchange_plan(src: LinearLayout, dst: LinearLayout) -> tuple[LaneMove, ...]
 @dataclass(frozen=True)
 class Gather:
     """One word every lane fetches from another lane in a :class:`GatherPlan`: lane ``l`` reads
-    the word of lane ``lane[l]``, which packs that lane's source registers ``regs`` (the first in
-    the lowest bits, each as wide as an element)."""
+    the word of lane ``lane[l]``, which packs that lane's source registers ``words[sent[s]]`` (the
+    first in the lowest bits, each as wide as an element).  A plain fetch has one packing, the same
+    on every lane; in a *round* the lanes read a permutation of themselves, so each sender has one
+    reader and packs what that reader needs: one of a few packings, chosen by at most two bits of
+    the sender's lane id (:func:`deciding_bits`)."""
 
-    lane: tuple[int, ...]       # lane -> the lane it reads (an affine map over the lane bits)
-    regs: tuple[int, ...]       # source registers packed in the word, element 0 in the low bits
+    lane: tuple[int, ...]                   # lane -> the lane it reads (an affine map over the lane bits)
+    words: tuple[tuple[int, ...], ...]      # the packings a sender may send
+    sent: tuple[int, ...] = ()              # sender lane -> its packing (empty: words[0] on every lane)
+
+    def regs_of(self, sender: int) -> tuple[int, ...]:
+        """The source registers lane ``sender`` packs."""
+        return self.words[self.sent[sender] if self.sent else 0]
 
 
 @dataclass(frozen=True)
 class GatherPlan:
     """A conversion inside each warp done by fetching packed words from other lanes: ``fetches``,
-    and per result register ``(fetch, slots)`` -- the fetch holding its element and, per lane, the
+    and per result register ``(fetch, slot)`` -- per lane, the fetch holding its element and the
     element's slot in that fetch's word."""
 
     fetches: tuple[Gather, ...]
-    picks: tuple[tuple[int, tuple[int, ...]], ...]
+    picks: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+
+
+def deciding_bits(values: tuple, most: int = 2) -> tuple[int, ...] | None:
+    """The fewest lane bits (at most ``most``) whose values alone give ``values[lane]`` for every
+    lane, lowest first; ``()`` for a constant, None when more bits are needed."""
+    lanes = len(values)
+    nbits = max(lanes.bit_length() - 1, 0)
+    for k in range(most + 1):
+        for bits in combinations(range(nbits), k):
+            mask = sum(1 << b for b in bits)
+            if all(values[lane] == values[lane & mask] for lane in range(lanes)):
+                return bits
+    return None
 
 
 def affine_lanes(lane_map: tuple[int, ...]) -> tuple[int, tuple[int, ...]] | None:
@@ -229,31 +251,53 @@ def warp_gather_plan(src: LinearLayout, dst: LinearLayout, elem_bits: int) -> Ga
     """A conversion inside each warp of ``elem_bits``-bit elements (8 or 16) as word fetches:
     each lane packs ``32 // elem_bits`` of its registers into a word, every lane fetches the words
     holding its elements from the lanes that own them (one indexed shuffle a word) and picks its
-    elements out of them.  None when an element changes warp, a fetch's lanes are not an affine
-    map of the lane id, or the registers one result register draws on do not fit one word."""
+    elements out of them.  Of the two plans below, the one with fewer fetches (plain fetches on a
+    tie): plain fetches (:func:`_gather_plan`), every reader of a sender getting the same word, or
+    rounds (:func:`_round_plan`), each a permutation of the lanes whose senders pack what their
+    one reader needs.  None when an element changes warp or neither plan exists."""
     if src.warp != dst.warp or src.threads_per_warp != dst.threads_per_warp or elem_bits not in (8, 16):
         return None
-    return _gather_plan(src, dst, 32 // elem_bits)
+    plain = _gather_plan(src, dst, 32 // elem_bits)
+    rounds = _round_plan(src, dst, 32 // elem_bits)
+    if rounds is not None and (plain is None or len(rounds.fetches) < len(plain.fetches)):
+        return rounds
+    return plain
+
+
+def _owners(src: LinearLayout) -> dict[tuple[int, ...], tuple[int, int]]:
+    """Each coordinate of warp 0 of ``src`` -> its owner: the lowest lane holding it, and that
+    lane's lowest register holding it."""
+    return {c: min((l, r) for r, ls in regs.items() for l in ls) for c, regs in _holders(src).items()}
+
+
+def _wants(src: LinearLayout, dst: LinearLayout) -> list[list[tuple[int, int]]] | None:
+    """Per lane, per result register: the (lane, register) of ``src`` to copy; None when a result
+    element is not in the warp's source."""
+    owner = _owners(src)
+    d_tab = dst.table()[0]
+    out = []
+    for l in range(d_tab.shape[0]):
+        row = [owner.get(tuple(int(x) for x in d_tab[l, r])) for r in range(d_tab.shape[1])]
+        if any(g is None for g in row):
+            return None
+        out.append(row)
+    return out
 
 
 @lru_cache(maxsize=256)
 def _gather_plan(src: LinearLayout, dst: LinearLayout, per_word: int) -> GatherPlan | None:
-    # each coordinate's owner: its lowest lane, and that lane's lowest register holding it
-    owner = {c: min((l, r) for r, ls in regs.items() for l in ls) for c, regs in _holders(src).items()}
-    d_tab = dst.table()[0]
-    lanes = d_tab.shape[0]
-    # per result register: the lane each lane reads and the register it wants there
+    """Plain fetches: result registers grouped by the lane map they read through; each group's
+    source registers packed into words so that every result register's candidates sit in one."""
+    wants = _wants(src, dst)
+    if wants is None:
+        return None
+    lanes = len(wants)
     want = []
-    for r in range(d_tab.shape[1]):
-        got = [owner.get(tuple(int(x) for x in d_tab[l, r])) for l in range(lanes)]
-        if any(g is None for g in got):
-            return None
-        lane_map = tuple(g[0] for g in got)
+    for r in range(len(wants[0])):
+        lane_map = tuple(wants[l][r][0] for l in range(lanes))
         if affine_lanes(lane_map) is None:
             return None
-        want.append((lane_map, tuple(g[1] for g in got)))
-    # group result registers by lane map; pack each group's source registers into words so that
-    # every result register's candidates sit in one word
+        want.append((lane_map, tuple(wants[l][r][1] for l in range(lanes))))
     fetches: list[Gather] = []
     picks: list = [None] * len(want)
     by_map: dict[tuple[int, ...], list[int]] = {}
@@ -272,8 +316,94 @@ def _gather_plan(src: LinearLayout, dst: LinearLayout, per_word: int) -> GatherP
             else:
                 word.extend(c for c in cand if c not in word)
         base = len(fetches)
-        fetches.extend(Gather(lane_map, tuple(w)) for w in words)
+        fetches.extend(Gather(lane_map, (tuple(w),)) for w in words)
         for r in rs:
             f = next(i for i, w in enumerate(words) if set(want[r][1]) <= set(w))
-            picks[r] = (base + f, tuple(words[f].index(reg) for reg in want[r][1]))
+            picks[r] = ((base + f,) * lanes, tuple(words[f].index(reg) for reg in want[r][1]))
     return GatherPlan(tuple(fetches), tuple(picks))
+
+
+@lru_cache(maxsize=256)
+def _round_plan(src: LinearLayout, dst: LinearLayout, per_word: int) -> GatherPlan | None:
+    """Rounds: each lane's needs cut into *chunks* -- what it reads from one sender, in result
+    register order, ``per_word`` at a time -- and the chunks dealt into rounds so that every round
+    is a permutation of the lanes (an affine one).  Result registers that share a chunk on some
+    lane or a result word form a component; within one, lane ``l`` takes its chunks in the order ``j XOR h(l)``,
+    ``h`` a choice of lane bits searched for the fewest sender packings.  (fp8 attention's P into
+    wgmma's A registers: lane ``t`` of a quad reads lanes 0,2,1,3 then 1,3,0,2, four bytes a
+    round, one round an A register, where plain fetches take two.)"""
+    wants = _wants(src, dst)
+    if wants is None:
+        return None
+    lanes, nregs = len(wants), len(wants[0])
+    lane_bits = lanes.bit_length() - 1
+    chunks = []
+    for l in range(lanes):
+        by_sender: dict[int, list[int]] = {}
+        for r in range(nregs):
+            by_sender.setdefault(wants[l][r][0], []).append(r)
+        chunks.append([tuple(rs[i:i + per_word]) for rs in by_sender.values() for i in range(0, len(rs), per_word)])
+    parent = list(range(nregs))
+
+    def find(r):
+        while parent[r] != r:
+            parent[r] = parent[parent[r]]
+            r = parent[r]
+        return r
+
+    groups = [c for cs in chunks for c in cs] + [tuple(range(r, min(r + per_word, nregs)))
+                                                   for r in range(0, nregs, per_word)]
+    for c in groups:        # a chunk on some lane, or one result word
+        for r in c[1:]:
+            parent[find(r)] = find(c[0])
+    comps: dict[int, None] = {}
+    for r in range(nregs):
+        comps.setdefault(find(r))
+    fetches: list[Gather] = []
+    fetch_of = [[0] * lanes for _ in range(nregs)]
+    slot_of = [[0] * lanes for _ in range(nregs)]
+    for root in comps:
+        per_lane = [sorted(c for c in chunks[l] if find(c[0]) == root) for l in range(lanes)]
+        n = len(per_lane[0])
+        if any(len(p) != n for p in per_lane) or n & (n - 1):
+            return None
+        best = None
+        for h in product(range(-1, lane_bits), repeat=n.bit_length() - 1):
+            order = [sum(((l >> b) & 1) << i for i, b in enumerate(h) if b >= 0) for l in range(lanes)]
+            got = _deal_rounds(wants, per_lane, order)
+            if got is not None and (best is None or got[0] < best[0]):
+                best = (got[0], got[1], order)
+        if best is None:
+            return None
+        _, rounds, order = best
+        for j in range(n):
+            for l in range(lanes):
+                for i, r in enumerate(per_lane[l][j ^ order[l]]):
+                    fetch_of[r][l], slot_of[r][l] = len(fetches) + j, i
+        fetches.extend(rounds)
+    if any(deciding_bits(tuple(f)) is None for f in fetch_of):
+        return None     # a lane's fetch for a register chosen by more than two lane bits
+    return GatherPlan(tuple(fetches), tuple((tuple(fetch_of[r]), tuple(slot_of[r])) for r in range(nregs)))
+
+
+def _deal_rounds(wants, per_lane, order) -> tuple[int, list[Gather]] | None:
+    """The rounds of one component with lane ``l`` taking chunk ``j ^ order[l]`` in round ``j``, and
+    their cost (the packings senders choose among); None when a round's lanes are not an affine
+    permutation or a sender's packing needs more than two lane bits to choose."""
+    lanes = len(per_lane)
+    cost, rounds = 0, []
+    for j in range(len(per_lane[0])):
+        taken = [per_lane[l][j ^ order[l]] for l in range(lanes)]
+        lane_map = tuple(wants[l][c[0]][0] for l, c in enumerate(taken))
+        if sorted(lane_map) != list(range(lanes)) or affine_lanes(lane_map) is None:
+            return None
+        reader = {s: l for l, s in enumerate(lane_map)}
+        packed = [tuple(wants[reader[s]][r][1] for r in taken[reader[s]]) for s in range(lanes)]
+        words = list(dict.fromkeys(packed))
+        sent = tuple(words.index(p) for p in packed)
+        if deciding_bits(sent) is None:
+            return None
+        cost += len(words) - 1
+        rounds.append(Gather(lane_map, tuple(words), sent if len(words) > 1 else ()))
+    cost += sum(1 for l in range(lanes) if order[l]) and 1    # the reader's lane-dependent picks
+    return cost, rounds

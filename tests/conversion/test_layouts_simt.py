@@ -125,28 +125,98 @@ def test_conversion_by_word_fetches(case, monkeypatch):
         assert "allocation.offset" not in str(cvt.attributes)
 
 
+@pytest.mark.parametrize("case", [c for c in _exchange_cases() if "nvidia_mma3-to-nvidia_dot_a3_k4" in c.id],
+                         ids=lambda c: c.id)
+def test_word_fetch_rounds_without_byte_permute(case, monkeypatch):
+    """The rounds of fp8 P into wgmma's A registers on a target without ``byte_permute``: each
+    element from the fetched word its lane bits choose, at its slot (the per-element path); the
+    copy is exact."""
+    from tritium.conversion.ttgir_to_llvm import convert_layout as cl
+    from tritium.ttgir.scratch import convert_scratch_gathering
+    used = []
+    real = cl.gather_in_warp
+    monkeypatch.setattr(cl, "gather_in_warp", lambda fl, regs, plan, bits: used.append(plan) or
+                        real(fl, regs, plan, bits))
+    _run_converting(case, 5, {"warp_gather": True, "byte_permute": lambda b, x, y, s: None},
+                    convert_scratch_gathering)
+    assert used and any(len(set(fs)) > 1 for plan in used for fs, _ in plan.picks)
+
+
+def test_packed_words_from_paired_bytes():
+    """``_pack_word``: four bytes cut from two 16-bit values (low byte, high byte, as a paired
+    fp8 conversion gives them) travel as a 2 x i16 vector of those values -- no shifts or masks
+    in the IR -- and every packing (those, unrelated bytes, 16-bit halves) gives the same word as
+    plain arithmetic, compiled for the host and run on random values."""
+    import ctypes
+    import llvmlite.binding as llvm
+    import llvmlite.ir as ir
+    from tritium.conversion.llvm_init import initialize_llvm
+    from tritium.conversion.ttgir_to_llvm.convert_layout import _pack_word
+    i8, i16, i32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
+    m = ir.Module(name="pack")
+    m.triple = llvm.get_process_triple()
+    bodies = {}
+    for name in ("pairs", "bytes", "halves"):
+        fn = ir.Function(m, ir.FunctionType(i32, [i16, i16, i8, i8]), name)
+        b = ir.IRBuilder(fn.append_basic_block())
+        x, y, p, q = fn.args
+        if name == "pairs":
+            cut = [b.trunc(v, i8) if k == 0 else b.trunc(b.lshr(v, ir.Constant(i16, 8)), i8)
+                   for v in (x, y) for k in (0, 1)]
+            b.ret(_pack_word(b, cut, 8))
+        elif name == "bytes":
+            b.ret(_pack_word(b, [p, b.trunc(x, i8), q, b.trunc(y, i8)], 8))
+        else:
+            b.ret(_pack_word(b, [x, y], 16))
+        bodies[name] = str(fn)
+    assert "shl" not in bodies["pairs"] and "lshr" not in bodies["pairs"].split("insertelement")[-1]
+    assert "<2 x i16>" in bodies["pairs"] and "<2 x i16>" in bodies["halves"]
+    initialize_llvm()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    mod = llvm.parse_assembly(str(m))
+    mod.verify()
+    engine = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    sig = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint16, ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint8)
+    run = {n: sig(engine.get_function_address(n)) for n in bodies}
+    rng = np.random.default_rng(11)
+    for x, y, p, q in rng.integers(0, [1 << 16, 1 << 16, 256, 256], size=(200, 4)).tolist():
+        assert run["pairs"](x, y, p, q) == x | y << 16
+        assert run["halves"](x, y, p, q) == x | y << 16
+        assert run["bytes"](x, y, p, q) == p | (x & 0xFF) << 8 | q << 16 | (y & 0xFF) << 24
+
+
 def test_gather_plan_is_exact():
     """The word-fetch plan of the 8-bit wgmma accumulator -> A registers conversion: simulated lane
-    by lane (each lane packs the fetch's registers, reads the word of the lane the fetch names,
-    picks its slot), every register of every lane gets the element the result layout gives it;
-    two fetches a 32-bit A register (its two halves come from two lanes)."""
+    by lane (each lane packs what the fetch has it send, reads the word of the lane the fetch
+    names, picks its slot), every register of every lane gets the element the result layout gives
+    it; one fetch a 32-bit A register (rounds: each a permutation of the lanes, a sender packing
+    the four bytes its one reader needs), where plain fetches need two (its halves come from two
+    lanes, each read by two lanes wanting different bytes)."""
     pytest.importorskip("tritium_nvidia")
-    from tritium.ttgir.register_plans import warp_gather_plan
+    from tritium.ttgir import register_plans as rp
     from tritium_nvidia.passes.encodings import NvidiaMmaEncodingAttr
     from tritium.ttgir.encodings import DotOperandEncodingAttr
     for warps, shape, n in (((4, 1), (64, 64), 64), ((4, 1), (128, 128), 128), ((8, 1), (128, 64), 64)):
         enc = NvidiaMmaEncodingAttr(3, warps, (16, n, 32))
         acc = enc.linear_layout(shape)
         a = DotOperandEncodingAttr(0, enc, 4).linear_layout(shape)
-        plan = warp_gather_plan(acc, a, 8)
-        assert plan is not None and len(plan.picks) == a.num_registers
+        plain, rounds = rp._gather_plan(acc, a, 4), rp._round_plan(acc, a, 4)
+        assert rp.warp_gather_plan(acc, a, 8) is rounds
         src, dst = acc.table(), a.table()
-        for lane in range(32):
-            for r, (f, slots) in enumerate(plan.picks):
-                g = plan.fetches[f]
-                sender = g.lane[lane]
-                assert (src[:, sender, g.regs[slots[lane]]] == dst[:, lane, r]).all()
-        assert len(plan.fetches) == a.num_registers // 4 * 2
+        for plan in (plain, rounds):
+            assert plan is not None and len(plan.picks) == a.num_registers
+            for lane in range(32):
+                for r, (fs, slots) in enumerate(plan.picks):
+                    g = plan.fetches[fs[lane]]
+                    sender = g.lane[lane]
+                    assert (src[:, sender, g.regs_of(sender)[slots[lane]]] == dst[:, lane, r]).all()
+        assert len(plain.fetches) == a.num_registers // 4 * 2
+        assert len(rounds.fetches) == a.num_registers // 4
+        for g in rounds.fetches:
+            assert sorted(g.lane) == list(range(32))        # a permutation: one reader a sender
+            assert len(g.words) <= 2 and rp.deciding_bits(g.sent or (0,) * 32) is not None
 
 
 def test_lane_exchange_plan_is_exact():

@@ -18,7 +18,7 @@ from .matrix_store import tiles_per_store, write_tiles
 from .shared_ops import read_linear, write_linear
 from .types import I1, I32, bits_of, const, elem_bytes, shared_load, shared_store
 from .shape_ops import linear_index
-from ...ttgir.register_plans import GatherPlan, LaneMove, affine_lanes, warp_exchange_plan
+from ...ttgir.register_plans import GatherPlan, LaneMove, affine_lanes, deciding_bits, warp_exchange_plan
 from ...ttgir.scratch import exchangeable, gather_plan
 
 
@@ -201,13 +201,42 @@ def exchange_in_warp(fl: FunctionLowering, regs: list, moves: tuple[LaneMove, ..
 
 
 def _pack_word(b: ir.IRBuilder, ints: list, bits: int) -> ir.Value:
-    """``ints`` (integers of at most ``bits`` bits) side by side in one i32, the first lowest."""
+    """``ints`` (integers of at most ``bits`` bits) side by side in one i32, the first lowest.  Two
+    bytes that are the low and high byte of one 16-bit value (as a paired conversion gives them)
+    travel as that value, and two 16-bit halves as a 2 x i16 vector: the assembler then writes
+    the second half into the first's register (PTX ``mov.b32 {lo, hi}``; no shifts or masks)."""
+    if bits == 8:
+        halves = [_halves_of(ints[j], ints[j + 1]) if j + 1 < len(ints) else None for j in range(0, len(ints), 2)]
+        if len(ints) == 4 and all(h is not None for h in halves):
+            ints, bits = halves, 16
+    if bits == 16 and len(ints) == 2:
+        vec = ir.VectorType(ir.IntType(16), 2)
+        v = b.insert_element(ir.Constant(vec, None), _as_i16(b, ints[0]), const(I32, 0))
+        return b.bitcast(b.insert_element(v, _as_i16(b, ints[1]), const(I32, 1)), I32)
     word = None
     for j, v in enumerate(ints):
         x = b.zext(v, I32) if v.type != I32 else v
         x = b.shl(x, const(I32, j * bits)) if j else x
         word = x if word is None else b.or_(word, x)
     return word
+
+
+def _as_i16(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    return v if v.type == ir.IntType(16) else b.zext(v, ir.IntType(16))
+
+
+def _halves_of(lo: ir.Value, hi: ir.Value) -> ir.Value | None:
+    """The i16 whose low byte is ``lo`` and high byte ``hi`` when both were cut from one
+    (``trunc x`` and ``trunc (x >> 8)``), else None."""
+    def cut(v):
+        return isinstance(v, ir.Instruction) and v.opname == "trunc" and v.operands[0].type == ir.IntType(16)
+    if not (cut(lo) and cut(hi)):
+        return None
+    x, shifted = lo.operands[0], hi.operands[0]
+    if not (isinstance(shifted, ir.Instruction) and shifted.opname == "lshr" and shifted.operands[0] is x):
+        return None
+    amount = shifted.operands[1]
+    return x if isinstance(amount, ir.Constant) and amount.constant == 8 else None
 
 
 def _word_slot(b: ir.IRBuilder, word: ir.Value, shift, bits: int) -> ir.Value:
@@ -243,19 +272,33 @@ def _lane_of(fl: FunctionLowering, lane_map: tuple[int, ...]) -> ir.Value | None
     return v
 
 
-def _deciding_bit(slots: tuple[int, ...]) -> int | None:
-    """The lane bit whose value alone gives each lane's slot, if one does."""
-    for bit in range(max(len(slots).bit_length() - 1, 0)):
-        lo, hi = slots[0], slots[1 << bit]
-        if all(s == (hi if lane >> bit & 1 else lo) for lane, s in enumerate(slots)):
-            return bit
-    return None
+def _lane_choice(fl: FunctionLowering, values: tuple, make) -> ir.Value:
+    """``make(values[lane])`` for the calling lane: a tree of selects on the (at most two) lane bits
+    that decide ``values`` (:func:`deciding_bits`); each distinct value made once."""
+    b = fl.builder
+    bits = deciding_bits(values)
+    assert bits is not None, "a per-lane choice of more than two lane bits"
+    made: dict = {}
+
+    def one(v):
+        if v not in made:
+            made[v] = make(v)
+        return made[v]
+
+    def tree(lane: int, rest: tuple[int, ...]):
+        if not rest:
+            return one(values[lane])
+        bit = rest[-1]
+        hi, lo = tree(lane | 1 << bit, rest[:-1]), tree(lane, rest[:-1])
+        return hi if hi is lo else b.select(_lane_bit(fl, bit), hi, lo)
+
+    return tree(0, bits)
 
 
 def _permuted_words(fl: FunctionLowering, plan: GatherPlan, fetched: list, bits: int) -> list | None:
     """Each run of ``32 // bits`` result registers as one word, permuted out of the (at most two)
-    fetched words its elements come from by the target's ``byte_permute``, with a selector that
-    one lane bit decides; None where the target has none or a run does not fit."""
+    fetched words its elements come from by the target's ``byte_permute``, with a selector that at
+    most two lane bits decide; None where the target has none or a run does not fit."""
     b = fl.builder
     per_word = 32 // bits
     if len(plan.picks) % per_word:
@@ -264,30 +307,25 @@ def _permuted_words(fl: FunctionLowering, plan: GatherPlan, fetched: list, bits:
     runs = []
     for r0 in range(0, len(plan.picks), per_word):
         picks = plan.picks[r0:r0 + per_word]
-        srcs = sorted({f for f, _ in picks})
+        srcs = sorted({f for fs, _ in picks for f in fs})
         if len(srcs) > 2:
             return None
         sel = []
         for lane in range(lanes):
             v = 0
-            for j, (f, slots) in enumerate(picks):
-                base = 4 * srcs.index(f)
+            for j, (fs, slots) in enumerate(picks):
+                base = 4 * srcs.index(fs[lane])
                 for k in range(bits // 8):       # the element's bytes, low first
                     v |= (base + slots[lane] * (bits // 8) + k) << (4 * (j * (bits // 8) + k))
             sel.append(v)
-        bit = _deciding_bit(tuple(sel))
-        if len(set(sel)) > 1 and bit is None:
+        if deciding_bits(tuple(sel)) is None:
             return None
-        runs.append((srcs, sel, bit))
+        runs.append((srcs, tuple(sel)))
     out = []
-    for srcs, sel, bit in runs:
+    for srcs, sel in runs:
         x = fetched[srcs[0]]
         y = fetched[srcs[1]] if len(srcs) > 1 else x
-        if len(set(sel)) == 1:
-            s = const(I32, sel[0])
-        else:
-            s = b.select(_lane_bit(fl, bit), const(I32, sel[1 << bit]), const(I32, sel[0]))
-        w = fl.target.byte_permute(b, x, y, s)
+        w = fl.target.byte_permute(b, x, y, _lane_choice(fl, sel, lambda v: const(I32, v)))
         if w is None:
             return None
         out.append(w)
@@ -296,40 +334,42 @@ def _permuted_words(fl: FunctionLowering, plan: GatherPlan, fetched: list, bits:
 
 def gather_in_warp(fl: FunctionLowering, regs: list, plan: GatherPlan, bits: int) -> list:
     """The result registers of a conversion by word fetches (:func:`warp_gather_plan`): each lane
-    packs the words of the plan's fetches, reads each from its lane (``shuffle_idx``) and takes
-    its element out of the word at the slot the lane's id gives (a select where one lane bit
-    decides it, else a 64-bit constant table of two bits a lane)."""
+    packs the word a fetch has it send (in a round, the packing its lane bits choose), reads the
+    fetch's word from its lane (``shuffle_idx``) and takes its elements out: a byte permute a
+    result word where the target has one, else per element the fetched word and the slot the
+    lane's id gives (selects where at most two lane bits decide, else a 64-bit table of slots)."""
     b = fl.builder
     ety = regs[0].type
     ity = ir.IntType(bits)
     per_word = 32 // bits
+    lanes = len(plan.picks[0][1])
 
     def as_int(v):
         return v if isinstance(ety, ir.IntType) else b.bitcast(v, ity)
 
     words: dict[tuple[int, ...], ir.Value] = {}
+
+    def packed(rs: tuple[int, ...]) -> ir.Value:
+        if rs not in words:
+            words[rs] = _pack_word(b, [as_int(regs[r]) for r in rs], bits)
+        return words[rs]
+
     fetched = []
     for g in plan.fetches:
-        w = words.get(g.regs)
-        if w is None:
-            w = words[g.regs] = _pack_word(b, [as_int(regs[r]) for r in g.regs], bits)
+        w = _lane_choice(fl, g.sent or (0,) * lanes, lambda i, g=g: packed(g.words[i]))
         src = _lane_of(fl, g.lane)
         fetched.append(w if src is None else fl.target.shuffle_idx(b, w, src))
     words_out = _permuted_words(fl, plan, fetched, bits)
     slot_bits = max(per_word - 1, 1).bit_length()
     out = []
-    for r, (f, slots) in enumerate(plan.picks):
+    for r, (fs, slots) in enumerate(plan.picks):
         if words_out is not None:
             x = _word_slot(b, words_out[r // per_word], r % per_word * bits, bits)
             out.append(x if isinstance(ety, ir.IntType) else b.bitcast(x, ety))
             continue
-        word = fetched[f]
-        bit = _deciding_bit(slots)
-        if len(set(slots)) == 1:
-            shift = slots[0] * bits
-        elif bit is not None:
-            # the slot follows one lane bit: a select between two shifts
-            shift = b.select(_lane_bit(fl, bit), const(I32, slots[1 << bit] * bits), const(I32, slots[0] * bits))
+        word = _lane_choice(fl, fs, lambda f: fetched[f])
+        if deciding_bits(slots) is not None:
+            shift = _lane_choice(fl, slots, lambda s: const(I32, s * bits))
         else:
             table = sum(s << (slot_bits * lane) for lane, s in enumerate(slots))
             lane64 = b.zext(b.mul(fl.lane, const(I32, slot_bits)), ir.IntType(64))
