@@ -111,10 +111,21 @@ CASES = [
              "lanes read 0"),
 ]
 
-# tiles smaller than a tensor-core instruction (M or N below 16, down to 1): any size on the
-# interpreter, K of at least 16 (32 for 8-bit operands) on NVIDIA, where they run on FMA
+# tiles smaller than a tensor-core instruction (M below 16 or N below 8, down to 1): any size on
+# the interpreter; on NVIDIA, with K of at least 16 (32 for 8-bit operands), one mma.sync as
+# Triton's (rows and columns past the tile are copies the lowering drops), fp8 upcast to fp16 on
+# sm_90, with 1 and 4 warps (the warps past the tile hold copies too)
 CASES += [
     _case("fp16", 1, 32, 16), _case("fp16", 8, 8, 32), _case("fp16", 32, 2, 16, acc=True),
     _case("fp16", 4, 16, 16, out="fp16"), _case("bf16", 2, 64, 16), _case("fp32", 16, 1, 16),
     _case("fp32", 8, 4, 32, "tf32"), _case("int8", 4, 8, 32, out="int32"), _case("fp64", 2, 2, 16, out="fp64"),
+    _case("fp16", 2, 4, 32, options={"num_warps": 1}), _case("fp8e5", 1, 2, 32, options={"num_warps": 1}),
+    _case("fp8e4nv", 2, 8, 64), _case("bf16", 1, 1, 32, acc=True), _case("fp16", 8, 2, 64, acc=True),
+    _case("int8", 1, 4, 64, acc=True, out="int32", options={"num_warps": 1}),
+    _case("fp32", 2, 2, 16, "tf32", options={"num_warps": 1}),
+    Case(id="dot/fp16-loop-4x2x128", kernel=dot_loop_kernel, constexprs={"M": 4, "N": 2, "K": 128, "BLOCK_K": 32},
+         inputs={"a_ptr": Rand("fp16", (4 * 128,), -2, 2), "b_ptr": Rand("fp16", (128 * 2,), -2, 2)},
+         outputs={"z_ptr": Out("fp16", (4, 2))},
+         reference=lambda a_ptr, b_ptr: a_ptr.reshape(4, 128).astype(np.float32) @ b_ptr.reshape(128, 2),
+         **tol(dtypes.ACCUM_TOLERANCE, "fp16"), doc="a K loop accumulating a 4x2 tile (pipelined on NVIDIA)"),
 ]

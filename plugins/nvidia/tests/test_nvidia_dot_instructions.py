@@ -130,9 +130,40 @@ def test_fp8_wgmma_respects_a_small_max_num_imprecise_acc(monkeypatch, tmp_path)
         return tritium.compile(kernel, target="cuda:90", signature={"x_ptr": "*fp8e4nv", "y_ptr": "*fp8e4nv",
                                                                     "z_ptr": z},
                                constexprs={"ACC": acc, "OUT": out}, num_warps=4, stage="ptx").asm["ptx"]
-    assert _instructions(build(16, tl.float32, "*fp32")) == {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}
+    # off wgmma, mma.sync of the operands upcast to fp16 (sm_90 runs fp8 mma.sync as exactly that)
+    assert _instructions(build(16, tl.float32, "*fp32")) == {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}
     assert _instructions(build(64, tl.float32, "*fp32")) == {"wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"}
     assert _instructions(build(None, tl.float16, "*fp16")) == {"wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e4m3"}
+
+
+@pytest.mark.parametrize("target,in_t,m,n,k,warps,instruction", [
+    # Triton 3.6's test_dot small cases and what its test asserts on sm_90
+    ("cuda:90", "fp16", 2, 4, 32, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    ("cuda:90", "fp8e5", 1, 2, 32, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    ("cuda:90", "bf16", 8, 8, 16, 4, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ("cuda:90", "int8", 4, 1, 64, 2, "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"),
+    ("cuda:90", "fp32", 1, 16, 16, 4, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+    ("cuda:90", "fp16", 32, 64, 32, 4, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    ("cuda:89", "fp8e4nv", 2, 16, 32, 4, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
+    ("cuda:80", "fp16", 4, 4, 16, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+])
+def test_tiles_smaller_than_an_instruction_take_mma_sync(target, in_t, m, n, k, warps, instruction, monkeypatch,
+                                                         tmp_path):
+    """M below 16 or N below 8 (down to 1): one mma.sync a 16x8 block as Triton's, not FMA -- the
+    rows and columns past the tile are copies; each instruction's inputs are read where its rows
+    and columns wrap onto the tile and its copied outputs land on the registers they copy.  fp8
+    operands of mma.sync are upcast to fp16 except on sm_89 (and sm_120), Triton's rule."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k_ = _compile(target, in_t, "int32" if in_t == "int8" else "fp32", m, n, k, warps,
+                  precision="tf32" if in_t == "fp32" else "ieee")
+    ptx = k_.asm["ptx"]
+    assert _instructions(ptx) == {instruction}
+    assert "fma.rn" not in ptx
+    instr_k = {"int8": 32, "fp32": 8}.get(in_t, 32 if instruction.endswith("e4m3.f32") else 16)
+    blocks = -(-m // 16) * -(-n // 8) * (k // instr_k)
+    per_warp = blocks if m <= 16 and n <= 8 else None     # a tile inside one instruction: every warp computes it
+    if per_warp is not None:
+        assert ptx.count(instruction) == per_warp
 
 
 def test_sm80_takes_mma_sync_with_fp16_accumulators_and_saturating_int8(monkeypatch, tmp_path):

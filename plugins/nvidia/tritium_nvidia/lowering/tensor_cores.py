@@ -97,10 +97,13 @@ def _acc_kind(t) -> str:
     return {"i32": "s32", "f16": "f16"}.get(element_kind(t), "f32")
 
 
-def _frag(b: ir.IRBuilder, regs: list, index: dict, origin: tuple, frag) -> list[ir.Value]:
-    """The i32 registers of fragment ``frag`` at ``origin`` (leading coordinates, row, column)."""
+def _frag(b: ir.IRBuilder, regs: list, index: dict, origin: tuple, frag, shape) -> list[ir.Value]:
+    """The i32 registers of fragment ``frag`` at ``origin`` (leading coordinates, row, column) of
+    a tensor of ``shape`` (a row or column past a dimension smaller than the instruction is a
+    copy of the one it wraps onto)."""
     *lead, r0, c0 = origin
-    return [_pack(b, [regs[index[(*lead, r0 + dr, c0 + dc)]] for dr, dc in reg]) for reg in frag]
+    m, n = shape[-2:]
+    return [_pack(b, [regs[index[(*lead, (r0 + dr) % m, (c0 + dc) % n)]] for dr, dc in reg]) for reg in frag]
 
 
 def _tf32_split(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -136,13 +139,13 @@ def lower_mma_v2(fl: FunctionLowering, op) -> None:
     def a_frag(lead, m0, k0):
         key = (*lead, m0, k0)
         if key not in a_cache:
-            a_cache[key] = _frag(b, a_regs, la.reg_index, key, a_fragment(kw))
+            a_cache[key] = _frag(b, a_regs, la.reg_index, key, a_fragment(kw), a_t.get_shape())
         return a_cache[key]
 
     def b_frag(lead, k0, n0):
         key = (*lead, k0, n0)
         if key not in b_cache:
-            b_cache[key] = _frag(b, b_regs, lb.reg_index, key, b_fragment(kw))
+            b_cache[key] = _frag(b, b_regs, lb.reg_index, key, b_fragment(kw), b_t.get_shape())
         return b_cache[key]
 
     # int8 saturates on overflow, as Triton's mma.sync does
@@ -170,7 +173,9 @@ def lower_mma_v2(fl: FunctionLowering, op) -> None:
     for lead in _batch_origins(batch, wb):
         for m0 in range(0, m, 16 * wm):
             for n0 in range(0, n, 8 * wn):
-                d_idx = [[lc.reg_index[(*lead, m0 + dr, n0 + dc)] for dr, dc in reg] for reg in c_frag]
+                # an accumulator smaller than the instruction: the rows and columns past it are
+                # copies (computed from copied operand rows and columns), written to the same registers
+                d_idx = [[lc.reg_index[(*lead, (m0 + dr) % m, (n0 + dc) % n)] for dr, dc in reg] for reg in c_frag]
                 for k0 in range(0, k, instr_k):
                     af, bf = a_frag(lead, m0, k0), b_frag(lead, k0, n0)
                     if not split:
@@ -296,7 +301,7 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
             d_idx = [[lc.reg_index[(mr + dr, nr + dc)] for dr, dc in reg] for reg in c_frag]
             steps = []
             for k0 in range(0, k, inst_k):
-                steps.append((_frag(b, a_regs, la.reg_index, (mr, k0), a_frag) if a_in_regs else [
+                steps.append((_frag(b, a_regs, la.reg_index, (mr, k0), a_frag, a_t.get_shape()) if a_in_regs else [
                     desc(a_desc, ea.plain_byte_offset((mr, k0), a_t.shape))])
                     + [desc(b_desc, eb.plain_byte_offset((k0, nr), b_t.shape))])
             undef = [ir.Constant(reg_ty, ir.Undefined)] * n_acc

@@ -77,6 +77,13 @@ def shared_encoding_for(t, fast_dim: int) -> NVMMASharedEncodingAttr | None:
     return NVMMASharedEncodingAttr(swizzle, fast_dim == len(shape) - 2, bits)
 
 
+def _mma_v2_fp8(capability: int) -> bool:
+    """Whether mma.sync takes fp8 operands natively: sm_89 and sm_120 (Triton's rule).  Before sm_89
+    there is no such instruction; on sm_90 the PTX exists but runs as fp16 upcasts and fp16 mma
+    in SASS, so the operands are upcast to fp16 in registers instead."""
+    return capability in (89, 120)
+
+
 def _warps_v3(m: int, num_warps: int) -> tuple[int, int]:
     wm, wn = 4, 1
     while wm * wn < num_warps:
@@ -131,10 +138,16 @@ class AccelerateMatmul:
         m, n = c.get_shape()[-2:]
         k = a.get_shape()[-1]
         instr_k = INSTR_K[ka][0]
-        if m < 16 or n < 8 or k < instr_k:
-            return 0, f"tile {m}x{n}x{k} is smaller than one mma instruction (16x8x{instr_k})"
+        if k < instr_k:
+            return 0, f"K = {k} is smaller than one mma instruction's ({instr_k})"
+        # M below 16 or N below 8: mma.sync all the same, as Triton; the layouts wrap (rows and
+        # columns past the shape are copies) and the lowering drops what the copies compute
         if self._v3_ok(op, ka, kc):
             return 3, ""
+        if ka in ("e4m3", "e5m2") and not _mma_v2_fp8(self.capability):
+            if kc != "f32":
+                return 0, f"accumulator {kc} with {ka} operands on mma.sync (its fp8 operands are upcast to fp16 here, accumulated in fp32)"
+            return 2, ""
         if kc == "f16" and ka != "f16":
             return 0, f"an fp16 accumulator with {ka} operands needs wgmma (mma.sync accumulates them in fp32)"
         return 2, ""
@@ -216,7 +229,7 @@ class AccelerateMatmul:
         kind = element_kind(op.operands[0].type)
         # see plan(): fp8 before sm_89 goes through shared memory as fp8 (the pipeliner's copies
         # move it as it is in memory) and is upcast to fp16 in the dot-operand registers
-        upcast = kind in ("e4m3", "e5m2") and self.capability < 89
+        upcast = kind in ("e4m3", "e5m2") and not _mma_v2_fp8(self.capability)
         if upcast:
             kind = "f16"
         if len(shape) == 3:  # batched: warps along the batch, each computing whole 2-D tiles (as Triton)

@@ -167,6 +167,9 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute, DistributedEncoding):
             reg += _repeat((8 * kw, 0), 0, k) + _repeat((0, 8 * wn), 0, n)
             lanes = [(kw, 0), (2 * kw, 0), (0, 1), (0, 2), (0, 4)]
             warp = [(0, 0)] * log2(wm) + [(0, 8 << i) for i in range(log2(wn))]
+        # an operand smaller than the instruction (M below 16, N below 8) keeps no registers past
+        # it: the lowering reads the rows or columns it wraps onto
+        reg = [b for b in reg if b[0] < shape[0] and b[1] < shape[1]]
         return LinearLayout(tuple(shape), tuple(reg), _clip(lanes, shape), _clip(warp, shape))
 
     def print_parameters(self, printer: Printer) -> None:
