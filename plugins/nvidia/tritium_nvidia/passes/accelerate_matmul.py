@@ -11,8 +11,11 @@ For each dot it picks, by target, dtypes, rank and tile shape, what Triton picks
   ``local_alloc`` transposes them on the way in).  ``tf32x3`` becomes three tf32 dots of the high
   and low tf32 parts.  The dot becomes ``ttng.warp_group_dot`` + ``ttng.warp_group_dot_wait``;
 * **version 2** (sm_80+, ``mma.sync``): every other tensor-core dot, 3-D (batched) dots included
-  (warps split the batch).  Operands through shared memory into ``dot_op`` registers of the
-  ``nvidia_mma`` parent (``ttg.local_alloc`` + ``ttg.local_load``), then ``tt.dot``;
+  (warps split the batch), and tiles smaller than one instruction (M below 16, N below 8: the
+  layouts wrap, rows and columns past the tile being copies).  Operands through shared memory into
+  ``dot_op`` registers of the ``nvidia_mma`` parent (``ttg.local_alloc`` + ``ttg.local_load``),
+  then ``tt.dot``; fp8 operands are upcast to fp16 there except on sm_89 and sm_120 (Triton's
+  rule: sm_90 runs fp8 ``mma.sync`` as exactly that);
 * otherwise it leaves the FMA dot and records why in ``tritium.fma_reason`` (visible in IR dumps).
 
 The accumulator is converted into the mma layout and back; ``remove-layout-conversions`` (run
