@@ -1,6 +1,7 @@
 """Tensor-core benchmarks: matmul and flash attention under Tritium and Triton in one process.
 
     python bench/bench_matmul.py [--check] [--quick] [--sizes 1024,4096,8192] [--parts matmul,tf32,ieee,fwd,bwd]
+    python bench/bench_matmul.py --quick --parts configs --sizes 4096,8192   # every config, same on both sides
 
 ``--check`` only runs the correctness sweep (every config x dtype x shape, ragged shapes included,
 num_stages 1-4, outputs poisoned with NaN, compared with float64 torch).  Otherwise the table:
@@ -19,7 +20,9 @@ the ieee one) for the matmul rows, ``scaled_dot_product_attention`` on its flash
 (FlashAttention-2) for the fp16 attention forward rows; the fp8 and backward rows have none.  "% peak" is
 Tritium's TFLOP/s over the dense peak of an H100/H200 SXM for the row's input type (fp16/bf16 989,
 fp8 1979, tf32 495, fp32 FMA 67; nan on other GPUs).  Then the cold compile time of a 128x256x64
-fp16 matmul with 8 warps for both.  Printed last.
+fp16 matmul with 8 warps for both.  Printed last.  ``--parts configs`` instead times every config
+of the tutorial's list with the same config on both sides (fp16 and bf16 at each size): no config
+an autotuner could pick may be weak.
 """
 from __future__ import annotations
 
@@ -213,7 +216,8 @@ def main() -> int:
     ap.add_argument("--no-attention", action="store_true")
     ap.add_argument("--parts", default="matmul,tf32,ieee,fwd,bwd",
                     help="which tables: matmul (fp16, bf16, fp8), tf32 (fp32 inputs), ieee (fp32, FMA dots), "
-                         "fwd (attention forward), bwd (attention backward)")
+                         "fwd (attention forward), bwd (attention backward); also configs (fp16/bf16 matmul, "
+                         "every config of the tutorial's list, the same on both sides)")
     args = ap.parse_args()
     import tritium
     import tritium.language as ttl
@@ -283,6 +287,32 @@ def main() -> int:
                                       lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2,
                                       extra={"peer": lambda: torch.matmul(a, b)})
             rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp16"))
+    for dt in (torch.float16, torch.bfloat16) if "configs" in parts else ():
+        # every config of the tutorial's list, the same config on both sides (an autotuner may pick
+        # any of them: none may be weak)
+        for size in [int(s) for s in args.sizes.split(",")]:
+            a = torch.randn(size, size, device="cuda", dtype=dt)
+            b = torch.randn(size, size, device="cuda", dtype=dt)
+            ref = (a.float() @ b.float()).double()
+            c = torch.empty((size, size), device="cuda", dtype=dt)
+            for cfg in CONFIGS:
+                fns = {}
+                for name, k in impls.items():
+                    c.fill_(float("nan"))
+                    try:
+                        run_matmul(k, a, b, c, cfg)
+                        torch.cuda.synchronize()
+                    except Exception as e:
+                        failures.append(f"{name} matmul {dt} {size} {cfg}: {type(e).__name__}: {str(e)[:200]}")
+                        continue
+                    if rel_err(c, ref) >= 1e-2:
+                        failures.append(f"{name} matmul {dt} {size} {cfg}: wrong result")
+                        continue
+                    fns[name] = lambda k=k, cfg=cfg: run_matmul(k, a, b, c, cfg)
+                timed = interleaved(fns, reps=reps, rounds=rounds)
+                rows.append((f"matmul {str(dt)[6:]} cfg", f"{size}^3", 2 * size ** 3, timed,
+                             {name: cfg for name in fns}, "-", "fp16"))
+            del a, b, c, ref
     if hasattr(torch, "float8_e4m3fn") and "matmul" in parts:  # fp8 e4m3, B K-contiguous
         size = 4096
         a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
