@@ -328,8 +328,8 @@ def _round_plan(src: LinearLayout, dst: LinearLayout, per_word: int) -> GatherPl
     """Rounds: each lane's needs cut into *chunks* -- what it reads from one sender, in result
     register order, ``per_word`` at a time -- and the chunks dealt into rounds so that every round
     is a permutation of the lanes (an affine one).  Result registers that share a chunk on some
-    lane or a result word form a component; within one, lane ``l`` takes its chunks in the order ``j XOR h(l)``,
-    ``h`` a choice of lane bits searched for the fewest sender packings.  (fp8 attention's P into
+    lane or a result word form a component; within one, lane ``l`` takes its chunks in the order
+    ``j XOR h(l)``, ``h`` a choice of lane bits searched for the fewest sender packings.  (fp8 attention's P into
     wgmma's A registers: lane ``t`` of a quad reads lanes 0,2,1,3 then 1,3,0,2, four bytes a
     round, one round an A register, where plain fetches take two.)"""
     wants = _wants(src, dst)
@@ -405,5 +405,5 @@ def _deal_rounds(wants, per_lane, order) -> tuple[int, list[Gather]] | None:
             return None
         cost += len(words) - 1
         rounds.append(Gather(lane_map, tuple(words), sent if len(words) > 1 else ()))
-    cost += sum(1 for l in range(lanes) if order[l]) and 1    # the reader's lane-dependent picks
+    cost += 1 if any(order) else 0      # the readers' picks then depend on their lane bits too
     return cost, rounds

@@ -149,7 +149,8 @@ class AccelerateMatmul:
             return 3, ""
         if ka in ("e4m3", "e5m2") and not _mma_v2_fp8(self.capability):
             if kc != "f32":
-                return 0, f"accumulator {kc} with {ka} operands on mma.sync (its fp8 operands are upcast to fp16 here, accumulated in fp32)"
+                return 0, (f"accumulator {kc} with {ka} operands on mma.sync (its fp8 operands are upcast "
+                           f"to fp16 here, accumulated in fp32)")
             return 2, ""
         if kc == "f16" and ka != "f16":
             return 0, f"an fp16 accumulator with {ka} operands needs wgmma (mma.sync accumulates them in fp32)"
