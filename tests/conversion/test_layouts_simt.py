@@ -219,6 +219,56 @@ def test_gather_plan_is_exact():
             assert len(g.words) <= 2 and rp.deciding_bits(g.sent or (0,) * 32) is not None
 
 
+def test_every_word_fetch_plan_is_exact():
+    """Both word-fetch plans (plain fetches and rounds), for every pair of a spread of layouts
+    whose warps hold the same elements (mma.sync and wgmma accumulators, their operands of
+    kWidth 2/4/8, blocked layouts), 8- and 16-bit elements: simulated lane by lane, every result
+    register of every lane gets the element the result layout gives it; every round is a
+    permutation of the lanes, and what a sender sends and where a lane reads each register are
+    chosen by at most two lane bits (what the lowering's selects can build)."""
+    pytest.importorskip("tritium_nvidia")
+    from tritium.ttgir import register_plans as rp
+    from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr
+    from tritium_nvidia.passes.encodings import NvidiaMmaEncodingAttr
+    shape = (64, 64)
+    encs = [NvidiaMmaEncodingAttr(2, (4, 1), (16, 8)), NvidiaMmaEncodingAttr(2, (2, 2), (16, 8)),
+            NvidiaMmaEncodingAttr(3, (4, 1), (16, 64, 16)), NvidiaMmaEncodingAttr(3, (4, 1), (16, 32, 32))]
+    layouts = []
+    for enc in encs:
+        layouts.append(enc.linear_layout(shape))
+        for kw in (2, 4, 8):
+            layouts.append(DotOperandEncodingAttr(0, enc, kw).linear_layout(shape))
+            if enc.version == 2:
+                layouts.append(DotOperandEncodingAttr(1, enc, kw).linear_layout(shape))
+    for spt, tpw, wpc in (([1, 8], [4, 8], [4, 1]), ([4, 4], [8, 4], [4, 1]), ([1, 4], [8, 4], [2, 2]),
+                          ([2, 2], [16, 2], [4, 1])):
+        layouts.append(BlockedEncodingAttr(spt, tpw, wpc, [1, 0]).linear_layout(shape))
+    checked = {"plain": 0, "rounds": 0}
+    for src in layouts:
+        for dst in layouts:
+            if src == dst or src.warp != dst.warp:
+                continue
+            s_tab, d_tab = src.table(), dst.table()
+            for per_word in (2, 4):
+                for kind, plan in (("plain", rp._gather_plan(src, dst, per_word)),
+                                   ("rounds", rp._round_plan(src, dst, per_word))):
+                    if plan is None:
+                        continue
+                    checked[kind] += 1
+                    assert len(plan.picks) == dst.num_registers
+                    for g in plan.fetches:
+                        assert len(g.words) == 1 or sorted(g.lane) == list(range(32))
+                        assert all(len(w) <= per_word for w in g.words)
+                        assert rp.deciding_bits(g.sent or (0,) * 32) is not None
+                    for r, (fs, slots) in enumerate(plan.picks):
+                        assert rp.deciding_bits(fs) is not None
+                        for lane in range(32):
+                            g = plan.fetches[fs[lane]]
+                            sender = g.lane[lane]
+                            assert (s_tab[:, sender, g.regs_of(sender)[slots[lane]]] == d_tab[:, lane, r]).all()
+    assert checked["plain"] > 20 and checked["rounds"] > 20, checked
+
+
 def test_lane_exchange_plan_is_exact():
     """The plan of attention's P conversion (transposed WMMA accumulator -> A operand): every
     register of every lane gets exactly the element the result layout gives it; the untransposed
