@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tritium
+import tritium.language as tl
 from tritium.ttgir.dialect import ensure_plugin_encodings
 from tritium_nvidia.passes.encodings import NVMMASharedEncodingAttr, NvidiaMmaEncodingAttr
 
@@ -388,3 +389,44 @@ def test_sm90_pipelined_loop_carries_the_slot_it_refills(monkeypatch, tmp_path, 
     cmp, zero, inc = (v.owner for v in nxt.operands)
     assert zero.value.value.data == 0 and inc.name == "arith.addi" and slot in inc.operands
     assert cmp.name == "arith.cmpi" and cmp.operands[1].owner.value.value.data == nslots
+
+
+@tritium.jit
+def _fp8_attention_loop(Q, K, V, Out, N_CTX, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    # the fp8 attention forward's loop: P (fp32 softmax numerators) cast to fp8 as the second dot's A
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_d = tl.arange(0, D)
+    q = tl.load(Q + offs_m[:, None] * D + offs_d[None, :])
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for start_n in range(0, N_CTX, BN):
+        k = tl.load(K + (start_n + offs_n)[None, :] * D + offs_d[:, None])
+        qk = tl.dot(q, k)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        acc = acc * tl.math.exp2(m_i - m_ij)[:, None]
+        v = tl.load(V + (start_n + offs_n)[:, None] + offs_d[None, :] * N_CTX)  # V stored [D, N]: B K-contiguous
+        acc = tl.dot(p.to(tl.float8e4nv), v, acc)
+        m_i = m_ij
+    tl.store(Out + offs_m[:, None] * D + offs_d[None, :], acc.to(tl.float16))
+
+
+def test_fp8_attention_p_reaches_wgmma_in_one_shuffle_a_register(monkeypatch, tmp_path):
+    """fp8 attention's P (the wgmma accumulator, cast to e4m3 by paired ``cvt``) becomes the second
+    wgmma's A registers by word fetches in rounds: one ``shfl.sync.idx`` and one ``prmt`` per A
+    register (Triton's count; plain fetches took two shuffles and byte-by-byte packing), the
+    conversion's 16-bit pairs packed two to a word by ``mov.b32 {lo, hi}``, no shared memory."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = tritium.compile(_fp8_attention_loop, target="cuda:90", num_warps=4, num_stages=3,
+                        signature={"Q": "*fp8e4nv", "K": "*fp8e4nv", "V": "*fp8e4nv", "Out": "*fp16", "N_CTX": "i32"},
+                        constexprs={"D": 64, "BM": 64, "BN": 64},
+                        attrs={n: {"tt.divisibility": 16} for n in ("Q", "K", "V", "Out", "N_CTX")},
+                        stage="ptx")
+    body = _loop_body(k.asm["ptx"])
+    a_regs = 64 * 64 // 128 // 4            # P's bytes a thread holds, four to an A register
+    assert body.count("cvt.rn.satfinite.e4m3x2.f32") == 2 * a_regs
+    assert body.count("shfl.sync.idx.b32") == a_regs
+    assert body.count("prmt.b32") == a_regs
+    assert len(re.findall(r"mov\.b32\s+%r\d+, \{%rs\d+, %rs\d+\};", body)) == a_regs
+    assert "st.shared" not in body and "ld.shared" not in body
