@@ -1,0 +1,146 @@
+"""Split-K matmul (``splitk_kernels.py``) under Tritium and Triton 3.6, with cuBLAS beside: shapes
+with few output tiles and a long K, where one program a tile leaves most of the GPU idle.
+
+    python bench/bench_splitk.py [--check] [--shapes 1024x1024x16384,512x512x32768] [--rounds 3]
+
+Each side keeps its best (tile config, SPLIT_K) of one list (SPLIT_K 1 is the plain one-program-a-
+tile matmul); the winners and ``torch.matmul`` (cuBLAS, fp16 in and out, its own split-K choice)
+are then timed interleaved (A,B,B,A per round, ``bench/interleave.py``).  A launch includes the
+zeroing of the fp32 output the partial sums are added to (the same ``torch.zero_`` on both sides).
+``--check`` only checks every config against torch on ragged shapes; without a CUDA device it runs
+the kernel on the interpreter (small shapes) instead.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from kernel_files import load_kernels  # noqa: E402
+
+CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages)
+    (128, 128, 64, 8, 4, 3), (128, 256, 64, 8, 8, 3), (64, 128, 64, 8, 4, 4),
+]
+SPLITS = (1, 2, 4, 8)
+
+
+def cdiv(a: int, b: int) -> int:
+    return (a + b - 1) // b
+
+
+def run(k, a, b, c, cfg, split) -> None:
+    bm, bn, bk, g, w, s = cfg
+    m, kk = a.shape
+    n = b.shape[1]
+    c.zero_()
+    k.matmul_splitk[(cdiv(m, bm) * cdiv(n, bn), split)](
+        a, b, c, m, n, kk, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g,
+        SPLIT_K=split, num_warps=w, num_stages=s)
+
+
+def check_on_interpreter() -> list[str]:
+    """No CUDA device: the kernel on Tritium's interpreter, ragged shapes, every SPLIT_K."""
+    import torch
+    os.environ["TRITON_INTERPRET"] = "1"
+    import tritium
+    import tritium.language as tl
+    k = load_kernels("splitk_interp", tritium, tl, "splitk_kernels.py")
+    failures = []
+    for (m, n, kk), split in [((48, 40, 200), s) for s in SPLITS]:
+        a = torch.randn(m, kk, dtype=torch.float16)
+        b = torch.randn(kk, n, dtype=torch.float16)
+        c = torch.full((m, n), float("nan"))
+        run(k, a, b, c, (16, 16, 32, 2, 1, 1), split)
+        err = ((c.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()).item()
+        if not err < 1e-3:
+            failures.append(f"interpreter {m}x{n}x{kk} SPLIT_K={split}: relative error {err:.2e}")
+    return failures
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--shapes", default="1024x1024x16384,512x512x32768,2048x2048x8192")
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    import torch
+    if not torch.cuda.is_available():
+        if not args.check:
+            print("no CUDA device: only --check runs here (on the interpreter)")
+            return 1
+        failures = check_on_interpreter()
+        for f in failures:
+            print("FAIL", f)
+        print("interpreter check:", "failed" if failures else "ok")
+        return 1 if failures else 0
+    from interleave import host_line, interleaved, ratio_cell, sm_clock_mhz
+    import tritium
+    import tritium.language as ttl
+    impls = {"tritium": load_kernels("splitk_tritium", tritium, ttl, "splitk_kernels.py")}
+    try:
+        import triton
+        import triton.language as tl
+        impls["triton"] = load_kernels("splitk_triton", triton, tl, "splitk_kernels.py")
+    except ImportError:
+        print("triton is not installed: Tritium only")
+    print(host_line())
+    failures = []
+    # correctness of every candidate on a ragged shape first (poisoned output: zeroed by the launch)
+    a = torch.randn(1000, 3000, device="cuda", dtype=torch.float16)
+    b = torch.randn(3000, 520, device="cuda", dtype=torch.float16)
+    ref = a.double() @ b.double()
+    for name, k in impls.items():
+        for cfg in CONFIGS:
+            for split in SPLITS:
+                c = torch.full((1000, 520), float("nan"), device="cuda")
+                try:
+                    run(k, a, b, c, cfg, split)
+                    torch.cuda.synchronize()
+                except Exception as e:  # noqa: BLE001 - report and go on
+                    failures.append(f"{name} {cfg} SPLIT_K={split}: {type(e).__name__}: {str(e)[:200]}")
+                    continue
+                err = ((c.double() - ref).norm() / ref.norm()).item()
+                if not err < 1e-3:
+                    failures.append(f"{name} {cfg} SPLIT_K={split}: relative error {err:.2e}")
+    for f in failures:
+        print("FAIL", f)
+    if args.check:
+        return 1 if failures else 0
+    clock_before = sm_clock_mhz()
+    print("| shape | Tritium TFLOP/s (config, split) | Triton TFLOP/s (config, split) | Tritium/Triton [range] | "
+          "cuBLAS TFLOP/s | Tritium/cuBLAS |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for shape in args.shapes.split(","):
+        m, n, kk = (int(x) for x in shape.split("x"))
+        a = torch.randn(m, kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk, n, device="cuda", dtype=torch.float16)
+        c = torch.empty((m, n), device="cuda")
+        best = {}
+        for name, k in impls.items():
+            for cfg in CONFIGS:
+                for split in SPLITS:
+                    try:
+                        t = interleaved({name: lambda k=k, cfg=cfg, split=split: run(k, a, b, c, cfg, split)},
+                                        reps=max(3, args.reps // 3), rounds=1)[name].median_ms
+                    except Exception:  # noqa: BLE001 - reported by the check above
+                        continue
+                    if name not in best or t < best[name][0]:
+                        best[name] = (t, cfg, split)
+        fns = {name: (lambda k=impls[name], cfg=cfg, split=split: run(k, a, b, c, cfg, split))
+               for name, (_, cfg, split) in best.items()}
+        fns["peer"] = lambda: torch.matmul(a, b)
+        timed = interleaved(fns, reps=args.reps, rounds=args.rounds)
+        tf = {name: 2 * m * n * kk / (t.median_ms * 1e-3) / 1e12 for name, t in timed.items()}
+        cells = [f"{tf[nm]:.1f} ({best[nm][1][:3]}, {best[nm][2]})" if nm in tf else "-" for nm in ("tritium", "triton")]
+        ratio = ratio_cell(timed) if "triton" in timed else "-"
+        print(f"| {shape} | {cells[0]} | {cells[1]} | {ratio} | {tf['peer']:.1f} | {tf['tritium'] / tf['peer']:.3f} |")
+    print(f"SM clock before and after: {clock_before}; {sm_clock_mhz()}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+# Kernels of bench/bench_splitk.py: matmul with the K dimension split across programs, for shapes
+# with few output tiles and a long K (small M and N), where one program a tile leaves most SMs idle.
+# Executed twice with ``triton``/``tl`` bound to each framework (kernel_files.load_kernels), so both
+# compilers see the same source.  C = A @ B with A (M, K) and B (K, N) row-major; C is fp32 and
+# zeroed before the launch: each of the SPLIT_K programs of a tile adds its partial sum with
+# ``tl.atomic_add``.
+
+
+@triton.jit  # noqa: F821
+def matmul_splitk(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # noqa: F821
+                  GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr):  # noqa: F821
+    pid = tl.program_id(0)  # noqa: F821
+    split = tl.program_id(1)  # noqa: F821
+    num_pid_m = tl.cdiv(M, BLOCK_M)  # noqa: F821
+    num_pid_n = tl.cdiv(N, BLOCK_N)  # noqa: F821
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % in_group) % size_m
+    pid_n = (pid % in_group) // size_m
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M  # noqa: F821
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N  # noqa: F821
+    offs_k = tl.arange(0, BLOCK_K)  # noqa: F821
+    # this program's share of K: whole BLOCK_K steps, the last split taking what is left
+    steps = tl.cdiv(K, BLOCK_K)  # noqa: F821
+    per_split = tl.cdiv(steps, SPLIT_K)  # noqa: F821
+    k_lo = split * per_split * BLOCK_K
+    k_hi = min(K, k_lo + per_split * BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + (k_lo + offs_k)[None, :]
+    b_ptrs = b_ptr + (k_lo + offs_k)[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
+    for k in range(k_lo, k_hi, BLOCK_K):
+        a = tl.load(a_ptrs, mask=(k + offs_k)[None, :] < k_hi, other=0.0)
+        b = tl.load(b_ptrs, mask=(k + offs_k)[:, None] < k_hi, other=0.0)
+        acc = tl.dot(a, b, acc)  # noqa: F821
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :]
+    if SPLIT_K == 1:
+        tl.store(c_ptrs, acc, mask=mask)
+    else:
+        tl.atomic_add(c_ptrs, acc, mask=mask, sem="relaxed")
