@@ -217,6 +217,20 @@ class HostSIMTTarget(TargetInfo):
         return ee
 
 
+
+def host_engine(module) -> "llvm.ExecutionEngine":
+    """An llvmlite ``ir.Module`` (the host's triple) verified and compiled for the host CPU by
+    MCJIT, its functions ready to call through ``get_function_address`` (keep the engine alive)."""
+    from tritium.conversion.llvm_init import initialize_llvm
+    initialize_llvm()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    mod = llvm.parse_assembly(str(module))
+    mod.verify()
+    ee = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
+    ee.finalize_object()
+    return ee
+
 _HOST_RUNTIME = r"""
 define bfloat @__truncsfbf2(float %x) {
   %b = bitcast float %x to i32

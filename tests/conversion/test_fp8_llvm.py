@@ -2,15 +2,19 @@
 numpy definitions in ``tritium.ttir.float_formats``: the IR is compiled for the host CPU and run
 on every fp8 code and on a spread of f32 values (ties, overflow, underflow, NaN, infinities)."""
 import ctypes
+import os
+import sys
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 import pytest
 
-from tritium.conversion.llvm_init import initialize_llvm
 from tritium.conversion.ttgir_to_llvm.fp8 import f32_to_fp8, fp8_to_f32
 from tritium.ttir.float_formats import FP8_FORMATS, decode_table, encode
+
+sys.path.insert(0, os.path.dirname(__file__))
+from simt import host_engine  # noqa: E402
 
 F32, I8, I64 = ir.FloatType(), ir.IntType(8), ir.IntType(64)
 
@@ -36,13 +40,7 @@ def _compile(fmt, rtz: bool):
         b.cbranch(b.icmp_unsigned("<", nxt, fn.args[2]), loop, done)
         b.position_at_end(done)
         b.ret_void()
-    initialize_llvm()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    mod = llvm.parse_assembly(str(m))
-    mod.verify()
-    engine = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
+    engine = host_engine(m)
     sig = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
     return engine, sig(engine.get_function_address("decode")), sig(engine.get_function_address("encode"))
 

@@ -150,7 +150,6 @@ def test_packed_words_from_paired_bytes():
     import ctypes
     import llvmlite.binding as llvm
     import llvmlite.ir as ir
-    from tritium.conversion.llvm_init import initialize_llvm
     from tritium.conversion.ttgir_to_llvm.convert_layout import _pack_word
     i8, i16, i32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
     m = ir.Module(name="pack")
@@ -171,13 +170,7 @@ def test_packed_words_from_paired_bytes():
         bodies[name] = str(fn)
     assert "shl" not in bodies["pairs"] and "lshr" not in bodies["pairs"].split("insertelement")[-1]
     assert "<2 x i16>" in bodies["pairs"] and "<2 x i16>" in bodies["halves"]
-    initialize_llvm()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    mod = llvm.parse_assembly(str(m))
-    mod.verify()
-    engine = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
+    engine = simt.host_engine(m)
     sig = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint16, ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint8)
     run = {n: sig(engine.get_function_address(n)) for n in bodies}
     rng = np.random.default_rng(11)

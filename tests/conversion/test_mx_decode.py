@@ -4,15 +4,19 @@ and f32, with and without fast math) against the formats' definitions.  The inte
 is the same on every target; only the f16 scale's final ``fptrunc`` is left to the target (an
 x86 JIT would need a runtime library call for it), so that one is checked in the IR text."""
 import ctypes
+import os
+import sys
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 import pytest
 
-from tritium.conversion.llvm_init import initialize_llvm
 from tritium.conversion.ttgir_to_llvm.mx_decode import e2m1_to_float, e8m0_to_float
 from tritium.conversion.ttgir_to_llvm.types import BF16, F16, F32, I8
+
+sys.path.insert(0, os.path.dirname(__file__))
+from simt import host_engine  # noqa: E402
 
 _DST = {"bf16": (BF16, 16), "f16": (F16, 16), "f32": (F32, 32)}
 
@@ -27,9 +31,6 @@ def _bits_of(values, dst: str) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def jit():
-    initialize_llvm()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
     mod = ir.Module("mx")
     mod.triple = llvm.get_process_triple()
     names = []
@@ -47,10 +48,7 @@ def jit():
     for dst in ("bf16", "f32"):
         for fast in (False, True):
             define(f"e8m0_{dst}_{fast}", lambda b, x, t, f=fast: e8m0_to_float(b, x, t, f), dst)
-    parsed = llvm.parse_assembly(str(mod))
-    parsed.verify()
-    engine = llvm.create_mcjit_compiler(parsed, llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
+    engine = host_engine(mod)
 
     def call(name: str, dst: str) -> np.ndarray:
         ret = ctypes.c_uint16 if _DST[dst][1] == 16 else ctypes.c_uint32
