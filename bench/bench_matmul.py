@@ -240,6 +240,24 @@ def main() -> int:
     print(host_line())
     clock_before = sm_clock_mhz()
 
+    def runs_right(label, cfg, run, poison, correct):
+        """``(name, cfg)`` of each framework whose ``run(k, cfg)`` (after ``poison()``) ran and gave
+        a ``correct()`` result; the others are recorded in ``failures``."""
+        out = []
+        for name, k in impls.items():
+            try:
+                poison()
+                run(k, cfg)
+                torch.cuda.synchronize()
+            except Exception as e:  # one failing config must not hide the others
+                failures.append(f"{name} {label} {cfg}: {type(e).__name__}: {str(e)[:200]}")
+                continue
+            if not correct():
+                failures.append(f"{name} {label} {cfg}: wrong result")
+                continue
+            out.append((name, cfg))
+        return out
+
     def best_config(label, configs, run, poison, correct, extra=None):
         """Per framework, the fastest config whose output is right (what an autotuner would pick;
         ``poison()`` then ``run(k, cfg)`` then ``correct()``), found by a quick search that times
@@ -247,20 +265,7 @@ def main() -> int:
         (``search_order``: a drifting clock favours no candidate), keeping each one's faster
         pass; then the winners (and ``extra``, e.g. cuBLAS) are timed interleaved.  The poisoning
         is outside the timed region."""
-        candidates = []
-        for cfg in configs:
-            for name, k in impls.items():
-                try:
-                    poison()
-                    run(k, cfg)
-                    torch.cuda.synchronize()
-                except Exception as e:  # one failing config must not hide the others
-                    failures.append(f"{name} {label} {cfg}: {type(e).__name__}: {str(e)[:200]}")
-                    continue
-                if not correct():
-                    failures.append(f"{name} {label} {cfg}: wrong result")
-                    continue
-                candidates.append((name, cfg))
+        candidates = [c for cfg in configs for c in runs_right(label, cfg, run, poison, correct)]
         searched = {}
         for name, cfg in search_order(candidates):
             t = bench(lambda: run(impls[name], cfg), max(3, reps // 3))
@@ -277,42 +282,29 @@ def main() -> int:
     parts = set(args.parts.split(","))
     if args.no_attention:
         parts -= {"fwd", "bwd"}
-    for dt in (torch.float16, torch.bfloat16) if "matmul" in parts else ():
+    cfg_rows = []  # the per-config table, after the best-config rows as before
+    for dt in (torch.float16, torch.bfloat16) if parts & {"matmul", "configs"} else ():
         for size in [int(s) for s in args.sizes.split(",")]:
             a = torch.randn(size, size, device="cuda", dtype=dt)
             b = torch.randn(size, size, device="cuda", dtype=dt)
             ref = (a.float() @ b.float()).double()
             c = torch.empty((size, size), device="cuda", dtype=dt)
-            timed, cfgs = best_config(f"matmul {dt} {size}", CONFIGS, lambda k, cfg: run_matmul(k, a, b, c, cfg),
-                                      lambda: c.fill_(float("nan")), lambda: rel_err(c, ref) < 1e-2,
-                                      extra={"peer": lambda: torch.matmul(a, b)})
-            rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp16"))
-    for dt in (torch.float16, torch.bfloat16) if "configs" in parts else ():
-        # every config of the tutorial's list, the same config on both sides (an autotuner may pick
-        # any of them: none may be weak)
-        for size in [int(s) for s in args.sizes.split(",")]:
-            a = torch.randn(size, size, device="cuda", dtype=dt)
-            b = torch.randn(size, size, device="cuda", dtype=dt)
-            ref = (a.float() @ b.float()).double()
-            c = torch.empty((size, size), device="cuda", dtype=dt)
-            for cfg in CONFIGS:
-                fns = {}
-                for name, k in impls.items():
-                    c.fill_(float("nan"))
-                    try:
-                        run_matmul(k, a, b, c, cfg)
-                        torch.cuda.synchronize()
-                    except Exception as e:
-                        failures.append(f"{name} matmul {dt} {size} {cfg}: {type(e).__name__}: {str(e)[:200]}")
-                        continue
-                    if rel_err(c, ref) >= 1e-2:
-                        failures.append(f"{name} matmul {dt} {size} {cfg}: wrong result")
-                        continue
-                    fns[name] = lambda k=k, cfg=cfg: run_matmul(k, a, b, c, cfg)
+            label = f"matmul {dt} {size}"
+            mm = (lambda k, cfg: run_matmul(k, a, b, c, cfg), lambda: c.fill_(float("nan")),
+                  lambda: rel_err(c, ref) < 1e-2)
+            if "matmul" in parts:
+                timed, cfgs = best_config(label, CONFIGS, *mm, extra={"peer": lambda: torch.matmul(a, b)})
+                rows.append((f"matmul {str(dt)[6:]}", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp16"))
+            # every config of the tutorial's list, the same config on both sides (an autotuner may
+            # pick any of them: none may be weak)
+            for cfg in CONFIGS if "configs" in parts else ():
+                fns = {name: (lambda k=impls[name], cfg=cfg: run_matmul(k, a, b, c, cfg))
+                       for name, _ in runs_right(label, cfg, *mm)}
                 timed = interleaved(fns, reps=reps, rounds=rounds)
-                rows.append((f"matmul {str(dt)[6:]} cfg", f"{size}^3", 2 * size ** 3, timed,
-                             {name: cfg for name in fns}, "-", "fp16"))
+                cfg_rows.append((f"matmul {str(dt)[6:]} cfg", f"{size}^3", 2 * size ** 3, timed,
+                                 {name: cfg for name in fns}, "-", "fp16"))
             del a, b, c, ref
+    rows += cfg_rows
     if hasattr(torch, "float8_e4m3fn") and "matmul" in parts:  # fp8 e4m3, B K-contiguous
         size = 4096
         a = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
