@@ -147,11 +147,8 @@ class AccelerateMatmul:
         # columns past the shape are copies) and the lowering drops what the copies compute
         if self._v3_ok(op, ka, kc):
             return 3, ""
-        if ka in ("e4m3", "e5m2") and not _mma_v2_fp8(self.capability):
-            if kc != "f32":
-                return 0, (f"accumulator {kc} with {ka} operands on mma.sync (its fp8 operands are upcast "
-                           f"to fp16 here, accumulated in fp32)")
-            return 2, ""
+        # fp8 on mma.sync is upcast to fp16 in the operand registers where the GPU has no native
+        # fp8 mma.sync (``_to_v2``): the same fp32 accumulator as the native instruction's
         if kc == "f16" and ka != "f16":
             return 0, f"an fp16 accumulator with {ka} operands needs wgmma (mma.sync accumulates them in fp32)"
         return 2, ""
