@@ -88,6 +88,14 @@ def _persistent(name, fn, warps=8, stages=3) -> Spec:
     return Spec(name, fn, sig, consts, warps, stages, "persistent_kernels.py")
 
 
+def _splitk(name, bm, bn, bk, split, warps, stages) -> Spec:
+    """bench/splitk_kernels.py: partial sums added into an fp32 C with tl.atomic_add."""
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
+    consts = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": split}
+    return Spec(name, "matmul_splitk", sig, consts, warps, stages, "splitk_kernels.py")
+
+
 SPECS = [
     _mm("mm-fp16-128x256x64-w8s3", "fp16", "fp16", 128, 256, 64, 8, 3),
     _mm("mm-fp16-128x128x64-w4s4", "fp16", "fp16", 128, 128, 64, 4, 4),
@@ -113,6 +121,7 @@ SPECS = [
     _attn_bwd("attn-bwd-dq-d128", "attn_bwd_dq", 128, 64, 64, 4, 3),
     _persistent("pm-plain", "persistent_plain"),
     _persistent("pm-block-ptr", "persistent_block_ptr"),
+    _splitk("splitk-fp16-128x128x64-s4", 128, 128, 64, 4, 4, 4),
 ]
 
 

@@ -240,3 +240,50 @@ for _tag in ("fp16", "bf16", "fp32", "int16", "uint16"):
                       inputs={"cmp_ptr": _pool_gen(_tag), "val_ptr": Rand(_tag, (CB,), 1, 100)},
                       outputs={"z_ptr": Out(_tag, (CB,), init=_pool_gen(_tag)), "old_ptr": Out(_tag, (CB,))},
                       check=_check_cas_bits(_tag)))
+
+
+# --- float adds on runs of consecutive elements (vector atomics where the target has them) ---------
+
+VB = 128  # slots: with 4 warps, a thread holds a run of consecutive slots
+
+
+@triton.jit
+def add_runs_kernel(x_ptr, z_ptr, old_ptr, n, B: tl.constexpr):
+    # every program adds its row into the same slots below n and keeps the values it replaced; n a
+    # multiple of 16 lets a thread update its run of slots with one instruction, 37 does not
+    r = tl.arange(0, B)
+    pid = tl.program_id(0)
+    old = tl.atomic_add(z_ptr + r, tl.load(x_ptr + pid * B + r), mask=r < n, sem="relaxed")
+    tl.store(old_ptr + pid * B + r, old, mask=r < n)
+
+
+def _check_add_runs(n):
+    def check(out, inp):
+        # small positive integers: every partial sum is exact, so per slot the programs' values
+        # form one chain: z0 -> old + x of each program in turn -> the final value
+        z0, x = inp["z_ptr"].astype(np.float64), inp["x_ptr"].astype(np.float64).reshape(G, VB)
+        olds, final = out["old_ptr"].astype(np.float64).reshape(G, VB), out["z_ptr"].astype(np.float64)
+        for i in range(VB):
+            if i >= n:
+                if final[i] != z0[i] or not np.isnan(olds[:, i]).all():
+                    return f"slot {i} (masked off): z {final[i]} (was {z0[i]}), old values {olds[:, i]}"
+                continue
+            before = sorted([z0[i]] + list(olds[:, i] + x[:, i]))
+            after = sorted(list(olds[:, i]) + [final[i]])
+            if before != after:
+                return (f"slot {i}: the old values {olds[:, i]} with the addends {x[:, i]} do not chain from "
+                        f"{z0[i]} to the final {final[i]} (an add lost, repeated or reported wrong)")
+    return check
+
+
+def _small(tag, shape, low, high):
+    return Gen(tag, shape, lambda rng, s: rng.integers(low, high, s))
+
+
+for _tag in ("fp32", "fp16", "bf16"):
+    for _n in (VB, 37):
+        CASES.append(Case(id=f"atomics/add-runs-{_tag}-n{_n}", kernel=add_runs_kernel, grid=(G,),
+                          constexprs={"B": VB}, inputs={"x_ptr": _small(_tag, (G * VB,), 1, 16), "n": _n},
+                          outputs={"z_ptr": Out(_tag, (VB,), init=_small(_tag, (VB,), 0, 64)),
+                                   "old_ptr": Out(_tag, (G * VB,))},
+                          check=_check_add_runs(_n)))

@@ -144,6 +144,18 @@ class TargetInfo(ABC):
         ``fadd``, ``max``, ``umin``, ``exch``...), ``sem`` ``relaxed``/``acquire``/``release``/``acq_rel``,
         ``scope`` ``gpu``/``cta``/``sys``.  Returns the old value (undefined where ``pred`` is false)."""
 
+    def atomic_vector(self, op: str, ty: ir.Type) -> int:
+        """Most elements of type ``ty`` one ``op`` atomic may update at consecutive, aligned
+        addresses (:meth:`atomic_rmw_vector`); 1 where the target has only scalar atomics."""
+        return 1
+
+    def atomic_rmw_vector(self, builder: ir.IRBuilder, op: str, ptr: ir.Value, values: list[ir.Value],
+                          pred: ir.Value, sem: str, scope: str) -> list[ir.Value]:
+        """:meth:`atomic_rmw` on ``len(values)`` consecutive elements from ``ptr`` (aligned to their
+        size, at most :meth:`atomic_vector`) in one instruction; each element is updated atomically
+        on its own.  Returns the old values."""
+        raise NotImplementedError(f"{type(self).__name__} has no vector atomics")
+
     @abstractmethod
     def atomic_cas(self, builder: ir.IRBuilder, ptr: ir.Value, cmp: ir.Value, value: ir.Value, pred: ir.Value,
                    sem: str, scope: str) -> ir.Value:

@@ -100,6 +100,34 @@ def test_axis_info_hints_and_loop_fixed_point():
     assert a.get(loop.results[0]).contiguity == (64,) and a.get(loop.results[0]).divisibility == (16,)
 
 
+def test_axis_info_min_max_keep_what_both_sides_share():
+    # split-K's `k + offs_k < min(K, hi)`: the bound is a multiple of 16 whichever side min picks,
+    # so the mask is constant in runs of 16 (the loads stay 128-bit)
+    m = parse_module("""builtin.module {
+  tt.func @f(%k: i32 {tt.divisibility = 16 : i32}, %hi: i32 {tt.divisibility = 64 : i32}, %x: i32) {
+    %c3 = arith.constant 3 : i32
+    %c5 = arith.constant 5 : i32
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %lim = arith.minsi %k, %hi : i32
+    %folded = arith.maxsi %c3, %c5 : i32
+    %odd = arith.minsi %k, %x : i32
+    %b = tt.splat %lim : i32 -> tensor<64xi32>
+    %m = arith.cmpi slt, %r, %b : tensor<64xi32>
+    %r2 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %both = arith.maxsi %r, %r2 : tensor<64xi32>
+    tt.return
+  }
+}""")
+    a = AxisInfoAnalysis(m)
+    mins, maxs = ops_named(m, "arith.minsi"), ops_named(m, "arith.maxsi")
+    lim, odd, folded, both = (a.get(op.results[0]) for op in (mins[0], mins[1], maxs[0], maxs[1]))
+    assert lim.divisibility == (16,)
+    assert folded.constant == 5 and folded.divisibility == (1,)
+    assert odd.divisibility == (1,)
+    assert a.get(ops_named(m, "arith.cmpi")[0].results[0]).constancy == (16,)
+    assert both.contiguity == (64,) and both.divisibility == a.get(ops_named(m, "tt.make_range")[0].results[0]).divisibility
+
+
 @pytest.mark.parametrize("tpw", [32, 64])
 def test_coalesce_picks_128_bit_accesses(tpw):
     m = load("matmul")

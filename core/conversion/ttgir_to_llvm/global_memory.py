@@ -201,26 +201,30 @@ def _broadcast_scalar(fl: FunctionLowering, op, value: ir.Value) -> ir.Value:
     return from_mem(b, r, ty)
 
 
-def _atomic(fl: FunctionLowering, op, emit) -> None:
-    """Run ``emit(i, pred)`` for each register (tensor) or once on thread 0 (scalar)."""
+def _atomic(fl: FunctionLowering, op, emit, vec: int = 1) -> None:
+    """Run ``emit(r, n, pred)`` (the old values of registers ``r .. r + n - 1``) for each group of
+    ``vec`` registers (tensor; ``vec`` consecutive elements, :func:`access_vector`) or once on
+    thread 0 (scalar)."""
     b = fl.builder
     mask = fl.get(op.mask) if getattr(op, "mask", None) is not None else None
     if not isinstance(op.ptr.type, TensorType):
-        pred = fl.and_all([mask, fl.first_thread_pred()])
-        res = emit(0, pred)
+        pred = fl.and_all([mask, fl.first_thread_pred()]) or fl.bool_const(True)
+        res = emit(0, 1, pred)[0]
         used = bool(list(op.result.uses))
         fl.set(op.result, _broadcast_scalar(fl, op, res) if used else res)
         return
     owner = fl.dedup_pred(op.ptr.type)
     free_reg = fl.layout(op.ptr.type).free["register"]
     n = len(fl.get(op.ptr))
-    out = []
-    for r in range(n):
-        if r & free_reg:
-            out.append(out[r & ~free_reg])
+    out: list = []
+    for r0 in range(0, n, vec):
+        # the vector's registers are the lowest register bits, never free (access_vector): a
+        # vector is a duplicate as a whole or not at all
+        if r0 & free_reg:
+            out.extend(out[(r0 & ~free_reg) + i] for i in range(vec))
             continue
-        pred = fl.and_all([mask[r] if mask is not None else None, owner]) or fl.bool_const(True)
-        out.append(emit(r, pred))
+        pred = fl.and_all([mask[r0] if mask is not None else None, owner]) or fl.bool_const(True)
+        out.extend(emit(r0, vec, pred))
     free = fl.layout(op.ptr.type).free
     if (free["lane"] or free["warp"]) and list(op.result.uses):
         # other threads hold copies of some elements (a broadcast layout) and did not run their
@@ -271,18 +275,28 @@ def _atomic_rmw(fl: FunctionLowering, op) -> None:
     kind = RMW_OP.keyword(op.atomic_rmw_op)
     sem, scope = MEM_SEMANTIC.keyword(op.sem), MEM_SYNC_SCOPE.keyword(op.scope)
     ptrs, vals = fl.get(op.ptr), fl.get(op.val)
-    pred_true = fl.bool_const(True)
-    _atomic(fl, op, lambda i, pred: fl.target.atomic_rmw(fl.builder, kind, _pick(ptrs, i), _pick(vals, i),
-                                                          pred if pred is not None else pred_true, sem, scope))
+    b, target = fl.builder, fl.target
+    vec = 1
+    if isinstance(op.ptr.type, TensorType):
+        ty = fl.ty(op.val.type)
+        most = target.atomic_vector(kind, ty)
+        if most > 1:
+            vec = min(access_vector(fl, op.ptr, op.mask, bits_of(mem_type(ty))), most)
+
+    def emit(r, n, pred):
+        if n == 1:
+            return [target.atomic_rmw(b, kind, _pick(ptrs, r), _pick(vals, r), pred, sem, scope)]
+        return target.atomic_rmw_vector(b, kind, ptrs[r], vals[r:r + n], pred, sem, scope)
+
+    _atomic(fl, op, emit, vec)
 
 
 @lowers("tt.atomic_cas")
 def _atomic_cas(fl: FunctionLowering, op) -> None:
     sem, scope = MEM_SEMANTIC.keyword(op.sem), MEM_SYNC_SCOPE.keyword(op.scope)
     ptrs, cmp, vals = fl.get(op.ptr), fl.get(op.cmp), fl.get(op.val)
-    pred_true = fl.bool_const(True)
-    _atomic(fl, op, lambda i, pred: fl.target.atomic_cas(fl.builder, _pick(ptrs, i), _pick(cmp, i), _pick(vals, i),
-                                                          pred if pred is not None else pred_true, sem, scope))
+    _atomic(fl, op, lambda r, n, pred: [fl.target.atomic_cas(fl.builder, _pick(ptrs, r), _pick(cmp, r),
+                                                             _pick(vals, r), pred, sem, scope)])
 
 
 __all__ = ["pack_words", "unpack_words", "access_vector", "scalar_type"]

@@ -271,9 +271,26 @@ class AxisInfoAnalysis:
             k = b.constant
             return _zip(rank, lambda d: (1, min(a.elem_div(d) << k, MAX_DIV) if k is not None else a.elem_div(d),
                                          gcd(a.constancy[d], b.constancy[d])), _fold(a, b, lambda x, y: x << y))
-        if name in ("arith.andi", "arith.ori", "arith.xori", "arith.maxsi", "arith.minsi", "arith.maxui",
-                    "arith.minui"):
+        if name in ("arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"):
             a, b = ops
+            pick = max if "max" in name else min
+            if a.constant is not None and b.constant is not None and (
+                    name.endswith("si") or min(a.constant, b.constant) >= 0):  # unsigned: no sign to read
+                return AxisInfo.of_constant(pick(a.constant, b.constant), shape)
+
+            def dim(d):
+                # each element is one side's: runs both sides share, multiples both sides have
+                # (bounded by the runs where the runs differ: a run may start mid-way through one)
+                div = gcd(a.divisibility[d], b.divisibility[d])
+                if a.contiguity[d] != b.contiguity[d]:
+                    div = gcd(div, gcd(a.contiguity[d], b.contiguity[d]))
+                return gcd(a.contiguity[d], b.contiguity[d]), div, gcd(a.constancy[d], b.constancy[d])
+            return _zip(rank, dim, None)
+        if name in ("arith.andi", "arith.ori", "arith.xori"):
+            a, b = ops
+            if a.constant is not None and b.constant is not None:
+                fn = {"arith.andi": lambda x, y: x & y, "arith.ori": lambda x, y: x | y}.get(name, lambda x, y: x ^ y)
+                return AxisInfo.of_constant(fn(a.constant, b.constant), shape)
             return _zip(rank, lambda d: (1, 1, gcd(a.constancy[d], b.constancy[d])), None)
         if name == "arith.cmpi":
             return self._cmp(op, ops, rank)

@@ -69,3 +69,58 @@ def test_sm80_takes_the_orderings_too(monkeypatch, tmp_path):
                        constexprs={"SEM": "acquire", "SCOPE": "sys"})
     assert _atoms(k.asm["ptx"]) == ["atom.global.sys.acquire.add.f32", "atom.global.acquire.sys.cas.b32"]
     assert k.asm["cubin"][:4] == b"\x7fELF"
+
+
+# --- vector float adds (Triton's rule: sm_90 with PTX 8.1 updates up to 128 bits at once; older
+# targets pack two f16 into one f16x2; every other kind and type stays one element an instruction)
+
+@triton.jit
+def add_runs(x_ptr, z_ptr, o_ptr, n, B: tl.constexpr):
+    r = tl.program_id(0) * B + tl.arange(0, B)
+    old = tl.atomic_add(z_ptr + r, tl.load(x_ptr + r, mask=r < n), mask=r < n, sem="relaxed")
+    tl.store(o_ptr + r, old, mask=r < n)
+
+
+def _runs(target, dtype, n_divisible=True, **options):
+    sig = {"x_ptr": f"*{dtype}", "z_ptr": f"*{dtype}", "o_ptr": f"*{dtype}", "n": "i32"}
+    aligned = ("x_ptr", "z_ptr", "o_ptr", "n") if n_divisible else ("x_ptr", "z_ptr", "o_ptr")
+    # 1024 elements, 4 warps: a run of 8 consecutive elements a thread
+    return triton.compile(add_runs, target=target, signature=sig, constexprs={"B": 1024}, num_warps=4,
+                          attrs={a: {"tt.divisibility": 16} for a in aligned}, **options)
+
+
+@pytest.mark.parametrize("target,dtype,want", [
+    ("cuda:90", "fp32", ["atom.global.gpu.relaxed.add.v4.f32"] * 2),
+    ("cuda:90", "fp16", ["atom.global.gpu.relaxed.add.noftz.v8.f16"]),
+    ("cuda:90", "bf16", ["atom.global.gpu.relaxed.add.noftz.v8.bf16"]),
+    ("cuda:80", "fp16", ["atom.global.gpu.relaxed.add.noftz.f16x2"] * 4),
+    ("cuda:80", "fp32", ["atom.global.gpu.relaxed.add.f32"] * 8),
+    ("cuda:90", "fp64", ["atom.global.gpu.relaxed.add.f64"] * 8),
+    ("cuda:90", "i32", ["atom.global.gpu.relaxed.add.u32"] * 8),
+])
+def test_float_adds_on_runs_update_a_run_an_instruction(target, dtype, want, monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _runs(target, dtype)
+    assert _atoms(k.asm["ptx"]) == want
+    assert k.asm["cubin"][:4] == b"\x7fELF"  # ptxas takes the vector forms
+
+
+def test_a_mask_that_flips_anywhere_keeps_adds_scalar(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    # n of unknown divisibility: the mask may change between any two elements of a run
+    assert _atoms(_runs("cuda:90", "fp32", n_divisible=False).asm["ptx"]) == ["atom.global.gpu.relaxed.add.f32"] * 8
+
+
+def test_ptx_older_than_8_1_keeps_adds_scalar(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _runs("cuda:90", "fp32", ptx_version=80)
+    assert _atoms(k.asm["ptx"]) == ["atom.global.gpu.relaxed.add.f32"] * 8
+
+
+def test_bf16_add_before_sm90_is_a_compare_and_swap_loop(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    # sm_80 has no bf16 atom.add: LLVM's atomicrmw expands into a 32-bit compare-and-swap loop
+    k = _runs("cuda:80", "bf16")
+    atoms = _atoms(k.asm["ptx"])
+    assert atoms and all(re.fullmatch(r"atom\.relaxed\.gpu\.global\.cas\.b32", a) for a in atoms), atoms
+    assert k.asm["cubin"][:4] == b"\x7fELF"

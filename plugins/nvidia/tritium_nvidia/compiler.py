@@ -121,7 +121,8 @@ def make_llir(module, metadata, target, options):
     templates = map_templates(module)
     if templates:
         metadata["tensormap_templates"] = templates
-    info = NVIDIATargetInfo(capability(target), options.maxnreg, options.num_ctas, options.enable_reflect_ftz)
+    info = NVIDIATargetInfo(capability(target), options.maxnreg, options.num_ctas, options.enable_reflect_ftz,
+                            options.ptx_version)
     text, meta = lower_to_llvm(module, info, options)
     metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                     threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas,

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, intrinsic
+from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, guarded, intrinsic
 
 from ..options import WARP_SIZE
 from ..toolchain.binary import DATA_LAYOUT, TRIPLE, libdevice_symbols
+from ..toolchain.tools import choose_ptx_version
 from .tensor_cores import op_lowering
 
 
@@ -38,8 +39,10 @@ class NVIDIATargetInfo(TargetInfo):
     # register), by shfl.sync.idx of packed words instead of a shared-memory round trip
     warp_gather = True
 
-    def __init__(self, capability: int = 90, maxnreg: int | None = None, num_ctas: int = 1, ftz: bool = True):
+    def __init__(self, capability: int = 90, maxnreg: int | None = None, num_ctas: int = 1, ftz: bool = True,
+                 ptx_version: int | None = None):
         self.capability = capability
+        self.ptx_version = ptx_version  # options.ptx_version: None = the newest the toolchain takes
         self.maxnreg = maxnreg
         self.ftz = ftz  # options.enable_reflect_ftz: approximate exp2 flushes denormals
         #: CTAs per program (a thread-block cluster, sm_90+).  A program is one cluster: its id is
@@ -193,6 +196,15 @@ class NVIDIATargetInfo(TargetInfo):
         is_f = not isinstance(ty, ir.IntType)
         bits = 16 if isinstance(ty, ir.HalfType) or getattr(ty, "intrinsic_name", "") == "bf16" else \
             (ty.width if not is_f else (64 if isinstance(ty, ir.DoubleType) else 32))
+        if (op == "fadd" or (op == "add" and is_f)) and bits == 16 and not isinstance(ty, ir.HalfType) \
+                and self.capability < 90:
+            # no bf16 atom before sm_90: LLVM's atomicrmw, which NVPTX expands into a 16-bit
+            # compare-and-swap loop (as Triton lowers it)
+            order = {"relaxed": "monotonic", "acquire": "acquire", "release": "release"}.get(sem, "acq_rel")
+            sync = {"cta": "block", "gpu": "device"}.get(scope)
+            order = f'syncscope("{sync}") {order}' if sync else order
+            return guarded(b, pred, lambda: [b.atomic_rmw("fadd", ptr, value, order)],
+                           [ir.Constant(ty, ir.Undefined)])[0]
         if op == "fadd" or (op == "add" and is_f):
             ptx = {16: "add.noftz.f16" if isinstance(ty, ir.HalfType) else "add.noftz.bf16",
                    32: "add.f32", 64: "add.f64"}[bits]
@@ -209,6 +221,49 @@ class NVIDIATargetInfo(TargetInfo):
         # Triton's spelling: scope before the ordering for read-modify-writes
         # (atom.global.gpu.acq_rel.add.f32), the ordering first for cas (below); ptxas takes both
         return self._atom(b, f"{scope}.{sem}.{ptx}", ptr, [value], pred, ty)
+
+    def _emits_ptx(self, version: int) -> bool:
+        """Whether the PTX this kernel is written in is ISA ``version`` or newer (with no toolchain
+        to ask, a lowering test: the newest)."""
+        arch = "90a" if self.capability == 90 else str(self.capability)
+        try:
+            return choose_ptx_version(arch, self.ptx_version) >= version
+        except Exception:  # noqa: BLE001 - no assembler found
+            return True
+
+    def atomic_vector(self, op, ty):
+        # Triton's rule: float adds only; sm_90 (PTX 8.1) updates up to 128 bits a instruction
+        # (.v2/.v4 f32, .v2-.v8 f16/bf16), older targets two f16 as one packed f16x2
+        half = isinstance(ty, ir.HalfType)
+        if op != "fadd" or not (half or isinstance(ty, ir.FloatType) or getattr(ty, "intrinsic_name", "") == "bf16"):
+            return 1
+        if self.capability >= 90 and self._emits_ptx(81):
+            return 4 if isinstance(ty, ir.FloatType) else 8
+        return 2 if half else 1
+
+    def atomic_rmw_vector(self, b, op, ptr, values, pred, sem, scope):
+        ty = values[0].type
+        n = len(values)
+        if isinstance(ty, ir.HalfType) and (self.capability < 90 or not self._emits_ptx(81)):
+            # two halves as one f16x2 word
+            pair = ir.Constant(ir.VectorType(ty, 2), ir.Undefined)
+            for i, v in enumerate(values):
+                pair = b.insert_element(pair, v, ir.Constant(I32, i))
+            old = self._atom(b, f"{scope}.{sem}.add.noftz.f16x2", ptr, [b.bitcast(pair, I32)], pred, I32)
+            old = b.bitcast(old, ir.VectorType(ty, 2))
+            return [b.extract_element(old, ir.Constant(I32, i)) for i in range(n)]
+        bits = 32 if isinstance(ty, ir.FloatType) else 16
+        name = "f32" if bits == 32 else ("f16" if isinstance(ty, ir.HalfType) else "bf16")
+        ity, reg = ir.IntType(bits), _REG[bits]
+        dst = "{" + ", ".join(f"${i}" for i in range(n)) + "}"
+        src = "{" + ", ".join(f"${n + 1 + i}" for i in range(n)) + "}"
+        init = "\n".join(f"mov.b{bits} ${i}, 0;" for i in range(n))
+        noftz = ".noftz" if bits == 16 else ""
+        text = (f"{init}\n@${2 * n + 1} atom.global.{scope}.{sem}.add{noftz}.v{n}.{name} "
+                f"{dst}, [ ${n} + 0 ], {src};")
+        cons = ",".join([f"={reg}"] * n + ["l"] + [reg] * n + ["b"])
+        r = _asm(b, ir.LiteralStructType([ity] * n), text, cons, [ptr] + [b.bitcast(v, ity) for v in values] + [pred])
+        return [b.bitcast(b.extract_value(r, i), ty) for i in range(n)]
 
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
         ty = value.type
