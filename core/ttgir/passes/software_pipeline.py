@@ -400,8 +400,9 @@ class Pipeline:
     after the slots' last consumer: that slot's readers of iteration ``i - 2`` have passed the
     loop-top barrier, so only ``membar``'s barrier for the buffer is added.
 
-    ``blocks_per_sm(loop, shared_bytes) -> int`` (the backend's occupancy estimate) vetoes a spare
-    slot that would let fewer blocks share an SM than ``num_stages`` slots do.
+    ``spare_pays(loop, plain_bytes, spare_bytes) -> bool`` (the backend's judgement of what the
+    block's shared memory does to the SM: how many blocks share it, what is left of the cache)
+    may veto a spare slot that would make the block ``spare_bytes`` instead of ``plain_bytes``.
 
     A backend may instead ask, with ``late_refill(loop)``, for the refill right after the slots'
     last consumer (``True``) or after an op of the body that follows it (that op): the copies are
@@ -413,7 +414,7 @@ class Pipeline:
 
     def __init__(self, num_stages: int = 3, shared_budget: int | None = None, spare_slot=None, late_refill=None,
                  copy: str = "async", operand_buffer=None, load_filter=None, descriptor_copy=None,
-                 stream_buffer=None, spare_refill=None, scratch_rules=None, blocks_per_sm=None):
+                 stream_buffer=None, spare_refill=None, scratch_rules=None, spare_pays=None):
         if copy not in ("async", "registers"):
             raise ValueError(f"pipeline copy must be 'async' or 'registers', got {copy!r}")
         self.num_stages = num_stages
@@ -424,8 +425,8 @@ class Pipeline:
         self.descriptor_copy, self.stream_buffer = descriptor_copy, stream_buffer
         self.spare_refill = spare_refill
         self.scratch_rules = scratch_rules  # the backend's (``tritium.ttgir.scratch``), for the budget
-        # (loop, shared bytes) -> blocks an SM runs at once: a spare slot that would lower it is not taken
-        self.blocks_per_sm = blocks_per_sm
+        # (loop, bytes with S slots, bytes with S + 1) -> whether the spare slot is taken
+        self.spare_pays = spare_pays
         self.skipped: dict[Operation, str] = {}
 
     def run(self, module: ModuleOp) -> None:
@@ -457,10 +458,9 @@ class Pipeline:
         other = _other_buffers_bytes(loop, self.scratch_rules)
         spare = self.spare_slot is not None and self.spare_slot(loop) and self.shared_budget is not None \
             and (s + 1) * slot_bytes + other <= self.shared_budget
-        occupancy = self.blocks_per_sm
-        if spare and occupancy is not None \
-                and occupancy(loop, (s + 1) * slot_bytes + other) < occupancy(loop, s * slot_bytes + other):
-            spare = False  # it would cost the SM a block: the late refill's schedule keeps S slots
+        if spare and self.spare_pays is not None \
+                and not self.spare_pays(loop, s * slot_bytes + other, (s + 1) * slot_bytes + other):
+            spare = False  # the late refill's schedule keeps S slots
         nslots = s + 1 if spare else s
         if spare:
             late = (self.spare_refill(loop) or None) if self.spare_refill is not None else None

@@ -25,7 +25,7 @@ from .options import capability
 from .passes.dialect import TensorMapCreateOp  # (importing it registers the ttng ops the passes create)
 from .passes import tma
 from .passes.accelerate_matmul import AccelerateMatmul
-from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, blocks_per_sm, spare_refill, wants_late_refill,
+from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, spare_pays, spare_refill, wants_late_refill,
                                wants_spare_slot)
 from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
@@ -55,7 +55,7 @@ def ttgir_passes(target, options) -> list:
         *own_tiles,  # a persistent loop's TMA store keeps bytes of its own (option own_store_tiles)
         Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,
                  late_refill=wants_late_refill, spare_refill=spare_refill, descriptor_copy=tma.descriptor_copy(target),
-                 blocks_per_sm=blocks_per_sm(capability(target)),
+                 spare_pays=spare_pays(capability(target)),
                  stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES,
                  operand_buffer=fma_operand_buffer if capability(target) >= 80 else None),
         DeviceTensorMaps(options.num_stages),  # tl.make_tensor_descriptor's maps, in global scratch

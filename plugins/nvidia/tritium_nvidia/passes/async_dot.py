@@ -154,14 +154,19 @@ REGISTER_FILE = 64 * 1024
 #: registers a matmul thread holds beside its accumulator (addresses, counters, descriptors): the
 #: 128x128 8-warp tile took 90 with its 64 accumulator registers, 128x256 154 with 128
 MATMUL_OTHER_REGISTERS = 40
+#: the most shared memory an SM's blocks may take together before the driver's carveout leaves the
+#: L1 its smallest share (sm_90: 196 KiB, where the next step, 228 KiB, leaves 28 KiB of L1).  Nsight
+#: Compute, base clocks, 8192^3 fp16, one warp group, BK 32 (bench/ncu_ab.sh, session 39): 64x256
+#: with 5 slots (2 x 103 KiB) took 0.81-0.84x Triton's cycles, with 4 (2 x 83 KiB) 0.975x; 128x128
+#: at 3 blocks of 66 KiB 0.93-0.98x, padded to 2 blocks of 101 KiB 0.95x, 2 blocks of 81 KiB (a
+#: spare slot) 0.996x
+SHARED_WITH_L1_ROOM = {90: 196 * 1024}
 
 
 def blocks_per_sm(capability: int):
-    """The pipeline's occupancy estimate (``Pipeline(blocks_per_sm=)``): blocks an SM runs at once
-    with ``shared_bytes`` each, by shared memory and, for a matmul loop, by its accumulator's
-    registers (other loops: by shared memory alone).  A spare slot that would halve a 128x128
-    8-warp matmul's blocks (131 KB for four slots, 98 KB for three) is then not taken: 440 against
-    Triton's 557 TFLOP/s at 8192^3 with it."""
+    """An occupancy estimate: blocks an SM runs at once with ``shared_bytes`` each, by shared
+    memory and, for a matmul loop, by its accumulator's registers (other loops: by shared memory
+    alone)."""
     smem = SM_SHARED_BYTES.get(capability, SM_SHARED_BYTES[80])
 
     def estimate(loop, shared_bytes: int) -> int:
@@ -172,6 +177,30 @@ def blocks_per_sm(capability: int):
         regs = -(-min(255, _dot_registers(loop) + MATMUL_OTHER_REGISTERS) // 8) * 8
         return min(by_shared, REGISTER_FILE // (threads * regs))
     return estimate
+
+
+def spare_pays(capability: int):
+    """The pipeline's veto on a spare slot (``Pipeline(spare_pays=)``), from what it does to the SM:
+
+    - it may cost blocks, but not leave one where two ran: halving a 128x128 8-warp matmul's
+      blocks (131 KB for four slots, 98 KB for three) gave 440 against Triton's 557 TFLOP/s at
+      8192^3, while 3 -> 2 (128x128x32, 4 warps) and 4 -> 3 blocks (64x128x32) gained 2-7%
+      (``SHARED_WITH_L1_ROOM``'s measurements);
+    - it may not push the SM's blocks past ``SHARED_WITH_L1_ROOM`` together where S slots stay
+      within it."""
+    estimate = blocks_per_sm(capability)
+    room = SHARED_WITH_L1_ROOM.get(capability)
+
+    def pays(loop, plain_bytes: int, spare_bytes: int) -> bool:
+        before, after = estimate(loop, plain_bytes), estimate(loop, spare_bytes)
+        if after < min(before, 2):
+            return False
+        if room is not None:
+            used = lambda blocks, nbytes: blocks * (nbytes + BLOCK_RESERVED_BYTES)  # noqa: E731
+            if used(before, plain_bytes) <= room < used(after, spare_bytes):
+                return False
+        return True
+    return pays
 
 
 def spare_refill(loop) -> bool:
