@@ -152,6 +152,21 @@ def test_sm90_spare_slot_where_it_costs_no_block(monkeypatch, tmp_path):
     assert "cp.async.wait_group \t4;" in k.asm["ptx"]
 
 
+@pytest.mark.parametrize("bm,bn,slots", [
+    (64, 256, 4),   # 5 slots: two blocks of 101 KiB fill the SM's 228 KiB carveout (4: two of 81)
+    (128, 128, 5),  # 4 slots: three blocks of 65 KiB (past 196 KiB); 5: two of 81, the SM keeps two
+    (128, 64, 5),   # four blocks of 49 KiB -> three of 61
+])
+def test_sm90_spare_slot_by_what_it_does_to_the_sm(bm, bn, slots, monkeypatch, tmp_path):
+    """One warp group, BK 32, four stages (the tutorial's configs): a spare slot is taken unless it
+    would leave one block an SM where two ran, or take the SM's blocks past 196 KiB of shared memory
+    together where four slots stay within it (async_dot.spare_pays)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _compile("cuda:90", bm, bn, 32, warps=4, stages=4)
+    assert re.search(rf"ttg.local_alloc .*{slots}x{bm}x32xf16", k.asm["ttgir"])
+    assert k.metadata["shared"] == slots * (bm * 32 + 32 * bn) * 2
+
+
 def test_sm90_tf32_copies_share_one_base_per_swizzle_constant(monkeypatch, tmp_path):
     """tf32 with an N-contiguous B: wgmma reads tf32 K-major only, so B is copied 4 bytes at a time
     into a 128-byte-swizzled buffer.  A register's offset there has bits the thread part also sets
