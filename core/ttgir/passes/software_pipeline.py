@@ -678,15 +678,23 @@ def _pipeline_registers(info: _Loop) -> None:
         Rewriter.insert_op(ops, at)
         return [op.result for op in ops]
 
-    def load(env: dict, iv_key: SSAValue, iv_val: SSAValue, at: InsertPoint) -> list[SSAValue]:
+    def load(env: dict, iv_key: SSAValue, iv_val: SSAValue, at: InsertPoint, places: dict | None = None) -> list[SSAValue]:
         """The tiles of one iteration, loaded into registers, predicated on the iteration existing
-        (``env`` maps the body's values, ``iv_key`` its induction variable)."""
+        (``env`` maps the body's values, ``iv_key`` its induction variable); all at ``at``, or each
+        load (with its own copy of the address slice) at ``places[load]``."""
         env[iv_key] = iv_val
-        _clone(info.slice, env, at)
-        live = arith.CmpIOp(iv_val, loop.ub, "slt")
-        Rewriter.insert_op(live, at)
+        base = dict(env)
         tiles = []
         for ld, _, _ in info.loads:
+            if places is None and not tiles:
+                _clone(info.slice, env, at)
+                live = arith.CmpIOp(iv_val, loop.ub, "slt")
+                Rewriter.insert_op(live, at)
+            elif places is not None:
+                at, env = places[ld], dict(base)
+                _clone(info.slice, env, at)
+                live = arith.CmpIOp(iv_val, loop.ub, "slt")
+                Rewriter.insert_op(live, at)
             mask_t = TensorType(IntegerType(1), ld.ptr.type.get_shape(), ld.ptr.type.encoding)
             splat = _splat(live.result, mask_t)
             Rewriter.insert_op(splat, at)
@@ -726,17 +734,20 @@ def _pipeline_registers(info: _Loop) -> None:
     ahead_args = args[:n_ahead]
     slot = args[-1] if nslots > 1 else None
 
-    # iteration i + S - 1's loads first, then the reads of slot i % (S - 1) ...
+    # iteration i + S - 1's loads where the body loaded iteration i's (as Triton's stream
+    # pipeliner places them: a tile loaded late in the body is not held in registers across what
+    # comes before), then the reads of slot i % (S - 1) ...
     iv = new_body.args[0]
     at = InsertPoint.at_start(new_body)
     read = views(slot, at)
+    env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead_args)}
+    ahead_iv = _binop(arith.AddIOp, iv, dist, InsertPoint.at_start(new_body))
+    tiles = load(dict(env), iv, ahead_iv, at, places={ld: InsertPoint.before(ld) for ld, _, _ in info.loads})
     for (ld, consumer, _), view in zip(info.loads, read):
         _read_from(consumer, view)
         ld.detach()
         ld.erase()
-    at = InsertPoint.at_start(new_body)
-    env = {new_body.args[1 + i]: v for i, v in zip(info.carried, ahead_args)}
-    tiles = load(env, iv, _binop(arith.AddIOp, iv, dist, at), at)
+    env[iv] = ahead_iv
     # ... and after every consumer, those tiles into the slot just read
     y = new_body.last_op
     at_end = InsertPoint.before(y)
