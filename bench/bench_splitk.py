@@ -1,11 +1,13 @@
-"""Split-K matmul (``splitk_kernels.py``) under Tritium and Triton 3.6, with cuBLAS beside: shapes
-with few output tiles and a long K, where one program a tile leaves most of the GPU idle.
+"""Split-K and stream-K matmul (``splitk_kernels.py``) under Tritium and Triton 3.6, with cuBLAS
+beside: shapes with few output tiles and a long K, where one program a tile leaves most of the GPU
+idle.
 
     python bench/bench_splitk.py [--check] [--shapes 1024x1024x16384,512x512x32768] [--rounds 3]
 
-Each side keeps its best (tile config, SPLIT_K) of one list (SPLIT_K 1 is the plain one-program-a-
-tile matmul), found as ``bench_matmul.py`` finds its configs; the winners and ``torch.matmul`` (cuBLAS, fp16 in and out, its own split-K choice)
-are then timed interleaved (A,B,B,A per round, ``bench/interleave.py``).  A launch includes the
+Each side keeps its best (tile config, way) of one list, a way being SPLIT_K 1/2/4/8 (1 is the
+plain one-program-a-tile matmul) or stream-K with one or two programs an SM, found as
+``bench_matmul.py`` finds its configs; the winners and ``torch.matmul`` (cuBLAS, fp16 in and out,
+its own split-K choice) are then timed interleaved (A,B,B,A per round, ``bench/interleave.py``).  A launch includes the
 zeroing of the fp32 output the partial sums are added to (the same ``torch.zero_`` on both sides).
 ``--check`` only checks every config against torch on ragged shapes; without a CUDA device it runs
 the kernel on the interpreter (small shapes) instead.
@@ -25,6 +27,8 @@ CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages)
     (128, 128, 64, 8, 4, 3), (128, 256, 64, 8, 8, 3), (64, 128, 64, 8, 4, 4),
 ]
 SPLITS = (1, 2, 4, 8)
+#: stream-K launches: programs per SM
+STREAMK_PER_SM = (1, 2)
 
 
 def cdiv(a: int, b: int) -> int:
@@ -41,6 +45,30 @@ def run(k, a, b, c, cfg, split) -> None:
         SPLIT_K=split, num_warps=w, num_stages=s)
 
 
+def run_streamk(k, a, b, c, cfg, programs) -> None:
+    bm, bn, bk, g, w, s = cfg
+    m, kk = a.shape
+    n = b.shape[1]
+    total = cdiv(m, bm) * cdiv(n, bn) * cdiv(kk, bk)
+    programs = min(programs, total)
+    c.zero_()
+    k.matmul_streamk[(programs,)](
+        a, b, c, m, n, kk, a.stride(0), b.stride(0), c.stride(0), total // programs, total % programs,
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, num_warps=w, num_stages=s)
+
+
+def launch(k, a, b, c, cfg, how) -> None:
+    """``how``: ("split", SPLIT_K) or ("stream", programs)."""
+    if how[0] == "split":
+        run(k, a, b, c, cfg, how[1])
+    else:
+        run_streamk(k, a, b, c, cfg, how[1])
+
+
+def ways(sms: int) -> list:
+    return [("split", s) for s in SPLITS] + [("stream", p * sms) for p in STREAMK_PER_SM]
+
+
 def check_on_interpreter() -> list[str]:
     """No CUDA device: the kernel on Tritium's interpreter, ragged shapes, every SPLIT_K."""
     import torch
@@ -49,14 +77,15 @@ def check_on_interpreter() -> list[str]:
     import tritium.language as tl
     k = load_kernels("splitk_interp", tritium, tl, "splitk_kernels.py")
     failures = []
-    for (m, n, kk), split in [((48, 40, 200), s) for s in SPLITS]:
+    # stream-K with 5 and 7 programs: pieces of tiles split across programs, whole tiles, both
+    for (m, n, kk), how in [((48, 40, 200), w) for w in [("split", s) for s in SPLITS] + [("stream", 5), ("stream", 7)]]:
         a = torch.randn(m, kk, dtype=torch.float16)
         b = torch.randn(kk, n, dtype=torch.float16)
         c = torch.full((m, n), float("nan"))
-        run(k, a, b, c, (16, 16, 32, 2, 1, 1), split)
+        launch(k, a, b, c, (16, 16, 32, 2, 1, 1), how)
         err = ((c.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()).item()
         if not err < 1e-3:
-            failures.append(f"interpreter {m}x{n}x{kk} SPLIT_K={split}: relative error {err:.2e}")
+            failures.append(f"interpreter {m}x{n}x{kk} {how}: relative error {err:.2e}")
     return failures
 
 
@@ -94,19 +123,20 @@ def main() -> int:
     a = torch.randn(1000, 3000, device="cuda", dtype=torch.float16)
     b = torch.randn(3000, 520, device="cuda", dtype=torch.float16)
     ref = a.double() @ b.double()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for name, k in impls.items():
         for cfg in CONFIGS:
-            for split in SPLITS:
+            for how in ways(sms):
                 c = torch.full((1000, 520), float("nan"), device="cuda")
                 try:
-                    run(k, a, b, c, cfg, split)
+                    launch(k, a, b, c, cfg, how)
                     torch.cuda.synchronize()
                 except Exception as e:  # noqa: BLE001 - report and go on
-                    failures.append(f"{name} {cfg} SPLIT_K={split}: {type(e).__name__}: {str(e)[:200]}")
+                    failures.append(f"{name} {cfg} {how}: {type(e).__name__}: {str(e)[:200]}")
                     continue
                 err = ((c.double() - ref).norm() / ref.norm()).item()
                 if not err < 1e-3:
-                    failures.append(f"{name} {cfg} SPLIT_K={split}: relative error {err:.2e}")
+                    failures.append(f"{name} {cfg} {how}: relative error {err:.2e}")
     for f in failures:
         print("FAIL", f)
     if args.check:
@@ -122,25 +152,26 @@ def main() -> int:
         c = torch.empty((m, n), device="cuda")
         # the search: the two sides' candidates config by config, twice, the second pass reversed
         # (``search_order``: a drifting clock favours none), each keeping its faster pass
-        candidates = [(name, cfg, split) for cfg in CONFIGS for split in SPLITS for name in impls]
+        candidates = [(name, cfg, how) for cfg in CONFIGS for how in ways(sms) for name in impls]
         searched: dict = {}
-        for name, cfg, split in search_order(candidates):
+        for name, cfg, how in search_order(candidates):
             try:
-                t = bench(lambda k=impls[name], cfg=cfg, split=split: run(k, a, b, c, cfg, split),
+                t = bench(lambda k=impls[name], cfg=cfg, how=how: launch(k, a, b, c, cfg, how),
                           max(3, args.reps // 3))
             except Exception:  # noqa: BLE001 - reported by the check above
                 continue
-            searched[(name, cfg, split)] = min(t, searched.get((name, cfg, split), t))
+            searched[(name, cfg, how)] = min(t, searched.get((name, cfg, how), t))
         best = {}
-        for (name, cfg, split), t in searched.items():
+        for (name, cfg, how), t in searched.items():
             if name not in best or t < best[name][0]:
-                best[name] = (t, cfg, split)
-        fns = {name: (lambda k=impls[name], cfg=cfg, split=split: run(k, a, b, c, cfg, split))
-               for name, (_, cfg, split) in best.items()}
+                best[name] = (t, cfg, how)
+        fns = {name: (lambda k=impls[name], cfg=cfg, how=how: launch(k, a, b, c, cfg, how))
+               for name, (_, cfg, how) in best.items()}
         fns["peer"] = lambda: torch.matmul(a, b)
         timed = interleaved(fns, reps=args.reps, rounds=args.rounds)
         tf = {name: 2 * m * n * kk / (t.median_ms * 1e-3) / 1e12 for name, t in timed.items()}
-        cells = [f"{tf[nm]:.1f} ({best[nm][1][:3]}, {best[nm][2]})" if nm in tf else "-" for nm in ("tritium", "triton")]
+        cells = [f"{tf[nm]:.1f} ({best[nm][1][:3]}, {'SPLIT_K' if best[nm][2][0] == 'split' else 'stream-K'} "
+                 f"{best[nm][2][1]})" if nm in tf else "-" for nm in ("tritium", "triton")]
         ratio = ratio_cell(timed) if "triton" in timed else "-"
         print(f"| {shape} | {cells[0]} | {cells[1]} | {ratio} | {tf['peer']:.1f} | {tf['tritium'] / tf['peer']:.3f} |")
     print(f"SM clock before and after: {clock_before}; {sm_clock_mhz()}")

@@ -96,6 +96,14 @@ def _splitk(name, bm, bn, bk, split, warps, stages) -> Spec:
     return Spec(name, "matmul_splitk", sig, consts, warps, stages, "splitk_kernels.py")
 
 
+def _streamk(name, bm, bn, bk, warps, stages) -> Spec:
+    """bench/splitk_kernels.py's stream-K: runs of K steps per program, whole tiles stored, pieces added."""
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32", "per_program": "i32", "extra": "i32"}
+    consts = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
+    return Spec(name, "matmul_streamk", sig, consts, warps, stages, "splitk_kernels.py")
+
+
 SPECS = [
     _mm("mm-fp16-128x256x64-w8s3", "fp16", "fp16", 128, 256, 64, 8, 3),
     _mm("mm-fp16-128x128x64-w4s4", "fp16", "fp16", 128, 128, 64, 4, 4),
@@ -122,6 +130,7 @@ SPECS = [
     _persistent("pm-plain", "persistent_plain"),
     _persistent("pm-block-ptr", "persistent_block_ptr"),
     _splitk("splitk-fp16-128x128x64-s4", 128, 128, 64, 4, 4, 4),
+    _streamk("streamk-fp16-128x128x64", 128, 128, 64, 4, 3),
 ]
 
 
