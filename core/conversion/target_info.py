@@ -101,6 +101,12 @@ class TargetInfo(ABC):
     #: the other registers of the block go unused and are dropped
     masks_by_constancy = False
 
+    #: A tensor ``tt.atomic_rmw`` with ``acq_rel`` semantics that lowers to several instructions
+    #: takes ``release`` on its first, ``acquire`` on its last and ``relaxed`` between (Triton's
+    #: AMD lowering: one cache writeback and one invalidation for the whole op instead of one each
+    #: an instruction); False: ``acq_rel`` on every instruction
+    atomic_acq_rel_once = False
+
     @abstractmethod
     def shared_base(self, module: ir.Module) -> ir.GlobalVariable:
         """The dynamic shared-memory array of the module (created once); offsets are in bytes."""

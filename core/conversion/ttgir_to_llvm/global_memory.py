@@ -283,10 +283,19 @@ def _atomic_rmw(fl: FunctionLowering, op) -> None:
         if most > 1:
             vec = min(access_vector(fl, op.ptr, op.mask, bits_of(mem_type(ty))), most)
 
+    sems = {}
+    if sem == "acq_rel" and target.atomic_acq_rel_once and isinstance(op.ptr.type, TensorType):
+        free_reg = fl.layout(op.ptr.type).free["register"]
+        issued = [r0 for r0 in range(0, len(ptrs), vec) if not r0 & free_reg]
+        if len(issued) > 1:
+            sems = {r0: "relaxed" for r0 in issued}
+            sems[issued[0]], sems[issued[-1]] = "release", "acquire"
+
     def emit(r, n, pred):
+        s = sems.get(r, sem)
         if n == 1:
-            return [target.atomic_rmw(b, kind, _pick(ptrs, r), _pick(vals, r), pred, sem, scope)]
-        return target.atomic_rmw_vector(b, kind, ptrs[r], vals[r:r + n], pred, sem, scope)
+            return [target.atomic_rmw(b, kind, _pick(ptrs, r), _pick(vals, r), pred, s, scope)]
+        return target.atomic_rmw_vector(b, kind, ptrs[r], vals[r:r + n], pred, s, scope)
 
     _atomic(fl, op, emit, vec)
 

@@ -364,6 +364,52 @@ def test_atomics_carry_ordering_and_scope(sem, ordering, failure, scope, syncsco
 
 
 @triton.jit
+def add_runs(x_ptr, z_ptr, n, SEM: tl.constexpr):
+    r = tl.program_id(0) * 1024 + tl.arange(0, 1024)
+    tl.atomic_add(z_ptr + r, tl.load(x_ptr + r, mask=r < n), mask=r < n, sem=SEM)
+
+
+def _atomic_ops(asm: str) -> list[str]:
+    return re.findall(r"\b(?:global|buffer|flat)_atomic\w+", asm)
+
+
+@pytest.mark.parametrize("target, dtype, want, loops", [
+    ("hip:gfx942", "fp16", "global_atomic_pk_add_f16", 0), ("hip:gfx942", "bf16", "global_atomic_pk_add_bf16", 0),
+    ("hip:gfx942", "fp32", "global_atomic_add_f32", 0), ("hip:gfx1100", "fp16", "global_atomic_cmpswap_b32", 4)])
+def test_half_adds_go_in_pairs(target, dtype, want, loops):
+    """As Triton on AMD: two consecutive f16/bf16 adds are one packed atomic (CDNA3's
+    ``global_atomic_pk_add``; on RDNA3, which has none, one 32-bit compare-and-swap loop for the
+    pair instead of one an element).  1024 elements, 4 wavefronts: 4 (wave64) or 8 (wave32) a lane."""
+    sig = {"x_ptr": f"*{dtype}", "z_ptr": f"*{dtype}", "n": "i32"}
+    k = triton.compile(add_runs, target=target, signature=sig, constexprs={"SEM": "relaxed"},
+                       attrs={a: {"tt.divisibility": 16} for a in sig})
+    asm = k.asm["amdgcn"]
+    ops = _atomic_ops(asm)
+    per_lane = 1024 // (4 * (64 if "gfx9" in target else 32))
+    assert set(ops) == {want}
+    assert len(ops) == (per_lane if dtype == "fp32" else per_lane // 2)
+    assert asm.count("s_cbranch_execnz") == loops  # the compare-and-swap retry loops
+    check_hsaco(k.asm["hsaco"], k.metadata)
+
+
+@pytest.mark.parametrize("sem, writebacks", [("acq_rel", 1), ("release", 4), ("relaxed", 0)])
+def test_one_fence_pair_for_an_acq_rel_tensor_atomic(sem, writebacks):
+    """A tensor atomic of four instructions a lane (gfx942, fp32) with the default ``acq_rel``
+    writes the caches back once, before its first instruction, and invalidates once, after its
+    last (release / relaxed / acquire, Triton's AMD ordering), not around each of the four."""
+    sig = {"x_ptr": "*fp32", "z_ptr": "*fp32", "n": "i32"}
+    k = triton.compile(add_runs, target="hip:gfx942", signature=sig, constexprs={"SEM": sem},
+                       attrs={a: {"tt.divisibility": 16} for a in sig})
+    asm, llir = k.asm["amdgcn"], k.asm["llir"]
+    assert len(_atomic_ops(asm)) == 4
+    assert asm.count("buffer_wbl2") == writebacks
+    if sem == "acq_rel":
+        orders = re.findall(r"atomicrmw fadd ptr addrspace\(1\) %\S+, float \S+ syncscope\(\"agent\"\) (\w+)", llir)
+        assert orders == ["release", "monotonic", "monotonic", "acquire"]
+        assert asm.count("buffer_inv") == 1
+
+
+@triton.jit
 def bf16_batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     rb = tl.arange(0, B)[:, None, None]
     rm = tl.arange(0, M)[None, :, None]

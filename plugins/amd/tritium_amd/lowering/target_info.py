@@ -320,6 +320,28 @@ class AMDTargetInfo(TargetInfo):
         return guarded(b, pred, lambda: [b.atomic_rmw(kind, ptr, value, order)],
                              [ir.Constant(ty, ir.Undefined)])[0]
 
+    # one writeback before a tensor atomic's first instruction and one invalidation after its last
+    # (Triton's AMD ordering for acq_rel), not a pair around each
+    atomic_acq_rel_once = True
+
+    def atomic_vector(self, op, ty):
+        # Triton's rule on every AMD target: two f16 or bf16 adds as one packed atomic
+        # (global_atomic_pk_add_f16/bf16 on CDNA3; one 32-bit compare-and-swap loop for the pair
+        # where the target has no packed add, instead of one for each element)
+        if op in ("fadd", "add") and (isinstance(ty, ir.HalfType) or getattr(ty, "intrinsic_name", "") == "bf16"):
+            return 2
+        return 1
+
+    def atomic_rmw_vector(self, b, op, ptr, values, pred, sem, scope):
+        ty = values[0].type
+        vt = ir.VectorType(ty, len(values))
+        pair = ir.Constant(vt, ir.Undefined)
+        for i, v in enumerate(values):
+            pair = b.insert_element(pair, v, ir.Constant(I32, i))
+        order = self._ordering(sem, scope)
+        old = guarded(b, pred, lambda: [b.atomic_rmw("fadd", ptr, pair, order)], [ir.Constant(vt, ir.Undefined)])[0]
+        return [b.extract_element(old, ir.Constant(I32, i)) for i in range(len(values))]
+
     def atomic_cas(self, b, ptr, cmp, value, pred, sem, scope):
         ty = value.type
         ity = ty if isinstance(ty, ir.IntType) else ir.IntType(64 if isinstance(ty, ir.DoubleType) else
