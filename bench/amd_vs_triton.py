@@ -106,6 +106,12 @@ def specs() -> list[Spec]:
             hints = ("Q", "K", "V", "Out")
         name = f"attention-{dtype}-d{d}" + ("-s3" if stages == 3 else "") + ("" if hinted else "-nohints")
         out.append(Spec(name, mm, "attn_fwd", sig, consts, num_stages=stages, hints=hints))
+    # split-K: partial sums added into an fp32 C with tl.atomic_add (splitk_kernels.py)
+    sk_sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+              "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
+    out.append(Spec("splitk", "splitk_kernels.py", "matmul_splitk", sk_sig,
+                    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 4},
+                    hints=tuple(sk_sig)))
     return out
 
 

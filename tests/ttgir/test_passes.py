@@ -323,3 +323,32 @@ def test_membar_keeps_the_barrier_before_a_loop_that_reads_first():
     outer, body = _pipelined([_READ_A, _WAIT, _READ_B])
     assert outer[outer.index("scf.for") - 1] == "ttg.barrier"
     assert body.count("ttg.barrier") == 1 and body.index("ttg.barrier") == body.index("ttg.async_wait") + 1
+
+
+def test_amd_epilogue_conversion_slices_to_the_buffers_bytes():
+    """AMD's bound on a conversion after the loops: the module's buffers take 32 KiB, so a
+    128x128 fp32 conversion (36 KiB a slice in two slices, padded) gets a bound of its own that
+    slices it four ways; a conversion inside a loop keeps the module's bound."""
+    pytest.importorskip("tritium_amd", reason="the AMD plugin is not installed")
+    from xdsl.dialects.builtin import IntegerAttr
+    from tritium.ttgir.layouts import SCRATCH_LIMIT_ATTR, convert_chunks, scratch_limit
+    from tritium_amd.passes.epilogue_scratch import BoundEpilogueScratch
+    m = parse_module("""builtin.module attributes {"ttg.convert-scratch-limit" = 65536 : i32} {
+  tt.func @f(%x: tensor<128x128xf32, #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>>, %n: i32) {
+    %b = ttg.local_alloc : () -> !ttg.memdesc<2x128x64xf16, #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 16, order = [1, 0]}>, #ttg.shared_memory, mutable>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %in = ttg.convert_layout %x : tensor<128x128xf32, #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>> -> tensor<128x128xf32, #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 32], warpsPerCTA = [4, 1], order = [1, 0]}>>
+      scf.yield
+    }
+    %out = ttg.convert_layout %x : tensor<128x128xf32, #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>> -> tensor<128x128xf32, #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 32], warpsPerCTA = [4, 1], order = [1, 0]}>>
+    tt.return
+  }
+}""")
+    BoundEpilogueScratch().run(m)
+    inner, outer = ops_named(m, "ttg.convert_layout")
+    assert SCRATCH_LIMIT_ATTR not in inner.attributes and scratch_limit(inner) == 65536
+    assert outer.attributes[SCRATCH_LIMIT_ATTR] == IntegerAttr(32768, 32)
+    src, dst = outer.operands[0].type, outer.results[0].type
+    assert convert_chunks(src, dst, 65536) == 2 and convert_chunks(src, dst, scratch_limit(outer)) == 4

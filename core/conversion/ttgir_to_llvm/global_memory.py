@@ -216,6 +216,11 @@ def _atomic(fl: FunctionLowering, op, emit, vec: int = 1) -> None:
     owner = fl.dedup_pred(op.ptr.type)
     free_reg = fl.layout(op.ptr.type).free["register"]
     n = len(fl.get(op.ptr))
+    # as for loads: registers in one constancy block of the mask share one compare (and, on a
+    # target that branches around each atomic, one condition LLVM can merge the branches on)
+    rep = mask_representatives(fl, op.mask, fl.layout(op.mask.type)) \
+        if mask is not None and fl.target.masks_by_constancy else None
+    preds: dict = {}
     out: list = []
     for r0 in range(0, n, vec):
         # the vector's registers are the lowest register bits, never free (access_vector): a
@@ -223,7 +228,10 @@ def _atomic(fl: FunctionLowering, op, emit, vec: int = 1) -> None:
         if r0 & free_reg:
             out.extend(out[(r0 & ~free_reg) + i] for i in range(vec))
             continue
-        pred = fl.and_all([mask[r0] if mask is not None else None, owner]) or fl.bool_const(True)
+        m = r0 if rep is None else rep[r0]
+        if m not in preds:
+            preds[m] = fl.and_all([mask[m] if mask is not None else None, owner]) or fl.bool_const(True)
+        pred = preds[m]
         out.extend(emit(r0, vec, pred))
     free = fl.layout(op.ptr.type).free
     if (free["lane"] or free["warp"]) and list(op.result.uses):

@@ -154,8 +154,9 @@ def test_ttgir_stage_is_one_visible_pass_list():
 
     target = parse_target("hip:gfx942")
     names = [p.name for p in ttgir_passes(target, parse_options(target, {}))]
-    assert names[-6:] == ["tritonamdgpu-accelerate-matmul", "tritonamdgpu-in-thread-transpose",
-                          "tritonamdgpu-optimize-epilogue", "tritonamdgpu-stream-pipeline", "cse", "dce"]
+    assert names[-7:] == ["tritonamdgpu-accelerate-matmul", "tritonamdgpu-in-thread-transpose",
+                          "tritonamdgpu-optimize-epilogue", "tritonamdgpu-stream-pipeline", "cse", "dce",
+                          "tritonamdgpu-bound-epilogue-scratch"]
     assert names.index("convert-to-ttgir") < names.index("tritonamdgpu-accelerate-matmul")
 
     @tritium.jit

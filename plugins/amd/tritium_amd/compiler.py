@@ -27,6 +27,7 @@ from .lowering.device_runtime import add_device_runtime
 from .lowering.target_info import AMDTargetInfo
 from .options import arch_of
 from .passes.accelerate_matmul import AccelerateMatmul
+from .passes.epilogue_scratch import BoundEpilogueScratch
 from .passes.in_thread_transpose import InThreadTranspose
 from .passes.optimize_epilogue import OptimizeEpilogue
 from .passes.stream_pipeline import StreamPipeline
@@ -84,12 +85,13 @@ def sched_strategy(module, arch) -> str | None:
 def ttgir_passes(target, options) -> list:
     """The whole TTGIR pass list for ``target``, in order: the core's layout passes, then AMD's:
     accelerate-matmul (``tt.dot`` onto ``amd_mfma`` / ``amd_wmma``), in-thread-transpose,
-    optimize-epilogue, the stream pipeliner (``num_stages``), CSE and DCE.  ``finalize_ttgir``
+    optimize-epilogue, the stream pipeliner (``num_stages``), CSE and DCE, and the bound on
+    conversions after the loops (:mod:`.passes.epilogue_scratch`).  ``finalize_ttgir``
     follows (allocation, membar with AMD's rule)."""
     return [
         *core_ttgir_passes(target, options),  # decompose dot_scaled/bf16x3, convert-to-ttgir, coalesce, ...
         AccelerateMatmul(arch_of(target), options), InThreadTranspose(), OptimizeEpilogue(),
-        StreamPipeline(options.num_stages), CSE(), DCE(),
+        StreamPipeline(options.num_stages), CSE(), DCE(), BoundEpilogueScratch(),
     ]
 
 
