@@ -352,3 +352,22 @@ def test_amd_epilogue_conversion_slices_to_the_buffers_bytes():
     assert outer.attributes[SCRATCH_LIMIT_ATTR] == IntegerAttr(32768, 32)
     src, dst = outer.operands[0].type, outer.results[0].type
     assert convert_chunks(src, dst, 65536) == 2 and convert_chunks(src, dst, scratch_limit(outer)) == 4
+
+
+def test_amd_epilogue_bound_has_a_floor():
+    """With 4 KiB of buffers the bound is 16 KiB (``FLOOR_BYTES``), not 4: eight slices of the
+    64 KiB padded conversion, not thirty-two."""
+    pytest.importorskip("tritium_amd", reason="the AMD plugin is not installed")
+    from tritium.ttgir.layouts import convert_chunks, scratch_limit
+    from tritium_amd.passes.epilogue_scratch import FLOOR_BYTES, BoundEpilogueScratch
+    m = parse_module("""builtin.module attributes {"ttg.convert-scratch-limit" = 65536 : i32} {
+  tt.func @f(%x: tensor<128x128xf32, #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>>) {
+    %b = ttg.local_alloc : () -> !ttg.memdesc<32x64xf16, #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 16, order = [1, 0]}>, #ttg.shared_memory, mutable>
+    %out = ttg.convert_layout %x : tensor<128x128xf32, #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>> -> tensor<128x128xf32, #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 32], warpsPerCTA = [4, 1], order = [1, 0]}>>
+    tt.return
+  }
+}""")
+    BoundEpilogueScratch().run(m)
+    cvt = ops_named(m, "ttg.convert_layout")[0]
+    assert scratch_limit(cvt) == FLOOR_BYTES
+    assert convert_chunks(cvt.operands[0].type, cvt.results[0].type, FLOOR_BYTES) == 8

@@ -8,8 +8,8 @@ buffers are dead and shares their bytes, but its padded scratch can be larger: a
 accumulator goes through LDS in two 36 KiB slices where the split-K kernel's buffers take 32 KiB,
 which leaves gfx942 one workgroup a CU instead of two.  This pass gives each such conversion a
 scratch bound of its own (``ttg.convert-scratch-limit`` on the op, read by ``scratch_limit``): the
-bytes of the module's ``ttg.local_alloc`` buffers, so that it moves in as many more slices as it
-takes to fit in them (one barrier pair a slice).  Conversions inside loops keep the module's bound:
+bytes of the module's ``ttg.local_alloc`` buffers (at least :data:`FLOOR_BYTES`), so that it moves
+in as many more slices as it takes to fit in them (one barrier pair a slice).  Conversions inside loops keep the module's bound:
 there every slice costs its barriers each iteration, and the buffers are live beside them."""
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp
 from .shared_layout import convert_scratch
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
+#: the least a bound may be: below the buffers of a kernel with little LDS, slices would multiply
+#: (a barrier pair each) for workgroups the registers may not allow anyway; 16 KiB leaves four a CU
+FLOOR_BYTES = 16 * 1024
 
 
 def _in_loop(op) -> bool:
@@ -40,9 +43,10 @@ class BoundEpilogueScratch:
         buffers = sum(op.result.type.size_in_bytes() for op in module.walk() if isinstance(op, LocalAllocOp))
         if buffers == 0:
             return
+        bound = max(buffers, FLOOR_BYTES)
         for op in module.walk():
-            if not isinstance(op, ConvertLayoutOp) or _in_loop(op) or convert_scratch(op) <= buffers:
+            if not isinstance(op, ConvertLayoutOp) or _in_loop(op) or convert_scratch(op) <= bound:
                 continue
-            op.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(buffers, IntegerType(32))
-            if convert_scratch(op) > buffers:  # not even one row a slice fits: as it was
+            op.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(bound, IntegerType(32))
+            if convert_scratch(op) > bound:  # not even one row a slice fits: as it was
                 del op.attributes[SCRATCH_LIMIT_ATTR]
