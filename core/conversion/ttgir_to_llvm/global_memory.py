@@ -201,38 +201,42 @@ def _broadcast_scalar(fl: FunctionLowering, op, value: ir.Value) -> ir.Value:
     return from_mem(b, r, ty)
 
 
-def _atomic(fl: FunctionLowering, op, emit, vec: int = 1) -> None:
-    """Run ``emit(r, n, pred)`` (the old values of registers ``r .. r + n - 1``) for each group of
-    ``vec`` registers (tensor; ``vec`` consecutive elements, :func:`access_vector`) or once on
-    thread 0 (scalar)."""
+def _atomic(fl: FunctionLowering, op, emit, sem: str, vec: int = 1, acq_rel_once: bool = False) -> None:
+    """Run ``emit(r, n, pred, sem)`` (the old values of registers ``r .. r + n - 1``) for each
+    group of ``vec`` registers (tensor; ``vec`` consecutive elements, :func:`access_vector`) or
+    once on thread 0 (scalar).  With ``acq_rel_once`` (and the target's
+    ``atomic_acq_rel_once``), an ``acq_rel`` tensor op of several instructions passes ``release``
+    to its first, ``acquire`` to its last and ``relaxed`` to the others."""
     b = fl.builder
     mask = fl.get(op.mask) if getattr(op, "mask", None) is not None else None
     if not isinstance(op.ptr.type, TensorType):
         pred = fl.and_all([mask, fl.first_thread_pred()]) or fl.bool_const(True)
-        res = emit(0, 1, pred)[0]
+        res = emit(0, 1, pred, sem)[0]
         used = bool(list(op.result.uses))
         fl.set(op.result, _broadcast_scalar(fl, op, res) if used else res)
         return
     owner = fl.dedup_pred(op.ptr.type)
     free_reg = fl.layout(op.ptr.type).free["register"]
-    n = len(fl.get(op.ptr))
+    # the vector's registers are the lowest register bits, never free (access_vector): a vector
+    # is a duplicate as a whole or not at all
+    issued = [r0 for r0 in range(0, len(fl.get(op.ptr)), vec) if not r0 & free_reg]
+    sems = {}
+    if acq_rel_once and sem == "acq_rel" and fl.target.atomic_acq_rel_once and len(issued) > 1:
+        sems = {r0: "relaxed" for r0 in issued}
+        sems[issued[0]], sems[issued[-1]] = "release", "acquire"
     # as for loads: registers in one constancy block of the mask share one compare (and, on a
     # target that branches around each atomic, one condition LLVM can merge the branches on)
-    rep = mask_representatives(fl, op.mask, fl.layout(op.mask.type)) \
-        if mask is not None and fl.target.masks_by_constancy else None
+    rep = _mask_representatives(fl, op) if mask is not None else None
     preds: dict = {}
     out: list = []
-    for r0 in range(0, n, vec):
-        # the vector's registers are the lowest register bits, never free (access_vector): a
-        # vector is a duplicate as a whole or not at all
+    for r0 in range(0, len(fl.get(op.ptr)), vec):
         if r0 & free_reg:
             out.extend(out[(r0 & ~free_reg) + i] for i in range(vec))
             continue
         m = r0 if rep is None else rep[r0]
         if m not in preds:
             preds[m] = fl.and_all([mask[m] if mask is not None else None, owner]) or fl.bool_const(True)
-        pred = preds[m]
-        out.extend(emit(r0, vec, pred))
+        out.extend(emit(r0, vec, preds[m], sems.get(r0, sem)))
     free = fl.layout(op.ptr.type).free
     if (free["lane"] or free["warp"]) and list(op.result.uses):
         # other threads hold copies of some elements (a broadcast layout) and did not run their
@@ -291,29 +295,20 @@ def _atomic_rmw(fl: FunctionLowering, op) -> None:
         if most > 1:
             vec = min(access_vector(fl, op.ptr, op.mask, bits_of(mem_type(ty))), most)
 
-    sems = {}
-    if sem == "acq_rel" and target.atomic_acq_rel_once and isinstance(op.ptr.type, TensorType):
-        free_reg = fl.layout(op.ptr.type).free["register"]
-        issued = [r0 for r0 in range(0, len(ptrs), vec) if not r0 & free_reg]
-        if len(issued) > 1:
-            sems = {r0: "relaxed" for r0 in issued}
-            sems[issued[0]], sems[issued[-1]] = "release", "acquire"
-
-    def emit(r, n, pred):
-        s = sems.get(r, sem)
+    def emit(r, n, pred, s):
         if n == 1:
             return [target.atomic_rmw(b, kind, _pick(ptrs, r), _pick(vals, r), pred, s, scope)]
         return target.atomic_rmw_vector(b, kind, ptrs[r], vals[r:r + n], pred, s, scope)
 
-    _atomic(fl, op, emit, vec)
+    _atomic(fl, op, emit, sem, vec, acq_rel_once=True)
 
 
 @lowers("tt.atomic_cas")
 def _atomic_cas(fl: FunctionLowering, op) -> None:
     sem, scope = MEM_SEMANTIC.keyword(op.sem), MEM_SYNC_SCOPE.keyword(op.scope)
     ptrs, cmp, vals = fl.get(op.ptr), fl.get(op.cmp), fl.get(op.val)
-    _atomic(fl, op, lambda r, n, pred: [fl.target.atomic_cas(fl.builder, _pick(ptrs, r), _pick(cmp, r),
-                                                             _pick(vals, r), pred, sem, scope)])
+    _atomic(fl, op, lambda r, n, pred, s: [fl.target.atomic_cas(fl.builder, _pick(ptrs, r), _pick(cmp, r),
+                                                                _pick(vals, r), pred, s, scope)], sem)
 
 
 __all__ = ["pack_words", "unpack_words", "access_vector", "scalar_type"]

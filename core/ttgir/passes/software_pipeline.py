@@ -686,12 +686,9 @@ def _pipeline_registers(info: _Loop) -> None:
         base = dict(env)
         tiles = []
         for ld, _, _ in info.loads:
-            if places is None and not tiles:
-                _clone(info.slice, env, at)
-                live = arith.CmpIOp(iv_val, loop.ub, "slt")
-                Rewriter.insert_op(live, at)
-            elif places is not None:
-                at, env = places[ld], dict(base)
+            if places is not None or not tiles:  # one address slice for all, or one a load
+                if places is not None:
+                    at, env = places[ld], dict(base)
                 _clone(info.slice, env, at)
                 live = arith.CmpIOp(iv_val, loop.ub, "slt")
                 Rewriter.insert_op(live, at)

@@ -3,6 +3,8 @@
 ``ptx_kernel`` calling convention, ``vprintf`` / ``__assertfail`` and libdevice math."""
 from __future__ import annotations
 
+import functools
+
 import llvmlite.ir as ir
 
 from tritium.conversion.target_info import I1, I16, I32, I64, TargetInfo, guarded, intrinsic
@@ -222,14 +224,19 @@ class NVIDIATargetInfo(TargetInfo):
         # (atom.global.gpu.acq_rel.add.f32), the ordering first for cas (below); ptxas takes both
         return self._atom(b, f"{scope}.{sem}.{ptx}", ptr, [value], pred, ty)
 
-    def _emits_ptx(self, version: int) -> bool:
-        """Whether the PTX this kernel is written in is ISA ``version`` or newer (with no toolchain
-        to ask, a lowering test: the newest)."""
+    @functools.cached_property
+    def _ptx(self) -> int | None:
+        """The PTX ISA version this kernel is written in; None with no toolchain to ask (a lowering
+        test), taken as the newest."""
         arch = "90a" if self.capability == 90 else str(self.capability)
         try:
-            return choose_ptx_version(arch, self.ptx_version) >= version
+            return choose_ptx_version(arch, self.ptx_version)
         except Exception:  # noqa: BLE001 - no assembler found
-            return True
+            return None
+
+    def _emits_ptx(self, version: int) -> bool:
+        """Whether the PTX this kernel is written in is ISA ``version`` or newer."""
+        return self._ptx is None or self._ptx >= version
 
     def atomic_vector(self, op, ty):
         # Triton's rule: float adds only; sm_90 (PTX 8.1) updates up to 128 bits a instruction
