@@ -525,7 +525,7 @@ def test_row_offsets_in_range_become_buffer_accesses():
 def test_rdna3_takes_buffer_accesses_too():
     """RDNA3 takes the buffer form as CDNA does (its resource words: OOB_SELECT 3, the reserved bit
     24): no branch around each of the softmax row's accesses. Its eight divisions and stores then
-    share one block, which LLVM schedules into more VGPRs than guarded accesses take (59 against
+    share one block, which LLVM schedules into more VGPRs than guarded accesses take (49 against
     22), still below the 96 at which gfx1100 would lose one of its 16 wavefronts a SIMD."""
     k = compile_kernel(tb.softmax_kernel, "hip:gfx1100", SOFTMAX_SIG, {"BLOCK_SIZE": 1024, "num_stages": 1},
                        num_warps=4)
@@ -561,14 +561,31 @@ def test_unbounded_offsets_stay_global_accesses():
     check_hsaco(k.asm["hsaco"], k.metadata)
 
 
-@pytest.mark.parametrize("target, strategy", [("hip:gfx942", "iterative-minreg"), ("hip:gfx1100", "max-ilp")])
+@pytest.mark.parametrize("target, strategy", [("hip:gfx942", "iterative-minreg"), ("hip:gfx1100", None)])
 def test_scheduling_strategy_by_kernel_kind(target, strategy):
     """Kernels without matrix instructions get the target's memory-bound schedule (fewest registers
-    on CDNA, where they bound occupancy; ILP on RDNA3); dot kernels keep LLVM's default."""
+    on CDNA, where they bound occupancy; on RDNA3 ILP for elementwise kernels, LLVM's default with
+    each barrier bounding the scheduling regions where wavefronts exchange values through LDS);
+    dot kernels keep LLVM's default."""
     k = compile_kernel(tb.softmax_kernel, target, SOFTMAX_SIG, {"BLOCK_SIZE": 1024, "num_stages": 1}, num_warps=4)
-    assert f'"amdgpu-sched-strategy"="{strategy}"' in k.asm["llir"]
+    llir = k.asm["llir"]
+    if strategy:
+        assert f'"amdgpu-sched-strategy"="{strategy}"' in llir
+    else:
+        assert "amdgpu-sched-strategy" not in llir
+    # a sched_barrier after each s_barrier on RDNA3 only
+    barriers = len(re.findall(r'call void @"?llvm\.amdgcn\.s\.barrier"?\(\)', llir))
+    bounds = len(re.findall(r'call void @"?llvm\.amdgcn\.sched\.barrier"?\(i32 0\)', llir))
+    assert barriers and bounds == (barriers if target == "hip:gfx1100" else 0)
     k = compile_kernel(matmul.matmul_kernel.fn, target, MM_SIG, MM_CONSTS, num_warps=4)
-    assert "amdgpu-sched-strategy" not in k.asm["llir"]
+    assert "amdgpu-sched-strategy" not in k.asm["llir"] and "sched.barrier" not in k.asm["llir"]
+
+
+def test_rdna3_elementwise_kernels_take_max_ilp():
+    """An RDNA3 kernel without dots and without LDS (elementwise) is scheduled for ILP (``max-ilp``):
+    the packed schedule would stall on each transcendental's result."""
+    k = compile_kernel(exp_kernel, "hip:gfx1100", {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 256})
+    assert '"amdgpu-sched-strategy"="max-ilp"' in k.asm["llir"] and "sched.barrier" not in k.asm["llir"]
 
 
 @triton.jit

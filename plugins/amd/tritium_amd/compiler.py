@@ -68,18 +68,49 @@ def _shared_bytes(module) -> int:
     return module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
 
 
+def _has_dots(module) -> bool:
+    return any(isinstance(op, (DotOp, DotScaledOp)) for op in module.walk())
+
+
+def _phased(module, arch) -> bool:
+    """An RDNA3 kernel without dots that exchanges values between its wavefronts through LDS
+    (reductions, normalisations): it runs in phases separated by ``s_barrier``."""
+    return arch.family.startswith("rdna") and _shared_bytes(module) > 0 and not _has_dots(module)
+
+
 def sched_strategy(module, arch) -> str | None:
     """LLVM's scheduling strategy for a kernel without matrix instructions (elementwise, reductions,
     normalisations: their time is memory latency).  On CDNA the VGPR file is what bounds the
     wavefronts resident to hide it, so the fewest registers (``iterative-minreg``: the row softmax
     takes 20 VGPRs instead of 35; every conformance kernel compiles with it).  On
     RDNA3 that packing puts each transcendental's result right before its use and the wave stalls
-    on it (``s_waitcnt_depctr``), so ``max-ilp`` (LLVM 22's ``iterative-ilp`` crashes on the
-    fallback ``lgamma``).  Kernels with dots keep LLVM's default, which interleaves the matrix
-    instructions with the loads."""
-    if any(isinstance(op, (DotOp, DotScaledOp)) for op in module.walk()):
+    on it (``s_waitcnt_depctr``), so an elementwise kernel takes ``max-ilp`` (LLVM 22's
+    ``iterative-ilp`` crashes on the fallback ``lgamma``).  ``max-ilp`` ranks latency above
+    register pressure unconditionally, though: in the softmax row it starts the last phase's eight
+    IEEE divisions at once (~5 temporaries each: VGPR file 59, Triton's 46, on any IR shape, Triton's
+    own included).  So a kernel whose wavefronts exchange values through LDS, and which therefore
+    runs in phases between barriers (:func:`barrier_bounds_schedule`), keeps LLVM's default, which
+    weighs each choice against the region's register pressure before its latency (with the barriers
+    as region bounds: 49 VGPRs, one ``s_waitcnt_depctr`` where ``max-ilp`` had two).
+    Kernels with dots keep LLVM's default, which interleaves the matrix instructions with the
+    loads."""
+    if _has_dots(module):
         return None
-    return "max-ilp" if arch.family.startswith("rdna") else "iterative-minreg"
+    if not arch.family.startswith("rdna"):
+        return "iterative-minreg"
+    return None if _phased(module, arch) else "max-ilp"
+
+
+def barrier_bounds_schedule(module, arch) -> bool:
+    """Whether each workgroup barrier also bounds LLVM's scheduling regions (a ``sched_barrier``
+    after it): RDNA3 kernels without dots that exchange values through LDS.  LLVM does not treat
+    ``s_barrier`` as a region boundary, so a reduction's last phase is scheduled with the code
+    before it, against that larger region's pressure (the softmax row under the default strategy:
+    59 VGPRs, 49 with the bound).  Triton's code gets the same bounds from its one-lane LDS stores,
+    whose EXEC-mask branches end the blocks (the division of its softmax row is one block: 46).
+    Only ALU code could cross the barrier anyway (the fences pin the memory accesses), and the
+    scheduler's latency model does not see the wait for the workgroup there."""
+    return _phased(module, arch)
 
 
 def ttgir_passes(target, options) -> list:
@@ -127,7 +158,8 @@ def make_llir(target, options):
                                  fn_name=metadata.get("name"))
         info = AMDTargetInfo(str(target.arch), shared, options.waves_per_eu,
                              sched_strategy(module, arch_of(target)),
-                             getattr(options, "allow_flush_denorm", False))
+                             getattr(options, "allow_flush_denorm", False),
+                             barrier_bounds_schedule(module, arch_of(target)))
         text, meta = lower_to_llvm(module, info, options)
         text = add_device_runtime(text)
         text, libs = link(text, info.externs, arch_of(target))

@@ -82,7 +82,8 @@ class AMDTargetInfo(TargetInfo):
     warp_exchange = True
 
     def __init__(self, arch: str = "gfx942", shared_bytes: int = 0, waves_per_eu: int = 0,
-                 sched_strategy: str | None = None, flush_denorm: bool = False):
+                 sched_strategy: str | None = None, flush_denorm: bool = False,
+                 barrier_bounds_schedule: bool = False):
         if arch not in ARCHS:
             raise ValueError(f"unknown AMD architecture {arch!r}: expected one of {', '.join(ARCHS)}")
         self.arch = ARCHS[arch]
@@ -93,6 +94,8 @@ class AMDTargetInfo(TargetInfo):
         self.sched_strategy = sched_strategy
         #: fp32 denormals flushed (the ``allow_flush_denorm`` option)
         self.flush_denorm = bool(flush_denorm)
+        #: each workgroup barrier also bounds LLVM's scheduling regions (``compiler.barrier_bounds_schedule``)
+        self.barrier_bounds_schedule = bool(barrier_bounds_schedule)
         # CDNA: LLVM pairs two ds_write_b64 of one base register into ds_write2st64_b64 only when
         # no other LDS write sits between them, and the compares of a mask constant over a
         # thread's registers (the K bound over the rows of B it loads) are made once.  RDNA3's
@@ -189,6 +192,9 @@ class AMDTargetInfo(TargetInfo):
         b.fence("release", "workgroup")
         intrinsic(b, "llvm.amdgcn.s.barrier", ir.VoidType(), [])
         b.fence("acquire", "workgroup")
+        if self.barrier_bounds_schedule:
+            # sched_barrier with mask 0: no instruction is scheduled across it
+            intrinsic(b, "llvm.amdgcn.sched.barrier", ir.VoidType(), [ir.Constant(I32, 0)])
 
     # --- memory -------------------------------------------------------------------------------
     def shared_base(self, module):
