@@ -1,6 +1,7 @@
 """A small fused-attention forward pass, written as the fused-attention tutorial's block-pointer
 forward kernel writes it; and the tutorial-style pointer kernel at the tiles that take the matrix
-units (128x64 blocks, head dim 64 and 128, causal and not, several K/V blocks per program)."""
+units (128x64 and 64x64 blocks, head dim 64 and 128, causal and not, one to eight K/V blocks per
+program, two to four pipeline stages)."""
 import numpy as np
 
 import tritium as triton
@@ -106,4 +107,7 @@ def _pointer_case(d, causal, n_ctx=512, heads=2, bm=128, bn=64, warps=4, stages=
 
 
 CASES = [_case(False, 16), _case(True, 16), _case(True, 32)] + [
-    _pointer_case(d, causal) for d in (64, 128) for causal in (False, True)]
+    _pointer_case(d, causal) for d in (64, 128) for causal in (False, True)] + [
+    # 64-row tiles: loops of 1 to 4 K/V blocks (causal: one more each program), 2 to 4 stages
+    _pointer_case(d, causal, n_ctx=n, bm=64, stages=s)
+    for d in (64, 128) for causal in (False, True) for n, s in ((64, 3), (192, 2), (256, 4))]

@@ -296,15 +296,10 @@ def _loop_body(ptx: str) -> str:
 def test_sm90_attention_leaves_p_at_v_in_flight(monkeypatch, tmp_path, d, in_flight):
     """Attention's second wgmma is retired by the next iteration's first wait (which ties the
     accumulator), and the K/V copies are issued after it; not where the registers live across it
-    would not fit (head dim 128: the accumulator alone takes 128)."""
-    from conformance.cases import tutorials_attention as ta
+    would not fit (head dim 128: the accumulator alone takes 128).  (With the overlap of the next
+    test off: it starts from this loop.)"""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
-    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_h": "i32",
-           "stride_m": "i32", "N_CTX": "i32"}
-    k = tritium.compile(ta.attn_fwd_kernel, target="cuda:90", signature=sig,
-                        constexprs={"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": False},
-                        attrs={n: D for n in ("Q", "K", "V", "Out", "stride_h", "stride_m", "N_CTX")},
-                        num_warps=4, num_stages=3)
+    k = _attention_kernel(d, overlap_dots=False)
     body = _loop_body(k.asm["ptx"])
     waits = body.count("wgmma.wait_group")
     last_commit = body.rindex("wgmma.commit_group")
@@ -315,6 +310,59 @@ def test_sm90_attention_leaves_p_at_v_in_flight(monkeypatch, tmp_path, d, in_fli
     else:
         assert waits == 2
         assert body.rindex("cp.async.cg.shared.global") < body.index("wgmma.mma_async")
+
+
+def _wgmma_loop(ptx: str) -> str:
+    """The PTX of the loop (a label with a branch back to it) that holds wgmma."""
+    for m in re.finditer(r"^(\$L__BB\d+_\d+):", ptx, re.M):
+        rest = ptx[m.end():]
+        back = re.search(rf"bra(\.uni)?\s+{re.escape(m.group(1))};", rest)
+        if back and "wgmma.mma_async" in rest[:back.start()]:
+            return rest[:back.start()]
+    raise AssertionError("no loop with wgmma in the PTX")
+
+
+def _attention_kernel(d, bm=128, warps=4, causal=False, **kw):
+    from conformance.cases import tutorials_attention as ta
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_h": "i32",
+           "stride_m": "i32", "N_CTX": "i32"}
+    return tritium.compile(ta.attn_fwd_kernel, target="cuda:90", signature=sig,
+                           constexprs={"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": 64, "CAUSAL": causal},
+                           attrs={n: D for n in ("Q", "K", "V", "Out", "stride_h", "stride_m", "N_CTX")},
+                           num_warps=warps, num_stages=3, **kw)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90_attention_overlaps_softmax_with_the_previous_p_at_v(monkeypatch, tmp_path, causal):
+    """One warp group: each iteration issues S = Q K^T, then the previous iteration's P V, waits for
+    S alone (wait_group 1) and runs the softmax while P V computes, then waits for it (wait_group 0)
+    before the rescale; both groups retire within the iteration (a wait_group 1 whose groups were
+    issued before the back edge makes ptxas serialize every wgmma: C7514).  The first iteration's
+    stage is peeled before the loop and the last P V after it, under a guard for an empty loop."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _attention_kernel(64, causal=causal)
+    assert "tritium.overlapped_dots" in k.asm["ttgir"]
+    body = _wgmma_loop(k.asm["ptx"])
+    commits = [m.start() for m in re.finditer(r"wgmma\.commit_group", body)]
+    w1 = body.index("wgmma.wait_group.sync.aligned 1;")
+    w0 = body.index("wgmma.wait_group.sync.aligned 0;")
+    assert len(commits) == 2 and commits[1] < w1 < w0
+    assert "wgmma.mma_async" not in body[w0:]  # nothing left in flight over the back edge
+    # S's wgmma (both operands in shared memory) comes first, then P V's (A in registers)
+    mmas = [m.group(0) for m in re.finditer(r"wgmma\.mma_async[^;]*;", body)]
+    assert "{%r" not in mmas[0].split("},", 1)[1] and "{%r" in mmas[-1].split("},", 1)[1]
+    # the peeled first iteration and the last P V: three more wgmma groups outside the loop
+    assert k.asm["ptx"].count("wgmma.commit_group") == 4
+
+
+@pytest.mark.parametrize("kw", [{"overlap_dots": False}, {"warps": 8}])
+def test_sm90_attention_overlap_off_and_with_two_warp_groups(monkeypatch, tmp_path, kw):
+    """``overlap_dots=False``, and a block of two warp groups (whose softmaxes already overlap each
+    other's dots), keep the loop as the dot-wait pass leaves it."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = _attention_kernel(64, **kw)
+    assert "tritium.overlapped_dots" not in k.asm["ttgir"]
+    assert "wgmma.wait_group.sync.aligned 1;" not in _wgmma_loop(k.asm["ptx"])
 
 
 @pytest.mark.parametrize("out", ["fp16", "bf16"])
@@ -334,7 +382,10 @@ def test_sm90_epilogue_stores_accumulator_tiles_with_stmatrix(out, monkeypatch, 
 
 
 def _attention_ptx(d=64, bm=64, **kw):
+    """(the PTX before the loop, all of it); the loop as the pipeline and the dot waits leave it:
+    the overlap of the softmax with P V (on by default) peels the first iteration before the loop."""
     from conformance.cases import tutorials_attention as ta
+    kw.setdefault("overlap_dots", False)
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_h": "i32",
            "stride_m": "i32", "N_CTX": "i32"}
     k = tritium.compile(ta.attn_fwd_kernel, target="cuda:90", signature=sig,
@@ -438,7 +489,7 @@ def test_fp8_attention_p_reaches_wgmma_in_one_shuffle_a_register(monkeypatch, tm
                         constexprs={"D": 64, "BM": 64, "BN": 64},
                         attrs={n: {"tt.divisibility": 16} for n in ("Q", "K", "V", "Out", "N_CTX")},
                         stage="ptx")
-    body = _loop_body(k.asm["ptx"])
+    body = _wgmma_loop(k.asm["ptx"])
     a_regs = 64 * 64 // 128 // 4            # P's bytes a thread holds, four to an A register
     assert body.count("cvt.rn.satfinite.e4m3x2.f32") == 2 * a_regs
     assert body.count("shfl.sync.idx.b32") == a_regs

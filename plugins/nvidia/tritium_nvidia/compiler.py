@@ -25,6 +25,7 @@ from .options import capability
 from .passes.dialect import TensorMapCreateOp  # (importing it registers the ttng ops the passes create)
 from .passes import tma
 from .passes.accelerate_matmul import AccelerateMatmul
+from .passes.overlap_dots import OverlapDots
 from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, spare_pays, spare_refill, wants_late_refill,
                                wants_spare_slot)
 from .passes.async_operands import AsyncOperandLoads
@@ -61,7 +62,8 @@ def ttgir_passes(target, options) -> list:
         DeviceTensorMaps(options.num_stages),  # tl.make_tensor_descriptor's maps, in global scratch
         PointerOffsets(),
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
-        AsyncDotWaits(), tma.StoreTilesInPlace(), tma.AcquireMapsOnce(),
+        AsyncDotWaits(), *([OverlapDots(options.num_warps)] if options.overlap_dots else []),
+        tma.StoreTilesInPlace(), tma.AcquireMapsOnce(),
         WarpSpecialize(capability(target), options.num_warps),  # tl.range(..., warp_specialize=True)
         CSE(), DCE(),
     ]

@@ -104,6 +104,9 @@ class CUDAOptions(Options):
     #: map is encoded at launch, a ``tl.make_tensor_descriptor`` builds its own in the kernel
     #: (False, or ``TRITIUM_TMA=0``: block-pointer loads and stores)
     tma: bool = True
+    #: a loop of two wgmma where the second consumes the first through register work (attention)
+    #: runs that work while the previous iteration's second dot computes (``passes/overlap_dots.py``)
+    overlap_dots: bool = True
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -115,7 +118,7 @@ class CUDAOptions(Options):
                              f"{self.allowed_dot_input_precisions}, got {self.default_dot_input_precision!r}")
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
-        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma"):
+        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
