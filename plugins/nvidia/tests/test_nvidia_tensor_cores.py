@@ -365,6 +365,41 @@ def test_sm90_attention_overlap_off_and_with_two_warp_groups(monkeypatch, tmp_pa
     assert "wgmma.wait_group.sync.aligned 1;" not in _wgmma_loop(k.asm["ptx"])
 
 
+@tritium.jit
+def _attention_with_descriptors(Q, K, V, Out, N_CTX, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    start_m = tl.program_id(0)
+    k_desc = tl.make_tensor_descriptor(K, shape=[N_CTX, D], strides=[D, 1], block_shape=[BN, D])
+    v_desc = tl.make_tensor_descriptor(V, shape=[N_CTX, D], strides=[D, 1], block_shape=[BN, D])
+    q_desc = tl.make_tensor_descriptor(Q, shape=[N_CTX, D], strides=[D, 1], block_shape=[BM, D])
+    q = q_desc.load([start_m * BM, 0])
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for start_n in range(0, N_CTX, BN):
+        qk = tl.dot(q, k_desc.load([start_n, 0]).T)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.float16), v_desc.load([start_n, 0]), acc * alpha[:, None])
+        m_i = m_ij
+    o_desc = tl.make_tensor_descriptor(Out, shape=[N_CTX, D], strides=[D, 1], block_shape=[BM, D])
+    o_desc.store([start_m * BM, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+def test_sm90_attention_over_tma_copies_is_not_overlapped(monkeypatch, tmp_path):
+    """K and V through tensor descriptors (TMA copies completing on mbarriers): the pass leaves the
+    loop alone (only the cp.async form has run reordered on a GPU)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = tritium.compile(_attention_with_descriptors, target="cuda:90",
+                        signature={"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "N_CTX": "i32"},
+                        constexprs={"D": 64, "BM": 128, "BN": 64},
+                        attrs={n: D for n in ("Q", "K", "V", "Out", "N_CTX")}, num_warps=4, num_stages=3)
+    ttgir = k.asm["ttgir"]
+    assert "ttg.async_copy_descriptor_to_local" in ttgir and "ttg.wait_barrier" in ttgir
+    assert "tritium.overlapped_dots" not in ttgir
+
+
 @pytest.mark.parametrize("out", ["fp16", "bf16"])
 def test_sm90_epilogue_stores_accumulator_tiles_with_stmatrix(out, monkeypatch, tmp_path):
     """The 16-bit result of a wgmma accumulator reaches its store layout through shared memory with
