@@ -31,11 +31,13 @@ Measured on the H200 (attention forward, one warp group, head dim 64 and 128, ca
 N 4096 and 16384): 0.99-1.04x the loop left as is, 12 of 16 rows above 1.01.
 
 Declined (the loop left as it is) in a block of more than one warp group (:class:`OverlapDots`) and
-unless the body has that shape: exactly two ``wgmma``, the first with a loop-invariant ``A`` and accumulator input and a pipeline slot ``B``, the second with a register
-``A`` of 16- or 32-bit elements, one full wait right after the first that also takes the loop-carried accumulator, the second dot accumulating into a value
-computed from that wait and left in flight into the yield, reading a slot view of its own and
-nothing after it reading its result; ``i32`` bounds; slots filled by ``cp.async`` (a loop of
-TMA copies, completing on mbarriers, is left alone until the reordered form has run on a GPU)."""
+unless the body has that shape: exactly two ``wgmma``, the first with a loop-invariant ``A`` and
+accumulator input and a pipeline slot ``B``, the second with a register ``A`` of 16- or 32-bit
+elements, one full wait right after the first that also takes the loop-carried accumulator, the
+second dot accumulating into a value computed from that wait and left in flight into the yield,
+reading a slot view of its own and nothing after it reading its result; ``i32`` bounds; slots
+filled by ``cp.async`` (a loop of TMA copies, completing on mbarriers, is left alone until the
+reordered form has run on a GPU)."""
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
