@@ -116,6 +116,38 @@ def test_device_caches_clear_forces_a_recompile():
     np.testing.assert_allclose(_run(k, x), x.astype(np.float64) ** 2, rtol=1e-6)
 
 
+def test_launch_takes_the_backends_options_as_keywords():
+    """As Triton 3.6 (``JITFunction._pack_args``), a launch keyword that names no parameter may
+    name any option of the backend the launch compiles for: it reaches the compiler (and the
+    kernel cache key); a name that is neither is refused as an unexpected keyword argument,
+    pointing at the kernel."""
+    pytest.importorskip("tritium_nvidia")
+    k = triton.JITFunction(_template.fn)
+    k._unsafe_update_src(k.src.replace("GENERATE_TEST_HERE", "x + 1"))
+    x = np.zeros(64, np.float32)
+    y = np.zeros(64, np.float32)
+    ptx = {v: k.warmup(x, y, N=64, grid=(1,), backend="nvidia", target="cuda:90", ptx_version=v).asm["ptx"]
+           for v in (83, 84)}
+    assert ".version 8.3" in ptx[83] and ".version 8.4" in ptx[84]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'no_such'"):
+        k.warmup(x, y, N=64, grid=(1,), backend="nvidia", target="cuda:90", no_such=1)
+    # the interpreter's options have no ``ptx_version``; its own (``num_warps``) pass
+    with pytest.raises(TypeError, match="ptx_version"):
+        k[(1,)](x, y, N=64, backend="interpreter", ptx_version=84)
+    k[(1,)](x, y, N=64, backend="interpreter", num_warps=2)
+    np.testing.assert_array_equal(y, np.ones(64, np.float32))
+    # the device caches' binder (Triton's ``device_caches[device][4]``) checks them against its
+    # backend the same way
+    _, _, _, backend, binder = k.device_caches[0]
+    names = tritium.runtime.jit.backend_option_names(backend, None)
+    assert {"num_warps", "num_stages"} <= names
+    own = sorted(names - tritium.runtime.jit.LAUNCH_OPTIONS)[0]  # an option outside the fixed set
+    value = getattr(backend.parse_options(backend.default_target(), {}), own)
+    assert binder(x, y, N=64, **{own: value})[2] == {own: value}
+    with pytest.raises(TypeError, match="no_such"):
+        binder(x, y, N=64, no_such=1)
+
+
 def test_ast_source_constants_and_the_repr_hook():
     @triton.jit
     def k(value, is_one, X, B: tl.constexpr):

@@ -272,10 +272,12 @@ class JITFunction(KernelInterface, JITCallable):
             target = kwargs.pop("target", None)
             opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in self.arg_names}
             stream = opts.pop("stream", None)
+        # keywords that name no parameter: the backend's own options (checked once it is known)
+        extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in self.arg_names} if kwargs else {}
         try:
             bound = args if not kwargs and len(args) == len(self.params) else self.bind_args(args, kwargs)
             if _descriptors.has_descriptor(bound):
-                launch = dict(opts, backend=backend_name, target=target, stream=stream)
+                launch = dict(opts, **extra, backend=backend_name, target=target, stream=stream)
                 return _descriptors.run_with_descriptors(self, bound, grid, warmup, launch)
             key_parts = tuple([spec(v, p) for spec, v, p in zip(self.specializers, bound, self.params)])
         except TypeError as e:
@@ -290,6 +292,8 @@ class JITFunction(KernelInterface, JITCallable):
         else:
             flat, flat_keys, flat_names = bound, key_parts, self.arg_names
         backend = self._select_backend(backend_name, flat, flat_keys)
+        if extra:
+            opts.update(self._backend_options(backend, target, extra))
         pointers = [(i, n) for i, (n, k) in enumerate(zip(flat_names, flat_keys))
                     if k[0] == "a" and k[1][0] == "*"]
         device, placed, explicit_target = None, False, target
@@ -407,6 +411,17 @@ class JITFunction(KernelInterface, JITCallable):
         return (cls or KernelArgumentError)(message, filename=self.file, lineno=line, col=col,
                                             source_line=self.source_line(line), fn_name=self.__name__)
 
+    def _backend_options(self, backend, target, extra: dict) -> dict:
+        """``extra`` (launch keywords that name no parameter of the kernel) when each is a field of
+        ``backend``'s options, as Triton accepts any option of its backend at launch
+        (``kernel[grid](..., maxnreg=128, overlap_dots=False)``); else the error an unknown
+        keyword argument gets."""
+        names = backend_option_names(backend, target)
+        for k in extra:
+            if k not in names:
+                raise self._argument_error(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+        return extra
+
     def _select_backend(self, explicit, bound, key_parts):
         name = explicit or _knobs.selected_backend()  # TRITIUM_BACKEND, else TRITON_INTERPRET
         if name:
@@ -496,6 +511,26 @@ class _DeviceCaches:
         return f"<device caches of {self._fn.__name__}: one kernel cache, {len(self._fn.kernel_cache)} kernels>"
 
 
+@functools.lru_cache(maxsize=None)
+def _option_names(backend, target) -> frozenset:
+    if target is None:
+        target = backend.default_target()
+    elif isinstance(target, str):
+        target = backend.parse_target(target)
+    options = backend.parse_options(target, {})
+    fields = getattr(options, "__dataclass_fields__", None)
+    return frozenset(fields if fields is not None else vars(options)) - {"stream"}
+
+
+def backend_option_names(backend, target) -> frozenset:
+    """The option names ``backend`` parses for ``target`` (its default target when None): what a
+    launch may give as keywords besides the kernel's parameters and :data:`LAUNCH_OPTIONS`."""
+    try:
+        return _option_names(backend, target)
+    except TypeError:  # an unhashable backend or target: ask again
+        return _option_names.__wrapped__(backend, target)
+
+
 class _DeviceCache(tuple):
     """``(kernel_cache, kernel_key_cache, target, backend, binder)`` for one device: the target and
     backend are those a launch without tensors would pick (the default backend and its target);
@@ -511,6 +546,9 @@ class _DeviceCache(tuple):
 
         def binder(*args, **kwargs):
             opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in fn.arg_names}
+            extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in fn.arg_names}
+            if extra:
+                opts.update(fn._backend_options(backend, target, extra))
             bound = fn.bind_args(args, kwargs)
             parts = [spec(v, p) for spec, v, p in zip(fn.specializers, bound, fn.params)]
             return dict(zip(fn.arg_names, bound)), parts, opts
