@@ -267,13 +267,14 @@ class JITFunction(KernelInterface, JITCallable):
     def run(self, *args, grid, warmup: bool = False, **kwargs):
         backend_name = target = stream = None
         opts: dict = {}
+        extra: dict = {}
         if kwargs:
             backend_name = kwargs.pop("backend", None)
             target = kwargs.pop("target", None)
-            opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in self.arg_names}
+            # keywords that name no parameter: launch options, and the backend's own options
+            # (``extra``, checked once the backend is known)
+            opts, extra = _launch_keywords(kwargs, self.arg_names)
             stream = opts.pop("stream", None)
-        # keywords that name no parameter: the backend's own options (checked once it is known)
-        extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in self.arg_names} if kwargs else {}
         try:
             bound = args if not kwargs and len(args) == len(self.params) else self.bind_args(args, kwargs)
             if _descriptors.has_descriptor(bound):
@@ -512,23 +513,25 @@ class _DeviceCaches:
 
 
 @functools.lru_cache(maxsize=None)
-def _option_names(backend, target) -> frozenset:
+def backend_option_names(backend, target) -> frozenset:
+    """The option names ``backend`` parses for ``target`` (a target, its text, or None for the
+    backend's default): what a launch may give as keywords besides the kernel's parameters and
+    :data:`LAUNCH_OPTIONS`."""
     if target is None:
         target = backend.default_target()
     elif isinstance(target, str):
         target = backend.parse_target(target)
     options = backend.parse_options(target, {})
     fields = getattr(options, "__dataclass_fields__", None)
-    return frozenset(fields if fields is not None else vars(options)) - {"stream"}
+    return frozenset(fields if fields is not None else vars(options))
 
 
-def backend_option_names(backend, target) -> frozenset:
-    """The option names ``backend`` parses for ``target`` (its default target when None): what a
-    launch may give as keywords besides the kernel's parameters and :data:`LAUNCH_OPTIONS`."""
-    try:
-        return _option_names(backend, target)
-    except TypeError:  # an unhashable backend or target: ask again
-        return _option_names.__wrapped__(backend, target)
+def _launch_keywords(kwargs: dict, arg_names) -> tuple[dict, dict]:
+    """Take the keywords that name no parameter out of ``kwargs``: (the :data:`LAUNCH_OPTIONS`
+    among them, the others, which must be options of the launch's backend)."""
+    opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in arg_names}
+    extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in arg_names}
+    return opts, extra
 
 
 class _DeviceCache(tuple):
@@ -545,8 +548,7 @@ class _DeviceCache(tuple):
             target = None
 
         def binder(*args, **kwargs):
-            opts = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in fn.arg_names}
-            extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in fn.arg_names}
+            opts, extra = _launch_keywords(kwargs, fn.arg_names)
             if extra:
                 opts.update(fn._backend_options(backend, target, extra))
             bound = fn.bind_args(args, kwargs)

@@ -122,6 +122,13 @@ def func_ops(module) -> list[Operation]:
     return [op for op in module.body.block.ops if isinstance(op, FuncOp)]
 
 
+def defined_in(v: SSAValue, op: Operation) -> bool:
+    """Whether ``v`` is made inside ``op`` (by an op nested in it, or as a block argument of one of
+    its regions, e.g. a loop's induction variable and iter args)."""
+    owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+    return owner is not None and op.is_ancestor(owner)
+
+
 def block_of(op: Operation) -> Block:
     return op.parent_block()
 

@@ -20,23 +20,20 @@ from __future__ import annotations
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ...ttir import arith
 from ...ttir.ops import AddPtrOp, SplatOp
 from ...ttir.types import PointerType
-from ._util import with_extra_iter_args
+from ._util import defined_in, with_extra_iter_args
 from ...ttir.passes.rewrite_tensor_pointer import drop_invariant_iter_args
 
 _I64 = IntegerType(64)
 
 
 def _invariant(loop: scf.ForOp, v: SSAValue) -> bool:
-    owner = v.owner
-    if isinstance(owner, Operation):
-        return not loop.is_ancestor(owner)
-    return not loop.is_ancestor(owner.parent_op()) if owner.parent_op() is not None else True
+    return not defined_in(v, loop)
 
 
 def _uniform_step(loop: scf.ForOp, j: int) -> SSAValue | None:

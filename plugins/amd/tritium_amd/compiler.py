@@ -72,12 +72,6 @@ def _has_dots(module) -> bool:
     return any(isinstance(op, (DotOp, DotScaledOp)) for op in module.walk())
 
 
-def _phased(module, arch) -> bool:
-    """An RDNA3 kernel without dots that exchanges values between its wavefronts through LDS
-    (reductions, normalisations): it runs in phases separated by ``s_barrier``."""
-    return arch.family.startswith("rdna") and _shared_bytes(module) > 0 and not _has_dots(module)
-
-
 def sched_strategy(module, arch) -> str | None:
     """LLVM's scheduling strategy for a kernel without matrix instructions (elementwise, reductions,
     normalisations: their time is memory latency).  On CDNA the VGPR file is what bounds the
@@ -98,7 +92,7 @@ def sched_strategy(module, arch) -> str | None:
         return None
     if not arch.family.startswith("rdna"):
         return "iterative-minreg"
-    return None if _phased(module, arch) else "max-ilp"
+    return None if barrier_bounds_schedule(module, arch) else "max-ilp"
 
 
 def barrier_bounds_schedule(module, arch) -> bool:
@@ -109,8 +103,9 @@ def barrier_bounds_schedule(module, arch) -> bool:
     59 VGPRs, 49 with the bound).  Triton's code gets the same bounds from its one-lane LDS stores,
     whose EXEC-mask branches end the blocks (the division of its softmax row is one block: 46).
     Only ALU code could cross the barrier anyway (the fences pin the memory accesses), and the
-    scheduler's latency model does not see the wait for the workgroup there."""
-    return _phased(module, arch)
+    scheduler's latency model does not see the wait for the workgroup there.  Such a kernel runs
+    in phases between barriers, and keeps LLVM's default strategy (:func:`sched_strategy`)."""
+    return arch.family.startswith("rdna") and _shared_bytes(module) > 0 and not _has_dots(module)
 
 
 def ttgir_passes(target, options) -> list:

@@ -13,27 +13,17 @@ in as many more slices as it takes to fit in them (one barrier pair a slice).  C
 there every slice costs its barriers each iteration, and the buffers are live beside them."""
 from __future__ import annotations
 
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 
 from tritium.ttgir.layouts import SCRATCH_LIMIT_ATTR
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp
+from tritium.ttgir.passes.allocate_shared_memory import outermost_loop
 
 from .shared_layout import convert_scratch
 
-_LOOPS = (scf.ForOp, scf.WhileOp)
 #: the least a bound may be: below the buffers of a kernel with little LDS, slices would multiply
 #: (a barrier pair each) for workgroups the registers may not allow anyway; 16 KiB leaves four a CU
 FLOOR_BYTES = 16 * 1024
-
-
-def _in_loop(op) -> bool:
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, _LOOPS):
-            return True
-        parent = parent.parent_op()
-    return False
 
 
 class BoundEpilogueScratch:
@@ -45,7 +35,7 @@ class BoundEpilogueScratch:
             return
         bound = max(buffers, FLOOR_BYTES)
         for op in module.walk():
-            if not isinstance(op, ConvertLayoutOp) or _in_loop(op) or convert_scratch(op) <= bound:
+            if not isinstance(op, ConvertLayoutOp) or outermost_loop(op) is not op or convert_scratch(op) <= bound:
                 continue
             op.attributes[SCRATCH_LIMIT_ATTR] = IntegerAttr(bound, IntegerType(32))
             if convert_scratch(op) > bound:  # not even one row a slice fits: as it was

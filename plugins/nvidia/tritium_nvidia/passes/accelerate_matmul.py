@@ -31,7 +31,7 @@ from xdsl.ir import Operation, SSAValue
 from tritium.ttgir.encodings import BlockedEncodingAttr, DotOperandEncodingAttr, SwizzledSharedEncodingAttr
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp
-from tritium.ttgir.passes._util import set_type
+from tritium.ttgir.passes._util import defined_in, set_type
 from tritium.ttgir.passes.decompose_scaled_dot import FROM_DOT_SCALED
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.arith import SubFOp
@@ -51,11 +51,6 @@ INSTR_K = {"f16": (16, 2), "bf16": (16, 2), "f32": (8, 1), "i8": (32, 4), "e4m3"
 #: operand kind -> accumulator kinds the tensor cores offer (fp16 for fp8 only through wgmma)
 ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "f32": ("f32",), "i8": ("i32",),
                 "e4m3": ("f32", "f16"), "e5m2": ("f32", "f16")}
-
-
-def _defined_in(v: SSAValue, loop: Operation) -> bool:
-    owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
-    return owner is not None and loop.is_ancestor(owner)
 
 
 def _source(v: SSAValue) -> SSAValue:
@@ -205,7 +200,7 @@ class AccelerateMatmul:
         alloc = LocalAllocOp(MemDescType(shape, src.type.element_type, enc), src)
         # a loop-invariant operand (attention's Q) is written to shared memory once, before the loop
         anchor = op
-        while isinstance(anchor.parent_op(), scf.ForOp) and not _defined_in(src, anchor.parent_op()):
+        while isinstance(anchor.parent_op(), scf.ForOp) and not defined_in(src, anchor.parent_op()):
             anchor = anchor.parent_op()
         anchor.parent_block().insert_op_before(alloc, anchor)
         if fence and anchor is not op:  # hoisted, read by wgmma: its own proxy fence, once, before the loop

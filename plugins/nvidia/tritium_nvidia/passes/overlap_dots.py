@@ -42,25 +42,14 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType, i32
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.ttgir.layouts import bit_width
+from tritium.ttgir.passes._util import defined_in
 from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, AsyncWaitOp, MemDescIndexOp, WaitBarrierOp
 
 from .dialect import WarpGroupDotOp, WarpGroupDotWaitOp
-
-
-def _inside(v: SSAValue, loop: scf.ForOp) -> bool:
-    owner = v.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    return op is not None and loop.is_ancestor(op)
-
-
-def _in_block(op: Operation, block: Block) -> Operation:
-    while op.parent_block() is not block:
-        op = op.parent_op()
-    return op
 
 
 class _Shape:
@@ -81,7 +70,7 @@ class _Shape:
         if wait.pendings.value.data != 0 or len(wait.inputs) != 2 or wait.inputs[0] is not first.d \
                 or ops.index(wait) != ops.index(first) + 1:
             return
-        if _inside(first.a, loop) or _inside(first.c, loop) or not isinstance(first.b.owner, MemDescIndexOp):
+        if defined_in(first.a, loop) or defined_in(first.c, loop) or not isinstance(first.b.owner, MemDescIndexOp):
             return
         acc = wait.inputs[1]
         if not (isinstance(acc, BlockArgument) and acc.block is body and acc.index > 0):
@@ -92,12 +81,12 @@ class _Shape:
         # the second dot's slot: a view made for it alone
         view = second.b.owner
         if not isinstance(view, MemDescIndexOp) or view.parent_block() is not body or \
-                len(list(view.result.uses)) != 1 or _inside(view.src, loop):
+                len(list(view.result.uses)) != 1 or defined_in(view.src, loop):
             return
         # its register operand and accumulator come from the stage-A work (they are carried); an
         # operand of 8-bit elements would cross the back edge byte by byte and be packed into its
         # A registers again each iteration (fp8 attention: 24 more prmt an iteration)
-        if not (isinstance(second.a.type, TensorType) and _inside(second.a, loop) and _inside(second.c, loop)):
+        if not (isinstance(second.a.type, TensorType) and defined_in(second.a, loop) and defined_in(second.c, loop)):
             return
         if bit_width(second.a.type.element_type) < 16:
             return
@@ -112,15 +101,16 @@ class _Shape:
         self.ok = True
 
 
-def _stage_a(shape: _Shape, mapping: dict, block: Block, s_wait_pendings: int, carried=None) -> None:
+def _stage_a(shape: _Shape, mapping: dict, block: Block, carried=None) -> None:
     """Clone stage A (every body op but the second dot, its slot view and the yield) at the end of
     ``block`` through ``mapping``.  With ``carried`` = (P, V slot index, O'), the previous
     iteration's second dot is issued right after the first dot, the first dot's result waited
-    alone (``pendings = s_wait_pendings``) and the accumulator just before its first use."""
+    alone (``pendings = 1``: the second dot, issued last, may run on) and the accumulator just
+    before its first use; without, the body's own full wait is cloned."""
     body = shape.body
     ops = list(body.ops)[:-1]
     acc_out = shape.wait.outputs[1]
-    users = {_in_block(u.operation, body) for u in acc_out.uses}
+    users = {body.find_ancestor_op_in_block(u.operation) for u in acc_out.uses}
     first_user = next((op for op in ops if op in users), None)
     prev = None
     for op in ops:
@@ -133,7 +123,7 @@ def _stage_a(shape: _Shape, mapping: dict, block: Block, s_wait_pendings: int, c
             prev = shape.second.clone(value_mapper={shape.second.a: p, shape.second.b: view.result,
                                                     shape.second.c: o})
             block.add_op(prev)
-            s_wait = WarpGroupDotWaitOp([mapping[shape.first.d]], s_wait_pendings)
+            s_wait = WarpGroupDotWaitOp([mapping[shape.first.d]], 1)
             block.add_op(s_wait)
             mapping[shape.wait.outputs[0]] = s_wait.outputs[0]
             if first_user is None:
@@ -163,7 +153,7 @@ def overlap(loop: scf.ForOp) -> bool:
     # stage A of the first iteration
     pro: dict = {body.args[0]: loop.lb}
     pro.update({a: v for a, v in zip(body.args[1:], loop.iter_args)})
-    _stage_a(shape, pro, guard_block, 0)
+    _stage_a(shape, pro, guard_block)
 
     def carried_out(m: dict) -> list:
         # the loop's values with the accumulator position holding O' (the second dot's input),
@@ -181,7 +171,7 @@ def overlap(loop: scf.ForOp) -> bool:
     m.update({a: b for a, b in zip(body.args[1:], new_body.args[1:n_iter + 1])})
     p_arg, slot_arg = new_body.args[n_iter + 1], new_body.args[n_iter + 2]
     o_arg = new_body.args[1 + shape.acc_index]
-    _stage_a(shape, m, new_body, 1, carried=(p_arg, slot_arg, o_arg))
+    _stage_a(shape, m, new_body, carried=(p_arg, slot_arg, o_arg))
     new_body.add_op(scf.YieldOp(*carried_out(m)))
     new_loop = scf.ForOp(start.result, loop.ub, loop.step, inits, Region(new_body))
     new_loop.attributes.update(loop.attributes)
