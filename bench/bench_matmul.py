@@ -12,8 +12,10 @@ of the rounds with the ratio's range), fp8 e4m3 matmul 4096^3 (B given K-contigu
 tensor cores need), tf32 matmul 4096^3 (fp32 inputs, B K-contiguous), fp32 matmul with
 input_precision="ieee" (FMA dots) at 1024^3 and 2048^3, flash-attention forward and backward (the
 tutorial's three backward launches: row dot products, dK/dV per key block, dQ per query block;
-causal and not, head dim 64 and 128; gradients checked against float64 autograd; the forward also
-with fp8 e4m3 Q, K and V, V stored [d, N]), with TFLOP/s,
+causal and not, head dim 64 and 128; gradients checked against float64 autograd; the forward
+from two sources, each side taking its best config over both: the pointer kernel and
+``attention_kernels.py``'s, whose K and V come through tensor descriptors, its loop
+warp-specialized or not; the forward also with fp8 e4m3 Q, K and V, V stored [d, N]), with TFLOP/s,
 Tritium/Triton, and a peer timed in the same interleaved rounds where torch has one: cuBLAS
 (``torch.matmul``; ``torch._scaled_mm`` for fp8; with TF32 allowed for the tf32 row, without for
 the ieee one) for the matmul rows, ``scaled_dot_product_attention`` on its flash backend
@@ -37,7 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_nvidia import bench  # noqa: E402
-from kernel_files import load_kernels  # noqa: E402
+from kernel_files import descriptor_frameworks, load_kernels  # noqa: E402
 from interleave import host_line, interleaved, ratio_cell, search_order, sm_clock_mhz  # noqa: E402
 
 failures: list[str] = []
@@ -134,11 +136,47 @@ def peer_if_runs(fn) -> dict:
     return {"peer": fn}
 
 
-def attn_run(k, q, kk, v, o, causal, bm, bn, w, s):
+#: the descriptor attention's modules by the matmul module of the same framework (``attn_run``)
+ATTN_DESC: dict = {}
+#: attention forward configs: (BLOCK_M, BLOCK_N, num_warps, num_stages) of the pointer kernel, and
+#: ("desc", BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize) of the descriptor kernel
+#: (attention_kernels.py: K and V through TMA, the loop warp-specialized or not)
+ATTN_CONFIGS = [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3),
+                ("desc", 128, 128, 8, 3, True), ("desc", 128, 64, 8, 3, False)]
+
+
+def attn_configs(d: int, descriptors: bool = True) -> list:
+    """The forward configs for head dim ``d``: the pointer kernel's 128-wide K/V blocks do not fit
+    d128's registers; the descriptor kernel where both frameworks have it loaded."""
+    return [c for c in ATTN_CONFIGS if (c[0] == "desc" and descriptors and ATTN_DESC)
+            or (c[0] != "desc" and not (d == 128 and c[1] == 128))]
+
+
+def attn_run(k, q, kk, v, o, causal, *cfg):
+    """One forward launch of config ``cfg`` (``ATTN_CONFIGS``) with framework module ``k``."""
     z, h, n_ctx, d = q.shape
+    if cfg[0] == "desc":
+        _, bm, bn, w, s, ws = cfg
+        ATTN_DESC[id(k)].attn_fwd_desc[(triton_cdiv(n_ctx, bm), z * h)](
+            q, kk, v, o, lse_buffer(q), 1.0 / d ** 0.5, z, h, n_ctx, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
+            CAUSAL=causal, WS=ws, num_warps=w, num_stages=s)
+        return
+    bm, bn, w, s = cfg
     grid = (triton_cdiv(n_ctx, bm), z * h)
     k.attn_fwd[grid](q, kk, v, 1.0 / d ** 0.5, o, *q.stride(), *kk.stride(), *v.stride(), *o.stride(), h, n_ctx,
                      HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=w, num_stages=s)
+
+
+_lse_bufs: dict = {}
+
+
+def lse_buffer(q):
+    """A float32 [Z, H, N_CTX] buffer for the descriptor kernel's row statistics (one per shape)."""
+    key = tuple(q.shape[:3])
+    if key not in _lse_bufs:
+        _lse_bufs.clear()
+        _lse_bufs[key] = torch.empty(key, device=q.device, dtype=torch.float32)
+    return _lse_bufs[key]
 
 
 def attn_ref(q, k, v, causal):
@@ -339,6 +377,13 @@ def main() -> int:
                                       extra={"peer": lambda: cublas_fp32(a, b, tf32=False)})
             rows.append(("matmul fp32 ieee", f"{size}^3", 2 * size ** 3, timed, cfgs, "cuBLAS", "fp32"))
     if "fwd" in parts:
+        try:  # the descriptor kernel for each framework (Triton's in-kernel maps take torch's allocator)
+            for name, (mod, _) in descriptor_frameworks("attn", "attention_kernels.py").items():
+                if name in impls:
+                    ATTN_DESC[id(impls[name])] = mod
+        except Exception as e:  # noqa: BLE001 - the pointer kernel's rows still run
+            print(f"(no descriptor attention: {type(e).__name__}: {str(e)[:120]})")
+            ATTN_DESC.clear()
         for causal in (False, True):
             for d in (64, 128):
                 for n_ctx in (1024, 4096, 16384):
@@ -346,7 +391,7 @@ def main() -> int:
                     q, kk, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
                     o = torch.empty_like(q)
                     ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], causal) if n_ctx <= 4096 else None
-                    cfgs = [c for c in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)) if not (d == 128 and c[1] == 128)]
+                    cfgs = attn_configs(d)
                     timed, chosen = best_config(
                         f"attention d{d} causal={causal}", cfgs,
                         lambda k, cfg: attn_run(k, q, kk, v, o, causal, *cfg), lambda: o.fill_(float("nan")),
@@ -367,7 +412,7 @@ def main() -> int:
                     o = torch.empty(z, h, n_ctx, d, device="cuda", dtype=torch.float16)
                     # the reference from the same fp8 inputs (in float64): what is left is P's rounding
                     ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], False) if n_ctx <= 4096 else None
-                    cfgs = [c for c in ((128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3)) if not (d == 128 and c[1] == 128)]
+                    cfgs = attn_configs(d, descriptors=False)
                     timed, chosen = best_config(
                         f"fp8 attention d{d}", cfgs,
                         lambda k, cfg: attn_run(k, q, kk, v, o, False, *cfg), lambda: o.fill_(float("nan")),

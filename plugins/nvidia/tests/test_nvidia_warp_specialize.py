@@ -18,6 +18,7 @@ import tritium.language as tl
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_nvidia_tma import compile_mapped  # noqa: E402
 from test_nvidia_warp_specialize_gpu import ws_kernels  # noqa: E402
+from bench_files import bench_kernels  # noqa: E402
 
 DESCS = {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")}
 PTXAS = shutil.which("ptxas")
@@ -146,3 +147,90 @@ def test_a_store_outside_loops_does_not_wait_for_itself(num_warps, num_stages):
                                capture_output=True, text=True)
             assert r.returncode == 0, r.stderr
             assert "C7514" not in r.stderr, r.stderr
+
+
+attention = bench_kernels("ws_attention_cpu_test", "attention_kernels.py")
+ATTN_SIG = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "lse_ptr": "*fp32",
+            "sm_scale": "fp32", "Z": "i32", "H": "i32", "N_CTX": "i32"}
+
+
+def _attention(ws=True, d=128, bn=128, causal=False, num_warps=8, num_stages=3, **kw):
+    """The benchmark's descriptor attention (maps built in the kernel), K/V loop marked WS."""
+    aligned = ("q_ptr", "k_ptr", "v_ptr", "o_ptr", "lse_ptr", "N_CTX")
+    return tritium.compile(attention.attn_fwd_desc, target="cuda:90", signature=ATTN_SIG,
+                           attrs={a: {"tt.divisibility": 16} for a in aligned},
+                           constexprs=dict(HEAD_DIM=d, BLOCK_M=128, BLOCK_N=bn, CAUSAL=causal, WS=ws),
+                           num_warps=num_warps, num_stages=num_stages, **kw)
+
+
+@pytest.mark.parametrize("d, bn, causal", [(128, 128, False), (64, 128, True), (128, 64, True)])
+def test_attention_producer_and_two_consumer_groups(d, bn, causal):
+    """Attention's K/V loop: the producer copies K and V, the two consumer warp groups (128 rows,
+    8 warps) run both dots and hand the slots back; Q reaches shared memory by one copy of the
+    engine before the split (no stores before it, so the producer warps may pass it)."""
+    k = _attention(d=d, bn=bn, causal=causal)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert "ttng.producer_partition" in ttgir and "tritium.ws_reason" not in ttgir
+    assert k.metadata["num_warps"] == 12 and ".maxntid 384" in ptx
+    producer = ptx[ptx.index("setmaxnreg.dec.sync.aligned.u32 40;"):ptx.index("setmaxnreg.inc")]
+    assert producer.count("cp.async.bulk.tensor") >= 2 and "mbarrier.try_wait.parity" in producer
+    assert "wgmma" not in producer and "bar.sync" not in producer
+    consumers = _consumer_loop(ptx)
+    assert "setmaxnreg.inc.sync.aligned.u32 232;" in consumers
+    assert "cp.async.bulk.tensor" not in consumers and "bar.sync \t0" not in consumers
+    # both dots, S = Q K^T and O += P V, each its own commit group
+    assert consumers.count("wgmma.commit_group.sync.aligned;") >= 2
+    assert "mbarrier.arrive.shared::cta.b64" in consumers
+    # Q: one copy into its buffer, waited for before the loop, never read back through registers
+    before = ptx[:ptx.index("setmaxnreg.dec")]
+    # Q, and the prologue's two K and two V tiles, each a box of 64 columns a copy
+    assert before.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 5 * (d // 64)
+    assert "ld.shared" not in before and "st.shared.v" not in before
+
+
+def test_a_tile_loaded_only_into_shared_memory_is_copied_there():
+    """``local_alloc(descriptor_load)`` outside loops (Q) becomes a copy into the buffer, waited for
+    before the loop that reads it; the barrier is retired after that loop.  Without the hint too."""
+    ttgir = _attention(ws=False, d=64, bn=64, num_warps=4).asm["ttgir"]
+    lines = [ln.strip() for ln in ttgir.splitlines()]
+    assert not any(ln.startswith("%") and "tt.descriptor_load" in ln for ln in lines)
+    loop = next(i for i, ln in enumerate(lines) if " scf.for " in ln)
+    q_wait = next(i for i, ln in enumerate(lines) if ln.startswith("ttg.wait_barrier") and "1xi64" in ln)
+    q_copy = next(i for i, ln in enumerate(lines) if ln.startswith("ttg.async_copy_descriptor_to_local")
+                  and "128x64xf16" in ln.split(":")[-1].split(",")[1])
+    assert q_copy < q_wait < loop
+    end = max(i for i, ln in enumerate(lines) if ln.startswith("}"))
+    inval = [i for i, ln in enumerate(lines) if ln.startswith("ttg.inval_barriers") and "1xi64" in ln]
+    assert len(inval) == 1 and loop < inval[0] < end
+
+
+def test_attention_without_the_hint_keeps_its_warps():
+    k = _attention(ws=False)
+    assert "ttng.producer_partition" not in k.asm["ttgir"] and k.metadata["num_warps"] == 8
+
+
+@pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine")
+@pytest.mark.parametrize("d, bn", [(128, 128), (64, 128)])
+def test_attention_assembles_without_spills(tmp_path, d, bn):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(_attention(d=d, bn=bn).asm["ptx"])
+    out = subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(ptx), "-o", str(tmp_path / "k.cubin")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"0 bytes spill stores, 0 bytes spill loads", out.stderr), out.stderr
+
+
+def test_attention_pingpong_turns():
+    """Option ``pingpong``: the two consumer groups issue ``S = Q K^T`` in turns on named barriers
+    2 and 3 (each a group's turn, counting both groups' 256 threads); group 1 opens group 0's
+    first turn before the loop and group 0 takes the last one after it.  Off by default."""
+    ptx = _attention(d=128, bn=128, pingpong=True).asm["ptx"]
+    wait, turn = re.search(r"bar.sync \t%r\d+, 256;", ptx), re.search(r"bar.arrive \t%r\d+, 256;", ptx)
+    assert wait and turn and wait.start() < turn.start()
+    # the turn covers the issue of S's wgmma (both operands in shared memory), no P V, no wait
+    turn_body = ptx[wait.end():turn.start()]
+    s_mma = re.findall(r"wgmma.mma_async[^;]*\}, %rd\d+, %rd\d+,", turn_body)
+    assert len(s_mma) == 128 // 16 and turn_body.count("wgmma.mma_async") == len(s_mma)
+    assert "wgmma.wait_group" not in turn_body
+    assert "bar.arrive \t2, 256;" in ptx and "bar.sync \t2, 256;" in ptx
+    assert not re.search(r"bar\.(sync|arrive) \t(%r\d+|2), 256;", _attention(d=128, bn=128).asm["ptx"])

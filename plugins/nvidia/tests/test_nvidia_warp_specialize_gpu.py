@@ -3,6 +3,7 @@ run with a producer warp group (``passes/warp_specialize.py``) and compute what 
 without it computes, on ragged shapes (tiles overhanging M, N and K, one K iteration, more
 iterations than slots), for host descriptors and descriptors made in the kernel.  A wrong
 barrier phase hangs: run under a time limit (``timeout 300 python -m pytest -q ...``)."""
+import math
 import os
 import sys
 
@@ -110,3 +111,31 @@ def test_many_launches_back_to_back():
                                      num_warps=warps, num_stages=stages)
     torch.cuda.synchronize()
     torch.testing.assert_close(c, ref, rtol=0, atol=0)
+
+
+attention = bench_kernels("ws_attention_gpu_test", "attention_kernels.py")
+
+
+@pytest.mark.parametrize("d, bm, bn, warps, stages", [(64, 128, 128, 8, 3), (128, 128, 128, 8, 3), (128, 128, 64, 8, 2),
+                                                      (64, 128, 64, 4, 3)], ids=lambda v: str(v))
+@pytest.mark.parametrize("n_ctx", [128, 384, 1024])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention(d, bm, bn, warps, stages, n_ctx, causal):
+    """The benchmark's descriptor attention with its K/V loop warp-specialized, against float64:
+    the output and each row's log2-sum-exp2 (outputs poisoned; one K/V block up to eight)."""
+    z, h = 2, 3
+    q, k, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((z, h, n_ctx), float("nan"), device="cuda")
+    kern = attention.attn_fwd_desc[(triton_cdiv(n_ctx, bm), z * h)](
+        q, k, v, o, lse, d ** -0.5, z, h, n_ctx, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, WS=True,
+        num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    assert "setmaxnreg.dec" in kern.asm["ptx"] and kern.metadata["num_warps"] == warps + 4
+    s = (q.double() @ k.double().transpose(-1, -2)) * d ** -0.5
+    if causal:
+        s = s.masked_fill(torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+    ref = torch.softmax(s, -1) @ v.double()
+    err = ((o.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2, err
+    assert (lse.double() - torch.logsumexp(s, -1) / math.log(2)).abs().max().item() < 1e-2

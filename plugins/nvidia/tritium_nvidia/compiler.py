@@ -59,12 +59,13 @@ def ttgir_passes(target, options) -> list:
                  spare_pays=spare_pays(capability(target)),
                  stream_buffer=stream_buffer if options.stream_loads else None, scratch_rules=tma.SCRATCH_SIZES,
                  operand_buffer=fma_operand_buffer if capability(target) >= 80 else None),
+        tma.TilesIntoShared(target),  # a descriptor tile loaded only into shared memory: one copy into it
         DeviceTensorMaps(options.num_stages),  # tl.make_tensor_descriptor's maps, in global scratch
         PointerOffsets(),
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
         AsyncDotWaits(), *([OverlapDots(options.num_warps)] if options.overlap_dots else []),
         tma.StoreTilesInPlace(), tma.AcquireMapsOnce(),
-        WarpSpecialize(capability(target), options.num_warps),  # tl.range(..., warp_specialize=True)
+        WarpSpecialize(capability(target), options.num_warps, options.pingpong),  # tl.range(..., warp_specialize=True)
         CSE(), DCE(),
     ]
 

@@ -107,6 +107,11 @@ class CUDAOptions(Options):
     #: a loop of two wgmma where the second consumes the first through register work (attention)
     #: runs that work while the previous iteration's second dot computes (``passes/overlap_dots.py``)
     overlap_dots: bool = True
+    #: a warp-specialized loop of two consumer warp groups with register work between its dots
+    #: issues each group's first dots in turns (``passes/warp_specialize.py``, the ping-pong
+    #: schedule). Off by default: on the H200 it measured 0.94-1.04 of the same loop without it
+    #: (attention, d64 and d128, causal or not), the groups already drifting apart unforced
+    pingpong: bool = False
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -118,7 +123,8 @@ class CUDAOptions(Options):
                              f"{self.allowed_dot_input_precisions}, got {self.default_dot_input_precision!r}")
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
-        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots"):
+        for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots",
+                     "pingpong"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 

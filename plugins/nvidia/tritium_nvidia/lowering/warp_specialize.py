@@ -9,6 +9,10 @@
 
     ttg.barrier {ttng.named_barrier = N}      bar.sync 1, N   (the consumers only)
 
+    ttng.warp_group_turn {step, threads = N}  the two consumer groups' turns, g = tid / 128:
+        start: g == 1: bar.arrive 2, N      wait: bar.sync 2 + g, N
+        pass:  bar.arrive 2 + (g ^ 1), N    end:  g == 0: bar.sync 2, N
+
 ``setmaxnreg`` is warp-group wide (``.sync.aligned``): the producer is one whole warp group and
 the consumers are whole warp groups."""
 from __future__ import annotations
@@ -59,7 +63,28 @@ def lower_barrier(fl: FunctionLowering, op) -> None:
               [const(I32, 1), const(I32, named.value.data)])
 
 
+#: the first named barrier of the consumer groups' turns (0 is the block's, 1 the consumers')
+TURN_BARRIER = 2
+
+
+def lower_warp_group_turn(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    step, threads = op.step.data, const(I32, op.threads.value.data)
+    group = b.lshr(fl.tid, const(I32, 7))
+
+    def bar(kind: str, barrier_id) -> None:
+        intrinsic(b, f"llvm.nvvm.barrier.cta.{kind}.aligned.count", ir.VoidType(), [barrier_id, threads])
+
+    if step == "wait":
+        bar("sync", b.add(group, const(I32, TURN_BARRIER)))
+    elif step == "pass":
+        bar("arrive", b.add(b.xor(group, const(I32, 1)), const(I32, TURN_BARRIER)))
+    else:  # start / end: group 1 opens group 0's first turn; group 0 takes the last one it was given
+        with b.if_then(b.icmp_unsigned("==", group, const(I32, 1 if step == "start" else 0))):
+            bar("arrive" if step == "start" else "sync", const(I32, TURN_BARRIER))
+
+
 LOWERINGS = {"ttng.producer_partition": lower_producer_partition, "ttng.arrive_barrier": lower_arrive_barrier,
-             "ttg.barrier": lower_barrier}
+             "ttg.barrier": lower_barrier, "ttng.warp_group_turn": lower_warp_group_turn}
 
 __all__ = ["LOWERINGS"]

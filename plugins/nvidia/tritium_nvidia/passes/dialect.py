@@ -13,7 +13,8 @@ result may still be in flight until a ``warp_group_dot_wait`` with fewer ``pendi
 ``tensormap_create`` / ``tensormap_acquire`` build and publish TMA tensor maps.  Importing this module registers the dialect, so TTGIR text holding these ops parses."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, Float16Type, Float32Type, IntegerAttr, IntegerType, TensorType, i32, i64
+from xdsl.dialects.builtin import (DenseArrayBase, Float16Type, Float32Type, IntegerAttr, IntegerType, StringAttr,
+                                   TensorType, i32, i64)
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
                        region_def, result_def, traits_def, var_operand_def, var_result_def)
@@ -269,6 +270,26 @@ class ProducerPartitionOp(IRDLOperation):
         return getattr(self, name).value.data
 
 
+@irdl_op_definition
+class WarpGroupTurnOp(IRDLOperation):
+    """The turns of two consumer warp groups issuing their ``wgmma`` (``nvidia-warp-specialize``'s
+    ping-pong): ``step`` is ``start`` (before the loop: group 1 gives group 0 the first turn),
+    ``wait`` (a group waits for its turn), ``pass`` (it gives the other group the turn) or ``end``
+    (after the loop: group 0 takes the turn group 1 gave last, so every barrier ends balanced).
+    Named barriers ``TURN_BARRIER + g`` count both groups' threads."""
+
+    name = "ttng.warp_group_turn"
+    step = prop_def(StringAttr)
+    threads = prop_def(IntegerAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict"
+
+    def __init__(self, step: str, threads: int):
+        super().__init__(properties={"step": StringAttr(step), "threads": IntegerAttr(threads, i32)})
+
+
 TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
-                                   TensorMapAcquireOp, TensorMapCreateOp, ArriveBarrierOp, ProducerPartitionOp], [])
+                                   TensorMapAcquireOp, TensorMapCreateOp, ArriveBarrierOp, ProducerPartitionOp,
+                                   WarpGroupTurnOp], [])
 register_dialect(TritonNvidiaGPU)

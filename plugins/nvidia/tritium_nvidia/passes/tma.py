@@ -18,10 +18,14 @@ from __future__ import annotations
 from math import prod
 
 from xdsl.dialects import scf
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.conversion.ttgir_to_llvm.shared_ops import row_major_bases
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, ConvertLayoutOp
+from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
+from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, ConvertLayoutOp, InitBarriersOp, InvalBarriersOp,
+                               LocalAllocOp, WaitBarrierOp)
+from tritium.ttgir.types import MemDescType
 from tritium.ttir.descriptor_ops import DescriptorLoadOp, DescriptorStoreOp
 from tritium.ttir.memory_ops import LoadOp
 from tritium.ttir.ops import CallOp, FuncOp, ReturnOp
@@ -267,6 +271,59 @@ class StoreTilesInPlace:
             cvt.erase()
 
 
+class TilesIntoShared:
+    """A tile loaded through a descriptor only to be put in shared memory, ``ttg.local_alloc(
+    tt.descriptor_load)`` outside any loop (attention's Q, which every iteration's first ``wgmma``
+    reads), becomes one copy of the engine straight into the allocation, completing on a barrier
+    of its own: no trip through registers and shared memory's store path, and no stores before a
+    warp-specialized loop (the producer warps would run them too).  The copy is issued where the
+    load was; the wait goes before the first op of the block that reads the tile, and the barrier
+    is retired after the last (membar puts a block barrier between the two).  Taken where the
+    engine's box placement is the allocation's layout (:func:`descriptor_copy`'s rule, the
+    pipeline's for its slots); a load inside a loop is the pipeline's."""
+
+    name = "nvidia-tiles-into-shared"
+
+    def __init__(self, target):
+        self.accepts = descriptor_copy(target)
+
+    def run(self, module) -> None:
+        if self.accepts is None:
+            return
+        for alloc in [o for o in module.walk() if isinstance(o, LocalAllocOp) and o.src is not None]:
+            load = alloc.src.owner
+            if not isinstance(load, DescriptorLoadOp) or len(list(load.result.uses)) != 1 \
+                    or outermost_loop(alloc) is not alloc or load.parent_block() is not alloc.parent_block():
+                continue
+            if not self.accepts(load, alloc.result.type, False):
+                continue
+            self._rewrite(load, alloc)
+
+    @staticmethod
+    def _rewrite(load, alloc) -> None:
+        from xdsl.dialects import arith
+        from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
+
+        block = alloc.parent_block()
+        t = alloc.result.type
+        buf = LocalAllocOp(MemDescType(t.get_shape(), t.element_type, t.encoding, t.memory_space, mutable=True))
+        bar = LocalAllocOp(MemDescType([1], i64, SwizzledSharedEncodingAttr(1, 1, 1, [0]), t.memory_space,
+                                       mutable=True))
+        zero = arith.ConstantOp(IntegerAttr(0, i32))
+        true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+        copy = AsyncCopyDescriptorToLocalOp(load.desc, list(load.indices), buf.results[0], bar.results[0],
+                                            zero.result, true.result)
+        Rewriter.insert_op([buf, bar, InitBarriersOp(bar.results[0], 1), zero, true, copy], InsertPoint.before(load))
+        readers = {block.find_ancestor_op_in_block(u.operation) for u in alloc.result.uses}
+        ordered = [op for op in block.ops if op in readers]
+        alloc.result.replace_all_uses_with(buf.results[0])
+        Rewriter.insert_op(WaitBarrierOp(bar.results[0], zero.result, zero.result), InsertPoint.before(ordered[0]))
+        Rewriter.insert_op(InvalBarriersOp(bar.results[0]), InsertPoint.after(ordered[-1]))
+        for op in (alloc, load):
+            op.detach()
+            op.erase()
+
+
 # ---- pipelined copies: the pipeline pass's slots, each completed on an mbarrier of its own --------
 
 def descriptor_copy(target):
@@ -291,5 +348,5 @@ def descriptor_copy(target):
     return accepts
 
 __all__ = ["DEFERRED", "MAP_ACQUIRED", "SCRATCH_SIZES", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "AcquireMapsOnce",
-           "DeferStoreWaits", "OwnStoreTiles", "StoreTilesInPlace", "box_encoding", "descriptor_copy",
-           "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]
+           "DeferStoreWaits", "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding",
+           "descriptor_copy", "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]

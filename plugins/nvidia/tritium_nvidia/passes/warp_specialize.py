@@ -54,8 +54,8 @@ from tritium.ttir import arith
 from tritium.ttir.ops import FuncOp
 from tritium.ttir.passes._fold import const_value
 
-from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, ProducerPartitionOp, TensorMapAcquireOp, TensorMapCreateOp,
-                      WarpGroupDotOp, WarpGroupDotWaitOp)
+from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, FenceAsyncSharedOp, ProducerPartitionOp, TensorMapAcquireOp,
+                      TensorMapCreateOp, WarpGroupDotOp, WarpGroupDotWaitOp, WarpGroupTurnOp)
 
 WARP_SPECIALIZE = "tt.warp_specialize"
 REASON = "tritium.ws_reason"
@@ -94,8 +94,8 @@ class WarpSpecialize:
 
     name = "nvidia-warp-specialize"
 
-    def __init__(self, capability: int, num_warps: int):
-        self.capability, self.num_warps = capability, num_warps
+    def __init__(self, capability: int, num_warps: int, pingpong: bool = False):
+        self.capability, self.num_warps, self.pingpong = capability, num_warps, pingpong
 
     def run(self, module: ModuleOp) -> None:
         done = False
@@ -226,6 +226,28 @@ class WarpSpecialize:
                             ArriveBarrierOp(empty.results[0], prev.result, started.result)],
                            InsertPoint.after(plan.retire))
         Rewriter.insert_op(InvalBarriersOp(empty.results[0]), InsertPoint.after(loop))
+        if self.pingpong:
+            self._take_turns(loop)
+
+    def _take_turns(self, loop: scf.ForOp) -> None:
+        """Two consumer groups whose loop runs register work between its dots (attention: the
+        softmax between ``S = Q K^T`` and ``O += P V``) issue their first dots in turns, so one
+        group's softmax runs while the other's dots keep the tensor cores busy (the ping-pong
+        schedule): a group waits for its turn before its first ``wgmma`` and passes it on once
+        the ``wgmma`` before its first wait are issued."""
+        if self.num_warps != 8:
+            return
+        ops = list(loop.body.block.ops)
+        dots = [i for i, op in enumerate(ops) if isinstance(op, WarpGroupDotOp)]
+        waits = [i for i, op in enumerate(ops) if isinstance(op, WarpGroupDotWaitOp)]
+        if len(dots) < 2 or not any(dots[0] < w < dots[-1] for w in waits):
+            return
+        threads = self.num_warps * 32
+        last_issued = max(i for i in dots if i < min(w for w in waits if w > dots[0]))
+        Rewriter.insert_op(WarpGroupTurnOp("wait", threads), InsertPoint.before(ops[dots[0]]))
+        Rewriter.insert_op(WarpGroupTurnOp("pass", threads), InsertPoint.after(ops[last_issued]))
+        Rewriter.insert_op(WarpGroupTurnOp("start", threads), InsertPoint.before(loop))
+        Rewriter.insert_op(WarpGroupTurnOp("end", threads), InsertPoint.after(loop))
 
     @staticmethod
     def _wait_empty(block: Block, empty: SSAValue, slot: SSAValue, pred: SSAValue, j: SSAValue, nslots: int) -> None:
@@ -256,9 +278,14 @@ def _safe_before(op: Operation) -> bool:
         return True
     if _pure(op) or op.regions:
         return _pure(op) or all(_safe_before(o) for r in op.regions for b in r.blocks for o in b.ops)
-    # (a map built in the kernel: its first warp builds it, the producer warps only pass by)
-    return isinstance(op, (LocalAllocOp, InitBarriersOp, AsyncCopyDescriptorToLocalOp, MemDescIndexOp,
-                           TensorMapAcquireOp, TensorMapCreateOp, BulkStoreWaitOp, BarrierOp)) or op.name in (
+    # a buffer the layouts' warps fill from registers is written by the producer warps too
+    if isinstance(op, LocalAllocOp):
+        return op.src is None
+    # (a map built in the kernel: its first warp builds it, the producer warps only pass by; a proxy
+    # fence orders, it writes nothing)
+    return isinstance(op, (InitBarriersOp, AsyncCopyDescriptorToLocalOp, MemDescIndexOp, WaitBarrierOp,
+                           TensorMapAcquireOp, TensorMapCreateOp, BulkStoreWaitOp, BarrierOp,
+                           FenceAsyncSharedOp)) or op.name in (
         "tt.load", "tt.get_program_id", "tt.get_num_programs", "tt.int_to_ptr", "tt.descriptor_load", "scf.yield",
         "ttg.global_scratch_alloc")
 
