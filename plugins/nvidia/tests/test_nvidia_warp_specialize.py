@@ -234,3 +234,29 @@ def test_attention_pingpong_turns():
     assert "wgmma.wait_group" not in turn_body
     assert "bar.arrive \t2, 256;" in ptx and "bar.sync \t2, 256;" in ptx
     assert not re.search(r"bar\.(sync|arrive) \t(%r\d+|2), 256;", _attention(d=128, bn=128).asm["ptx"])
+
+
+@tritium.jit
+def two_loops_one_tile(q_desc, k_desc, o_desc, N, BLOCK: tl.constexpr):
+    q = q_desc.load([0, 0])
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for i in tl.range(0, N, BLOCK):
+        acc = tl.dot(q, k_desc.load([i, 0]).T, acc)
+    for i in tl.range(N, 2 * N, BLOCK):
+        acc = tl.dot(q, k_desc.load([i, 0]).T, acc)
+    o_desc.store([0, 0], acc.to(tl.float16))
+
+
+def test_a_tile_two_loops_read_is_copied_once():
+    """Each loop's dot gets its own ``local_alloc`` of the tile from accelerate-matmul: one copy
+    fills one buffer for both, waited for before the first loop, retired after the second."""
+    descs = {"q_desc": ([128, 64], "zero"), "k_desc": ([128, 64], "zero"), "o_desc": ([128, 128], "zero")}
+    ttgir = compile_mapped(two_loops_one_tile, descs, "fp16", {"BLOCK": 128}, {"N": "i32"}, num_warps=8,
+                           num_stages=3).asm["ttgir"]
+    lines = [ln.strip() for ln in ttgir.splitlines()]
+    assert not any("tt.descriptor_load" in ln for ln in lines)
+    assert not any(re.match(r"%\S+ = ttg.local_alloc %", ln) for ln in lines)  # no alloc from registers
+    loops = [i for i, ln in enumerate(lines) if " scf.for " in ln]
+    waits = [i for i, ln in enumerate(lines) if ln.startswith("ttg.wait_barrier") and "1xi64" in ln]
+    invals = [i for i, ln in enumerate(lines) if ln.startswith("ttg.inval_barriers") and "1xi64" in ln]
+    assert len(loops) == 2 and len(waits) == 1 and len(invals) == 1 and waits[0] < loops[0] < loops[1] < invals[0]

@@ -121,6 +121,19 @@ attention = bench_kernels("ws_attention_gpu_test", "attention_kernels.py")
 @pytest.mark.parametrize("n_ctx", [128, 384, 1024])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_attention(d, bm, bn, warps, stages, n_ctx, causal):
+    _attention(d, bm, bn, warps, stages, n_ctx, causal, False)
+
+
+@pytest.mark.parametrize("d, bn, stages", [(64, 128, 3), (128, 128, 3), (128, 64, 2)], ids=lambda v: str(v))
+@pytest.mark.parametrize("n_ctx", [128, 1024])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention_pingpong(d, bn, stages, n_ctx, causal):
+    """The same with option ``pingpong``: the two consumer groups' turns must neither hang nor
+    change a result."""
+    _attention(d, 128, bn, 8, stages, n_ctx, causal, True)
+
+
+def _attention(d, bm, bn, warps, stages, n_ctx, causal, pingpong):
     """The benchmark's descriptor attention with its K/V loop warp-specialized, against float64:
     the output and each row's log2-sum-exp2 (outputs poisoned; one K/V block up to eight)."""
     z, h = 2, 3
@@ -129,9 +142,10 @@ def test_attention(d, bm, bn, warps, stages, n_ctx, causal):
     lse = torch.full((z, h, n_ctx), float("nan"), device="cuda")
     kern = attention.attn_fwd_desc[(triton_cdiv(n_ctx, bm), z * h)](
         q, k, v, o, lse, d ** -0.5, z, h, n_ctx, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, WS=True,
-        num_warps=warps, num_stages=stages)
+        num_warps=warps, num_stages=stages, pingpong=pingpong)
     torch.cuda.synchronize()
     assert "setmaxnreg.dec" in kern.asm["ptx"] and kern.metadata["num_warps"] == warps + 4
+    assert ("bar.arrive \t2, 256;" in kern.asm["ptx"]) == (pingpong and warps == 8)
     s = (q.double() @ k.double().transpose(-1, -2)) * d ** -0.5
     if causal:
         s = s.masked_fill(torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
@@ -139,3 +153,38 @@ def test_attention(d, bm, bn, warps, stages, n_ctx, causal):
     err = ((o.double() - ref).norm() / ref.norm()).item()
     assert err < 1e-2, err
     assert (lse.double() - torch.logsumexp(s, -1) / math.log(2)).abs().max().item() < 1e-2
+
+
+import tritium  # noqa: E402
+import tritium.language as tl  # noqa: E402
+
+
+@tritium.jit
+def _two_loops(a_desc, b_desc, c_desc, SPLIT, TOTAL, BLOCK_N: tl.constexpr):
+    # C = A0 @ (B_0 + ... + B_{TOTAL-1}).T: one A tile read by two loops, the first warp-specialized
+    a = a_desc.load([0, 0])
+    acc = tl.zeros((128, BLOCK_N), dtype=tl.float32)
+    for i in tl.range(0, SPLIT, warp_specialize=True):
+        acc = tl.dot(a, b_desc.load([i * BLOCK_N, 0]).T, acc)
+    for i in tl.range(SPLIT, TOTAL):
+        acc = tl.dot(a, b_desc.load([i * BLOCK_N, 0]).T, acc)
+    c_desc.store([0, 0], acc.to(c_desc.dtype))
+
+
+@pytest.mark.parametrize("split, total", [(0, 3), (1, 1), (2, 7), (9, 12)])
+@pytest.mark.parametrize("warps", [4, 8])
+def test_a_loop_after_the_specialized_one(split, total, warps):
+    """A tile copied once for two loops, the first with the producer, the second pipelined as
+    usual by the consumers alone after it (its copies issued by their first thread, its block
+    barriers named ones); either loop may be empty."""
+    a = torch.randn(128, 64, device="cuda", dtype=torch.float16)
+    b = torch.randn(total * 128, 64, device="cuda", dtype=torch.float16)
+    c = torch.full((128, 128), float("nan"), device="cuda", dtype=torch.float16)
+    kern = _two_loops[(1,)](TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64]),
+                            TensorDescriptor.from_tensor(c, [128, 128]), split, total, BLOCK_N=128,
+                            num_warps=warps, num_stages=3)
+    torch.cuda.synchronize()
+    assert "setmaxnreg.dec" in kern.asm["ptx"]
+    ref = a.double() @ b.double().reshape(total, 128, 64).sum(0).T
+    err = ((c.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2, err

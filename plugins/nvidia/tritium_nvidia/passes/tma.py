@@ -290,22 +290,24 @@ class TilesIntoShared:
     def run(self, module) -> None:
         if self.accepts is None:
             return
-        for alloc in [o for o in module.walk() if isinstance(o, LocalAllocOp) and o.src is not None]:
-            load = alloc.src.owner
-            if not isinstance(load, DescriptorLoadOp) or len(list(load.result.uses)) != 1 \
-                    or outermost_loop(alloc) is not alloc or load.parent_block() is not alloc.parent_block():
+        for load in [o for o in module.walk() if isinstance(o, DescriptorLoadOp)]:
+            allocs = [u.operation for u in load.result.uses]
+            if not allocs or not all(isinstance(a, LocalAllocOp) and a.parent_block() is load.parent_block()
+                                     and outermost_loop(a) is a and a.result.type == allocs[0].result.type
+                                     for a in allocs):
                 continue
-            if not self.accepts(load, alloc.result.type, False):
-                continue
-            self._rewrite(load, alloc)
+            if self.accepts(load, allocs[0].result.type, False) and any(a.result.uses for a in allocs):
+                self._rewrite(load, allocs)
 
     @staticmethod
-    def _rewrite(load, alloc) -> None:
+    def _rewrite(load, allocs: list) -> None:
+        """One copy for every allocation of the tile (a tile two loops read, each with its own
+        ``local_alloc`` from accelerate-matmul, is copied once)."""
         from xdsl.dialects import arith
         from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
 
-        block = alloc.parent_block()
-        t = alloc.result.type
+        block = load.parent_block()
+        t = allocs[0].result.type
         buf = LocalAllocOp(MemDescType(t.get_shape(), t.element_type, t.encoding, t.memory_space, mutable=True))
         bar = LocalAllocOp(MemDescType([1], i64, SwizzledSharedEncodingAttr(1, 1, 1, [0]), t.memory_space,
                                        mutable=True))
@@ -314,12 +316,13 @@ class TilesIntoShared:
         copy = AsyncCopyDescriptorToLocalOp(load.desc, list(load.indices), buf.results[0], bar.results[0],
                                             zero.result, true.result)
         Rewriter.insert_op([buf, bar, InitBarriersOp(bar.results[0], 1), zero, true, copy], InsertPoint.before(load))
-        readers = {block.find_ancestor_op_in_block(u.operation) for u in alloc.result.uses}
+        readers = {block.find_ancestor_op_in_block(u.operation) for a in allocs for u in a.result.uses}
         ordered = [op for op in block.ops if op in readers]
-        alloc.result.replace_all_uses_with(buf.results[0])
+        for a in allocs:
+            a.result.replace_all_uses_with(buf.results[0])
         Rewriter.insert_op(WaitBarrierOp(bar.results[0], zero.result, zero.result), InsertPoint.before(ordered[0]))
         Rewriter.insert_op(InvalBarriersOp(bar.results[0]), InsertPoint.after(ordered[-1]))
-        for op in (alloc, load):
+        for op in (*allocs, load):
             op.detach()
             op.erase()
 
