@@ -1,33 +1,20 @@
 # Flash-attention forward through tensor descriptors built in the kernel (sm_90's TMA copies),
 # the K/V loop marked ``tl.range(..., warp_specialize=WS)``: the form Triton 3.6's tutorial uses on
 # Hopper.  Q, K, V and O are contiguous [Z*H*N_CTX, HEAD_DIM]; LSE gets each row's log2-sum-exp2.
+# Causal attention runs two loops, as the tutorial does: the K/V blocks left of the diagonal
+# unmasked (the specialized loop), then the diagonal's, masked.
 # Executed with ``triton``/``tl`` bound to each framework (kernel_files.load_kernels).
 
 
 @triton.jit  # noqa: F821
-def attn_fwd_desc(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,  # noqa: F821
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, WS: tl.constexpr):  # noqa: F821
-    rows = Z * H * N_CTX
-    q_desc = tl.make_tensor_descriptor(q_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])  # noqa: F821
-    k_desc = tl.make_tensor_descriptor(k_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])  # noqa: F821
-    v_desc = tl.make_tensor_descriptor(v_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])  # noqa: F821
-    o_desc = tl.make_tensor_descriptor(o_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])  # noqa: F821
-    start_m = tl.program_id(0)  # noqa: F821
-    off_hz = tl.program_id(1)  # noqa: F821
-    base = off_hz * N_CTX
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+def _attn_blocks(acc, l_i, m_i, q, k_desc, v_desc, base, offs_m, qk_scale, lo, hi, BLOCK_N: tl.constexpr,  # noqa: F821
+                 MASK: tl.constexpr, WS: tl.constexpr):  # noqa: F821
     offs_n = tl.arange(0, BLOCK_N)  # noqa: F821
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")  # noqa: F821
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0  # noqa: F821
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # noqa: F821
-    qk_scale = sm_scale * 1.44269504
-    q = q_desc.load([base + start_m * BLOCK_M, 0])
-    hi = (start_m + 1) * BLOCK_M if CAUSAL else N_CTX
-    for start_n in tl.range(0, hi, BLOCK_N, warp_specialize=WS):  # noqa: F821
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):  # noqa: F821
         start_n = tl.multiple_of(start_n, BLOCK_N)  # noqa: F821
         k = k_desc.load([base + start_n, 0]).T
         qk = tl.dot(q, k)  # noqa: F821
-        if CAUSAL:
+        if MASK:
             qk = qk * qk_scale + tl.where(offs_m[:, None] >= start_n + offs_n[None, :], 0.0, -1.0e6)  # noqa: F821
             m_ij = tl.maximum(m_i, tl.max(qk, 1))  # noqa: F821
             qk = qk - m_ij[:, None]
@@ -42,6 +29,34 @@ def attn_fwd_desc(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, sm_scale, Z, H, N_CTX, HE
         acc = tl.dot(p.to(v.dtype), v, acc)  # noqa: F821
         l_i = l_i * alpha + l_ij
         m_i = m_ij
+    return acc, l_i, m_i
+
+
+@triton.jit  # noqa: F821
+def attn_fwd_desc(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, sm_scale, Z, H, N_CTX, HEAD_DIM: tl.constexpr,  # noqa: F821
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, WS: tl.constexpr):  # noqa: F821
+    rows = Z * H * N_CTX
+    q_desc = tl.make_tensor_descriptor(q_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])  # noqa: F821
+    k_desc = tl.make_tensor_descriptor(k_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])  # noqa: F821
+    v_desc = tl.make_tensor_descriptor(v_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])  # noqa: F821
+    o_desc = tl.make_tensor_descriptor(o_ptr, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])  # noqa: F821
+    start_m = tl.program_id(0)  # noqa: F821
+    off_hz = tl.program_id(1)  # noqa: F821
+    base = off_hz * N_CTX
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")  # noqa: F821
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0  # noqa: F821
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # noqa: F821
+    qk_scale = sm_scale * 1.44269504
+    q = q_desc.load([base + start_m * BLOCK_M, 0])
+    if CAUSAL:
+        acc, l_i, m_i = _attn_blocks(acc, l_i, m_i, q, k_desc, v_desc, base, offs_m, qk_scale, 0,
+                                     start_m * BLOCK_M, BLOCK_N, False, WS)
+        acc, l_i, m_i = _attn_blocks(acc, l_i, m_i, q, k_desc, v_desc, base, offs_m, qk_scale, start_m * BLOCK_M,
+                                     (start_m + 1) * BLOCK_M, BLOCK_N, True, False)
+    else:
+        acc, l_i, m_i = _attn_blocks(acc, l_i, m_i, q, k_desc, v_desc, base, offs_m, qk_scale, 0, N_CTX, BLOCK_N,
+                                     False, WS)
     m_i += tl.math.log2(l_i)  # noqa: F821
     acc = acc / l_i[:, None]
     tl.store(lse_ptr + off_hz * N_CTX + offs_m, m_i)  # noqa: F821

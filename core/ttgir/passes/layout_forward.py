@@ -11,7 +11,9 @@ everything computed from ``y``:
   ``tt.expand_dims`` of ``slice(axis, P)`` gives ``P``, ``tt.broadcast`` keeps a blocked layout;
 * ``scf.for``: a value yielded as iter arg ``k`` carries ``A`` into the iter arg, the loop result
   and the init value (which must be cheap to rematerialise), so loop-carried accumulators follow
-  the loads that feed them instead of converting every iteration;
+  the loads that feed them instead of converting every iteration; a value that is the init of a
+  later loop's iter arg carries ``A`` into that iter arg and result, and its yielded value must
+  come back in ``A`` (two loops over one accumulator);
 * another ``ttg.convert_layout`` ends the slice (it now converts from ``A``; the fixed point of the
   pass folds it when ``A`` is what it wants); one that feeds the slice and nothing else is retargeted
   to ``A``;
@@ -120,6 +122,14 @@ class _Slice:
                 return False
             self.needs.append((loop, 3 + index, enc))
             return self.assign(loop.body.block.args[1 + index], enc) and self.assign(loop.results[index], enc)
+        if isinstance(op, scf.ForOp):
+            # the init value of a later loop's iter arg (two loops in a row over one accumulator,
+            # as attention's causal form runs): that iter arg and its result are carried in the
+            # layout too, and its yielded value must come back in it
+            if index < 3:
+                return False
+            k = index - 3
+            return self.assign(op.body.block.args[1 + k], enc) and self.assign(op.results[k], enc)
         if self.elementwise(op):
             self.need_all(op, v, enc)
             return self.assign(op.results[0], enc)

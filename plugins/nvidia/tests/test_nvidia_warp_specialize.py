@@ -260,3 +260,19 @@ def test_a_tile_two_loops_read_is_copied_once():
     waits = [i for i, ln in enumerate(lines) if ln.startswith("ttg.wait_barrier") and "1xi64" in ln]
     invals = [i for i, ln in enumerate(lines) if ln.startswith("ttg.inval_barriers") and "1xi64" in ln]
     assert len(loops) == 2 and len(waits) == 1 and len(invals) == 1 and waits[0] < loops[0] < loops[1] < invals[0]
+
+
+@pytest.mark.parametrize("ws, num_warps", [(True, 8), (False, 8), (False, 4)])
+def test_causal_attention_two_loops_keep_the_accumulator_layout(ws, num_warps):
+    """Causal attention runs two loops over one accumulator and its row statistics (left of the
+    diagonal, then the diagonal): both carry them in the wgmma layout (remove-layout-conversions'
+    forward rule follows a loop result into the next loop's iter arg).  They were carried in a
+    blocked layout, converted through shared memory twice an iteration (299 KB of shared memory
+    at d128, over the block's 227)."""
+    k = _attention(ws=ws, d=128, bn=128 if num_warps == 8 else 64, causal=True, num_warps=num_warps)
+    ttgir = k.asm["ttgir"]
+    loops = [ln for ln in ttgir.splitlines() if " scf.for " in ln and "tensor<128x128xf32" in ln]
+    assert len(loops) == 2 and all("#ttg.nvidia_mma" in ln and "#ttg.blocked" not in ln for ln in loops)
+    # one conversion through shared memory in the whole kernel: the row statistics to the LSE store
+    assert len(re.findall(r"ttg.convert_layout .*allocation.offset", ttgir)) == 1
+    assert k.metadata["shared"] <= 232448
