@@ -422,3 +422,45 @@ def test_updated_source_changes_the_ptx_for_cuda90():
     assert "mul.f32" in mul and "ex2.approx" not in mul
     assert "ex2.approx" in exp and "mul.f32" in exp  # exp(x) = ex2(x * log2(e))
     assert mul != exp
+
+
+@triton.jit
+def _shifted(x, offs: tl.constexpr):
+    return x + offs
+
+
+@triton.jit
+def _tensor_for_constexpr(X, Y, start, N: tl.constexpr):
+    offs = start + tl.arange(0, N)
+    tl.store(Y + tl.arange(0, N), _shifted(tl.load(X + tl.arange(0, N)), offs))
+
+
+def test_a_tensor_passed_to_a_constexpr_annotated_helper_parameter():
+    """Triton 3.6 passes a tensor given to a helper's ``tl.constexpr`` parameter as a run-time
+    value (its attention tutorial gives ``offs_m: tl.constexpr`` a ``tl.arange`` expression): the
+    annotation binds launch arguments only."""
+    x = np.random.default_rng(1).standard_normal(32).astype(np.float32)
+    y = np.full(32, np.nan, np.float32)
+    _tensor_for_constexpr[(1,)](x, y, 5, N=32)
+    np.testing.assert_allclose(y, x + 5 + np.arange(32), rtol=1e-6)
+    ttir = triton.compile(_tensor_for_constexpr, target="cuda:90", signature={"X": "*fp32", "Y": "*fp32",
+                          "start": "i32"}, constexprs={"N": 32}, stage="ttir").asm["ttir"]
+    assert "tt.call" not in ttir and "tt.store" in ttir  # the helper took the tensor and was inlined
+
+
+@triton.jit
+def _block_pointer_loop(A, Out, K, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(A, (K,), (1,), (0,), (BLOCK,), (0,))
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for _ in tl.range(0, K, BLOCK, num_stages=1, disable_licm=True):
+        acc += tl.load(p)
+        p = tl.advance(p, (BLOCK,))
+    tl.store(Out + tl.arange(0, BLOCK), acc)
+
+
+def test_a_block_pointer_loop_keeps_its_hints():
+    """Rewriting block pointers into offsets rebuilds the loops that carry them: their hints
+    (``num_stages``, ``disable_licm``, ``warp_specialize``) stay on the rebuilt loop."""
+    ttir = triton.compile(_block_pointer_loop, target="cuda:90", signature={"A": "*fp32", "Out": "*fp32", "K": "i32"},
+                          constexprs={"BLOCK": 128}, stage="ttir").asm["ttir"]
+    assert "tt.num_stages = 1" in ttir and "licm = <disable = true>" in ttir

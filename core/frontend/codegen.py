@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import operator
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i32
 
 from ..language import dtypes as tl, functions as F
 from ..language.core import builder_keyword, constexpr, is_builtin, tensor, tuple as tl_tuple
@@ -24,6 +24,7 @@ from .codegen_control import ControlFlowMixin, contains_return, terminates
 from .errors import CompilationError, describe, error_class, original
 from .scope import PY_BUILTINS, global_value, is_plain_data, non_constexpr_global_message
 from .. import knobs, language
+from ..ttgir.analysis.axis_info import PartialAxisInfo
 from ..language.core import JITCallable, condition, range as tl_range, semantics, static_range
 from . import builder, semantic_descriptor, semantic_dot_scaled, semantic_extern, semantic_memory
 
@@ -621,12 +622,14 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         bound = fn.bind_args(args, kwargs, in_kernel=True)
         values = []
         for name, v in zip(fn.arg_names, bound):
-            if fn.is_constexpr_param(name):
-                if isinstance(v, tensor):
-                    raise self._error(node, f"argument '{name}' of {fn.__name__} is tl.constexpr but got a run-time value")
-                values.append(constexpr(v))
-            elif isinstance(v, tensor):
+            if isinstance(v, tensor):
+                # a tensor for a parameter annotated tl.constexpr is passed as a run-time value, as
+                # Triton 3.6 does: the annotation binds launch arguments, not calls inside kernels
+                # (its fused-attention tutorial passes `offs_m = start_m * BLOCK_M + tl.arange(...)`
+                # to `offs_m: tl.constexpr`)
                 values.append(v)
+            elif fn.is_constexpr_param(name):
+                values.append(constexpr(v))
             elif isinstance(_unwrap(v), tuple) and not _is_static(v):
                 values.append(_as_argument(_unwrap(v)))  # a tuple of values: its tensors are passed
             else:
@@ -636,11 +639,15 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if fn.noinline:
             self._check_noinline_args(fn, values, node)
         sig = [_signature_of(v) for v in values]
+        divisibility = _known_divisibility(_flatten_values(values))
         mangled = fn.mangle(sig)
+        if any(d > 1 for d in divisibility):  # the callee is specialized on what the caller knows
+            mangled += "__div" + "_".join(map(str, divisibility))
         if mangled not in self.compiled:
             self.compiled[mangled] = "in progress"
+            arg_attrs = [{"tt.divisibility": IntegerAttr(d, i32)} if d > 1 else {} for d in divisibility]
             gen = CodeGenerator(fn, Builder(self.builder.filename, self.builder.module), sig, mangled,
-                                is_kernel=False, noinline=fn.noinline, compiled=self.compiled)
+                                is_kernel=False, arg_attrs=arg_attrs, noinline=fn.noinline, compiled=self.compiled)
             gen.builder.options = self.builder.options
             gen.builder.target = self.builder.target
             gen.builder.codegen = gen
@@ -720,6 +727,26 @@ def _as_argument(v):
     if isinstance(v, tuple):
         return _remake(v, [_as_argument(x) for x in v])
     return constexpr(v)
+
+
+#: the largest divisibility a call passes on to its callee (as a kernel argument's ``tt.divisibility``)
+MAX_ARG_DIVISIBILITY = 16
+
+
+def _known_divisibility(args) -> list[int]:
+    """Per run-time argument of a call, the power of two its value is known to be a multiple of
+    (bytes for a pointer; 1 for unknown, blocks and floats), up to ``MAX_ARG_DIVISIBILITY``: a
+    callee then knows what its caller knows (a kernel's 16-byte aligned pointer passed to a
+    helper that makes a tensor descriptor of it, as Triton 3.6's attention tutorial does)."""
+    facts = PartialAxisInfo()
+    out = []
+    for v in args:
+        t = v.type
+        if t.is_block() or not (t.is_ptr() or t.is_int()):
+            out.append(1)
+            continue
+        out.append(min(facts.get(v.handle).divisibility[0], MAX_ARG_DIVISIBILITY))
+    return out
 
 
 def _signature_of(v):

@@ -172,6 +172,7 @@ class _Lowering:
         new_body = Block(arg_types=arg_types)
         new = scf.ForOp(op.lb, op.ub, op.step, inits, Region(new_body))
         new.location = op.location
+        new.attributes.update(op.attributes)  # the loop's hints
         Rewriter.insert_op(new, InsertPoint.before(op))
         old_body.args[0].replace_all_uses_with(new_body.args[0])
         self._remap(list(old_body.args[1:]), list(new_body.args[1:]))
@@ -228,6 +229,7 @@ def drop_invariant_iter_args(op: scf.ForOp) -> None:
     new_body = Block(arg_types=[body.args[0].type] + [body.args[1 + i].type for i in keep])
     new = scf.ForOp(op.lb, op.ub, op.step, [op.iter_args[i] for i in keep], Region(new_body))
     new.location = op.location
+    new.attributes.update(op.attributes)  # the loop's hints (num_stages, warp_specialize, licm, ...)
     Rewriter.insert_op(new, InsertPoint.before(op))
     body.args[0].replace_all_uses_with(new_body.args[0])
     for j, i in enumerate(keep):

@@ -189,3 +189,27 @@ def test_a_map_made_in_a_nested_while_gets_no_ring():
     # the while body's map and the output's: one each, no ring (and no counter left dangling)
     assert k.metadata.global_scratch_size == 2 * 128
     assert k.asm["ptx"].count(FENCE) == 2
+
+
+@tritium.jit
+def _make_desc(ptr, rows, cols, BM: tl.constexpr, BN: tl.constexpr):
+    return tl.make_tensor_descriptor(ptr, [rows, cols], [cols, 1], [BM, BN])
+
+
+@tritium.jit
+def helper_kernel(out_ptr, a_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # the descriptors made by a helper, as Triton 3.6's attention tutorial does (_maybe_make_tensor_desc)
+    src = _make_desc(a_ptr, M, N, BM, BN)
+    dst = _make_desc(out_ptr, M, N, BM, BN)
+    off = [tl.program_id(0) * BM, tl.program_id(1) * BN]
+    dst.store(off, src.load(off) + 1)
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+def test_a_helper_knows_what_its_caller_knows(aligned):
+    """A helper is specialized on the divisibility its caller knows of each argument: the kernel's
+    16-byte aligned pointers and row length reach the helper that makes the descriptors, which then
+    builds maps (the copy engine); without those facts it keeps block-pointer accesses."""
+    k = _compile(helper_kernel, attrs=None if aligned else {})
+    assert ("ttng.tensormap_create" in k.asm["ttgir"]) == aligned
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global" in k.asm["ptx"]) == aligned
