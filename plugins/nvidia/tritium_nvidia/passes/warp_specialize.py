@@ -272,8 +272,10 @@ def _pure(op: Operation) -> bool:
 
 
 def _safe_before(op: Operation) -> bool:
-    """Work the producer warps may run too before the split: pure values, shared buffers and
-    their barriers, the pipeline's prologue copies (issued by one thread), map acquires, reads."""
+    """Work the producer warps may run too before the split: pure values, shared buffers no
+    register fills (the copy engine's, ``nvidia-tiles-into-shared``) and their barriers and waits,
+    the pipeline's prologue copies (issued by one thread), proxy fences, map builds and acquires,
+    reads."""
     if op.name.startswith(("arith.", "math.")):  # no memory (a division's fault would be everyone's)
         return True
     if _pure(op) or op.regions:
