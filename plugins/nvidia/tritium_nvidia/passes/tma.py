@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from math import prod
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.conversion.ttgir_to_llvm.shared_ops import row_major_bases
@@ -303,9 +304,6 @@ class TilesIntoShared:
     def _rewrite(load, allocs: list) -> None:
         """One copy for every allocation of the tile (a tile two loops read, each with its own
         ``local_alloc`` from accelerate-matmul, is copied once)."""
-        from xdsl.dialects import arith
-        from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
-
         block = load.parent_block()
         t = allocs[0].result.type
         buf = LocalAllocOp(MemDescType(t.get_shape(), t.element_type, t.encoding, t.memory_space, mutable=True))
