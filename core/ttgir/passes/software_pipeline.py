@@ -474,7 +474,7 @@ class Pipeline:
             Rewriter.insert_op(buf, before)
             bufs.append(buf.result)
             if isinstance(load, DescriptorLoadOp):
-                bar = LocalAllocOp(MemDescType((nslots,), IntegerType(64), _barrier_encoding(), mutable=True))
+                bar = LocalAllocOp(barrier_type(nslots))
                 Rewriter.insert_op([bar, InitBarriersOp(bar.result, 1)], before)
                 bars[load] = bar.result
         n_groups = sum(not isinstance(load, DescriptorLoadOp) for load, _, _ in info.loads)
@@ -803,15 +803,17 @@ def _drop_dead_carried(loop: scf.ForOp, indices: list[int]) -> None:
         drop_invariant_iter_args(loop)
 
 
-def _barrier_encoding():
-    return SwizzledSharedEncodingAttr(1, 1, 1, [0])
+def barrier_type(count: int) -> MemDescType:
+    """The buffer of ``count`` mbarriers (8 bytes each, unswizzled) a copy of the engine completes
+    on: the pipeline's one a slot, a backend's own for a copy outside loops."""
+    return MemDescType((count,), IntegerType(64), SwizzledSharedEncodingAttr(1, 1, 1, [0]), mutable=True)
 
 
 def _splat(v: SSAValue, t) -> Operation:
     return SplatOp(v, t)
 
 
-__all__ = ["Pipeline", "SLOT_STAGES_ATTR", "STAGES_ATTR", "slots_ahead"]
+__all__ = ["Pipeline", "SLOT_STAGES_ATTR", "STAGES_ATTR", "barrier_type", "slots_ahead"]
 
 
 def slots_ahead(view: SSAValue) -> int:

@@ -18,12 +18,11 @@ from __future__ import annotations
 from math import prod
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.conversion.ttgir_to_llvm.shared_ops import row_major_bases
 from tritium.ttgir.layouts import bit_width
-from tritium.ttgir.encodings import SwizzledSharedEncodingAttr
 from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, ConvertLayoutOp, InitBarriersOp, InvalBarriersOp,
                                LocalAllocOp, WaitBarrierOp)
 from tritium.ttgir.types import MemDescType
@@ -32,6 +31,7 @@ from tritium.ttir.memory_ops import LoadOp
 from tritium.ttir.ops import CallOp, FuncOp, ReturnOp
 from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS, outermost_loop
 from tritium.ttgir.passes.membar import Membar
+from tritium.ttgir.passes.software_pipeline import barrier_type
 from tritium.ttgir.scratch import convert_scratch_gathering
 
 from .dialect import BulkStoreWaitOp, TensorMapAcquireOp, TensorMapCreateOp
@@ -307,8 +307,7 @@ class TilesIntoShared:
         block = load.parent_block()
         t = allocs[0].result.type
         buf = LocalAllocOp(MemDescType(t.get_shape(), t.element_type, t.encoding, t.memory_space, mutable=True))
-        bar = LocalAllocOp(MemDescType([1], i64, SwizzledSharedEncodingAttr(1, 1, 1, [0]), t.memory_space,
-                                       mutable=True))
+        bar = LocalAllocOp(barrier_type(1))
         zero = arith.ConstantOp(IntegerAttr(0, i32))
         true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
         copy = AsyncCopyDescriptorToLocalOp(load.desc, list(load.indices), buf.results[0], bar.results[0],
