@@ -40,7 +40,8 @@ def test_producer_and_consumers():
     k = _compile()
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     assert "ttng.producer_partition" in ttgir and '"ttg.total-num-warps" = 12' in ttgir
-    assert k.metadata["num_warps"] == 12 and ".maxntid 384" in ptx
+    # the entry register count is pinned (the file over 384 threads), so ptxas honours setmaxnreg
+    assert k.metadata["num_warps"] == 12 and ".maxntid 384" in ptx and ".maxnreg 168" in ptx
     producer = ptx[ptx.index("setmaxnreg.dec.sync.aligned.u32 40;"):ptx.index("setmaxnreg.inc")]
     # the producer: waits for a slot to come back, then the engine's copies; no block barrier
     # (an A and a B tile an iteration; LLVM may unroll the producer's short loop)
@@ -59,14 +60,19 @@ def test_producer_and_consumers():
 def test_without_the_hint_the_loop_is_as_before():
     k = _compile(ws=False)
     assert "ttng.producer_partition" not in k.asm["ttgir"] and "setmaxnreg" not in k.asm["ptx"]
-    assert k.metadata["num_warps"] == 8
+    assert k.metadata["num_warps"] == 8 and ".maxnreg" not in k.asm["ptx"]
 
 
-@pytest.mark.parametrize("num_warps, regs", [(4, 256), (8, 232)])
-def test_register_split(num_warps, regs):
+@pytest.mark.parametrize("num_warps, regs, entry", [(4, 256, 248), (8, 232, 168)])
+def test_register_split(num_warps, regs, entry):
     k = _compile(num_warps=num_warps, bn=128)
     assert f"setmaxnreg.inc.sync.aligned.u32 {regs};" in k.asm["ptx"]
+    assert f".maxnreg {entry}\n" in k.asm["ptx"]
     assert k.metadata["num_warps"] == num_warps + 4
+
+
+def test_a_users_maxnreg_wins():
+    assert ".maxnreg 160\n" in _compile(bn=128, maxnreg=160).asm["ptx"]
 
 
 @pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine")

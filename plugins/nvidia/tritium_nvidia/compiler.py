@@ -30,7 +30,7 @@ from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, spare_pays, spare_re
                                wants_spare_slot)
 from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
-from .passes.warp_specialize import WarpSpecialize, consumer_barriers
+from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 
 
@@ -124,7 +124,9 @@ def make_llir(module, metadata, target, options):
     templates = map_templates(module)
     if templates:
         metadata["tensormap_templates"] = templates
-    info = NVIDIATargetInfo(capability(target), options.maxnreg, options.num_ctas, options.enable_reflect_ftz,
+    # a warp-specialized kernel starts from a known register count (a user's ``maxnreg`` wins)
+    maxnreg = options.maxnreg if options.maxnreg is not None else entry_registers(module)
+    info = NVIDIATargetInfo(capability(target), maxnreg, options.num_ctas, options.enable_reflect_ftz,
                             options.ptx_version)
     text, meta = lower_to_llvm(module, info, options)
     metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],

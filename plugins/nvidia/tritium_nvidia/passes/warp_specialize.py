@@ -75,6 +75,18 @@ def consumer_registers(consumer_warps: int) -> int:
     return max(24, min(256, per // 8 * 8))
 
 
+def entry_registers(module: ModuleOp) -> int | None:
+    """The per-thread register count a warp-specialized kernel starts with (``.maxnreg``), or None
+    for a kernel without the split: the file over all its threads, a multiple of 8.  ``setmaxnreg``
+    moves registers between the groups from that known start; without it ptxas picks the entry
+    count itself (114 for attention d64 128x64 against the 168 the split assumes), and it may
+    ignore the ``setmaxnreg`` (C7508, "unable to determine register count at entry")."""
+    total = module.attributes.get("ttg.total-num-warps")
+    if total is None:
+        return None
+    return min(255, _REGISTER_FILE // (total.value.data * 32)) // 8 * 8
+
+
 class _Plan(NamedTuple):
     """What ``_plan`` found in a loop it takes: the copies, the slot count, the counter's start (the
     first iteration the loop copies), the copies' slice and the loop-carried arguments it reads,
