@@ -36,6 +36,8 @@ after them).
 Coordinates are given innermost first, as the map's dimensions are."""
 from __future__ import annotations
 
+import os
+
 import llvmlite.ir as ir
 
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
@@ -44,7 +46,7 @@ from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linea
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
 
-from ..passes.tma import DEFERRED, MAP_ACQUIRED, box_encoding, tile_align, tile_bytes, tile_type
+from ..passes.tma import DEFERRED, MAP_ACQUIRED, async_proxy_only, box_encoding, tile_align, tile_bytes, tile_type
 from ..runtime.tensor_map import map_boxes
 from ..toolchain.tools import choose_ptx_version
 
@@ -339,15 +341,20 @@ def lower_inval_barriers(fl: FunctionLowering, op) -> None:
 
 def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     """Thread 0, where the predicate holds: expect the slot's bytes on its barrier, then the copy
-    (completing on that barrier).  The proxy fence orders the block's earlier ordinary reads of the
-    slot (which the block barrier before this op finished) before the engine's writes."""
+    (completing on that barrier).  The proxy fence orders the block's earlier ordinary accesses of
+    the slot (which the block barrier before this op finished) before the engine's writes; a
+    buffer that only wgmma reads has none, and gets no fence (on sm_90 the fence is a
+    ``MEMBAR.ALL.CTA``, which holds the issuing warp, and the whole warp group's next wgmma with
+    it, until the warp's earlier memory accesses complete)."""
     b = fl.builder
     t = op.result.type
     dst = b.ptrtoint(fl.get(op.result), I32)
     bar = _bar_address(fl, op.bars, op.index)
     coords = _coords(fl, op)
+    fence = os.environ.get("TRITIUM_X_FENCE") or not async_proxy_only(op.result)
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
-        _asm(b, "fence.proxy.async.shared::cta;", "", [])
+        if fence:
+            _asm(b, "fence.proxy.async.shared::cta;", "", [])
         _expect_and_copy(b, t, dst, _address(fl, op.desc), bar, coords)
 
 

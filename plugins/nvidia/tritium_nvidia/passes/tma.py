@@ -15,6 +15,7 @@ descriptor access moves and the TTGIR passes around it.
 :data:`DEFERRED`)."""
 from __future__ import annotations
 
+import os
 from math import prod
 
 from xdsl.dialects import arith, scf
@@ -24,7 +25,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tritium.conversion.ttgir_to_llvm.shared_ops import row_major_bases
 from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, ConvertLayoutOp, InitBarriersOp, InvalBarriersOp,
-                               LocalAllocOp, WaitBarrierOp)
+                               LocalAllocOp, LocalDeallocOp, MemDescIndexOp, MemDescTransOp, WaitBarrierOp)
 from tritium.ttgir.types import MemDescType
 from tritium.ttir.descriptor_ops import DescriptorLoadOp, DescriptorStoreOp
 from tritium.ttir.memory_ops import LoadOp
@@ -34,7 +35,7 @@ from tritium.ttgir.passes.membar import Membar
 from tritium.ttgir.passes.software_pipeline import barrier_type
 from tritium.ttgir.scratch import convert_scratch_gathering
 
-from .dialect import BulkStoreWaitOp, TensorMapAcquireOp, TensorMapCreateOp
+from .dialect import BulkStoreWaitOp, TensorMapAcquireOp, TensorMapCreateOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from .encodings import NvidiaMmaEncodingAttr, NVMMASharedEncodingAttr
 from ..options import capability
 from ..runtime.tensor_map import map_swizzle
@@ -173,9 +174,10 @@ class DeferStoreWaits:
             if not stores or len(tiles) != len(stores):
                 continue  # a store without a placed tile: leave its own wait
             waited: set = set()
+            order = {op: i for i, op in enumerate(func.walk())}
             for op in list(func.walk()):
                 if isinstance(op, (ReturnOp, CallOp)) or any(
-                        a.conflicts(t) and _needs_wait(s, op)  # tiles are reads: a write
+                        a.conflicts(t) and _needs_wait(s, op, order)  # tiles are reads: a write
                         for a in reader.accesses(op) for s, t in zip(stores, tiles)):
                     # before the op, and before each loop around it: membar may put the block
                     # barrier the first iteration needs before the loop, which must follow a wait
@@ -191,7 +193,7 @@ class DeferStoreWaits:
                 op.attributes[DEFERRED] = UnitAttr()
 
 
-def _needs_wait(store, op) -> bool:
+def _needs_wait(store, op, order) -> bool:
     """Whether ``op`` (which writes bytes of ``store``'s tile) needs the engine's read of that tile
     waited for first. Always, except where ``op`` is the store itself and no loop holds it: then
     no earlier run of the store can be outstanding. That wait, in a one-tile kernel's epilogue,
@@ -202,7 +204,26 @@ def _needs_wait(store, op) -> bool:
     keep their wait too, though none can be outstanding there: without them the 8-warp 128x128x64
     matmul measured 0.92x at 8192^3 on the H200 (interleaved A/B; 4096^3: 0.99x), not yet
     understood, so they stay until it is."""
+    if os.environ.get("TRITIUM_X_NOWAIT"):
+        return _may_precede(store, op, order)
     return store is not op or outermost_loop(op) is not op
+
+
+def _may_precede(store, op, order) -> bool:
+    """Whether a run of ``store`` may come before ``op``: it is earlier in the function, or a loop
+    holds both (an earlier iteration's)."""
+    if order[store] < order[op]:
+        return True
+    loops = set()
+    at = store
+    while (at := at.parent_op()) is not None:
+        if isinstance(at, (scf.ForOp, scf.WhileOp)):
+            loops.add(at)
+    at = op
+    while (at := at.parent_op()) is not None:
+        if at in loops:
+            return True
+    return False
 
 
 #: with the deferred waits: a store's tile in a loop gets bytes of its own over that loop
@@ -326,6 +347,30 @@ class TilesIntoShared:
 
 # ---- pipelined copies: the pipeline pass's slots, each completed on an mbarrier of its own --------
 
+def async_proxy_only(view) -> bool:
+    """Whether every access to the buffer that ``view`` is a view of goes through the async proxy:
+    wgmma operands and the copy engine's writes (through ``ttg.memdesc_index`` / ``memdesc_trans``
+    views).  A copy into such a buffer needs no ``fence.proxy.async`` before it: no ordinary access
+    of its bytes precedes the engine's writes (the slot's wgmma readers are retired by their wait,
+    and the block barrier before the copy).  An initial value, a buffer passed on through a loop or
+    a function, or any other user: an ordinary access may precede (answer False)."""
+    root = view
+    while isinstance(root.owner, (MemDescIndexOp, MemDescTransOp)):
+        root = root.owner.operands[0]
+    if not isinstance(root.owner, LocalAllocOp) or root.owner.src is not None:
+        return False
+    todo = [root]
+    while todo:
+        for use in todo.pop().uses:
+            user = use.operation
+            if isinstance(user, (MemDescIndexOp, MemDescTransOp)):
+                todo.append(user.results[0])
+            elif not isinstance(user, (WarpGroupDotOp, WarpGroupDotWaitOp, AsyncCopyDescriptorToLocalOp,
+                                       LocalDeallocOp)):
+                return False
+    return True
+
+
 def descriptor_copy(target):
     """The pipeline pass's ``descriptor_copy(load, buffer_type, transposed) -> bool`` for ``target``:
     a ``tt.descriptor_load`` may be copied by the engine straight into a slot of ``buffer_type``
@@ -348,5 +393,5 @@ def descriptor_copy(target):
     return accepts
 
 __all__ = ["DEFERRED", "MAP_ACQUIRED", "SCRATCH_SIZES", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "AcquireMapsOnce",
-           "DeferStoreWaits", "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding",
+           "DeferStoreWaits", "async_proxy_only", "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding",
            "descriptor_copy", "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]
