@@ -5,6 +5,9 @@ with :class:`NVIDIATargetInfo`; ``ptx`` LLVM's NVPTX backend (libdevice linked w
 ``cubin`` nvJitLink or ptxas.  Every stage records what the driver needs in ``metadata``."""
 from __future__ import annotations
 
+import os
+import re
+
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, i32
 
 from tritium.conversion.ttgir_to_llvm import lower_to_llvm
@@ -32,6 +35,7 @@ from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
 from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
+from .toolchain.occupancy import register_cap
 
 
 def membar_filter(op_a, op_b) -> bool:
@@ -147,8 +151,28 @@ def make_ptx(llir, metadata, target, options):
 
 
 def make_cubin(ptx, metadata, target, options):
-    return ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
-                        maxnreg=options.maxnreg, metadata=metadata)
+    cubin = ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
+                         maxnreg=options.maxnreg, metadata=metadata)
+    # a kernel a few registers over an occupancy step: assembled again under the step's cap, kept
+    # if nothing spills (not where the registers are pinned: a user's maxnreg, a warp-specialized
+    # kernel's .maxnreg; nor for clusters)
+    if os.environ.get("TRITIUM_X_NOCAP") or not options.occupancy_cap or options.maxnreg is not None or options.num_ctas > 1 or ".maxnreg" in ptx:
+        return cubin
+    cap = register_cap(capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"])
+    if cap is None:
+        return cubin
+    # as the entry's ``.maxnreg`` (ptxas leaves --maxrregcount to kernels without ``.maxntid``)
+    capped_ptx, n = re.subn(r"^(\.maxntid [^\n]*\n)", rf"\1.maxnreg {cap}\n", ptx, count=1, flags=re.M)
+    if not n:
+        return cubin
+    trial = dict(metadata)
+    capped = ptx_to_cubin(capped_ptx, machine_arch(target), metadata["name"],
+                          enable_fp_fusion=options.enable_fp_fusion, metadata=trial)
+    own = trial.get("resources", {}).get(metadata["name"], {})
+    if own.get("spill_stores", 1) or own.get("spill_loads", 1) or own.get("stack", 0):
+        return cubin
+    metadata.update(trial, register_cap=cap, uncapped_regs=metadata.get("n_regs"))
+    return capped
 
 
 #: the stages after ``ttir``, in order

@@ -112,6 +112,10 @@ class CUDAOptions(Options):
     #: schedule). Off by default: on the H200 it measured 0.94-1.04 of the same loop without it
     #: (attention, d64 and d128, causal or not), the groups already drifting apart unforced
     pingpong: bool = False
+    #: a kernel a few registers over an occupancy step (2 blocks an SM where 3 would fit the shared
+    #: memory) is assembled again with its registers capped at that step, and the capped cubin kept
+    #: if it spills nothing (``toolchain/occupancy.py``); a user's ``maxnreg`` turns it off
+    occupancy_cap: bool = True
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -124,7 +128,7 @@ class CUDAOptions(Options):
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
         for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots",
-                     "pingpong"):
+                     "pingpong", "occupancy_cap"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 

@@ -36,8 +36,6 @@ after them).
 Coordinates are given innermost first, as the map's dimensions are."""
 from __future__ import annotations
 
-import os
-
 import llvmlite.ir as ir
 
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
@@ -345,13 +343,14 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     the slot (which the block barrier before this op finished) before the engine's writes; a
     buffer that only wgmma reads has none, and gets no fence (on sm_90 the fence is a
     ``MEMBAR.ALL.CTA``, which holds the issuing warp, and the whole warp group's next wgmma with
-    it, until the warp's earlier memory accesses complete)."""
+    it, until the warp's earlier memory accesses complete: Triton 3.6's attention tutorial at d64,
+    128x64 tiles, 0.977 -> 0.986 of Triton at N 4096 and 0.995 -> 1.017 at N 16384)."""
     b = fl.builder
     t = op.result.type
     dst = b.ptrtoint(fl.get(op.result), I32)
     bar = _bar_address(fl, op.bars, op.index)
     coords = _coords(fl, op)
-    fence = os.environ.get("TRITIUM_X_FENCE") or not async_proxy_only(op.result)
+    fence = not async_proxy_only(op.result)
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
         if fence:
             _asm(b, "fence.proxy.async.shared::cta;", "", [])

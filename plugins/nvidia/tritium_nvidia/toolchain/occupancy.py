@@ -1,0 +1,75 @@
+"""Blocks per SM, and the register cap that buys one more.
+
+ptxas picks a kernel's register count for the code, not for the occupancy it gives: attention's
+forward at head dim 64 (128x64 tiles, 4 warps) takes 188 registers, two blocks an SM, where 168
+would let a third in beside them (the shared memory has room for it).  On the H200 the capped
+kernel ran 1.05-1.12x the uncapped one (Triton 3.6's own tutorial kernel, same source).  So
+:func:`register_cap` finds, for a kernel of low occupancy (three blocks an SM or fewer) that is
+held back by registers alone, the register count of the next step; the NVIDIA ``cubin`` stage
+assembles the kernel again with that cap and keeps the result only if ptxas spills nothing.
+
+The model is the hardware's allocation rule: registers are given a warp at a time in units of 256
+(a thread's count rounded up to a multiple of 8), from four quarter files of 16,384 registers, one
+per SM sub-partition, over which a block's warps are spread; shared memory per SM less 1 KB the
+driver keeps per block."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SMLimits:
+    shared: int        # bytes of shared memory an SM has for blocks
+    max_warps: int
+    max_blocks: int
+    reserved: int = 1024  # bytes the driver keeps per block
+    quarter_regs: int = 16384
+
+
+#: by compute capability; others (sm_70, sm_75, ...) are not capped
+LIMITS = {
+    80: SMLimits(shared=164 * 1024, max_warps=64, max_blocks=32),
+    86: SMLimits(shared=100 * 1024, max_warps=48, max_blocks=16),
+    89: SMLimits(shared=100 * 1024, max_warps=48, max_blocks=24),
+    90: SMLimits(shared=228 * 1024, max_warps=64, max_blocks=32),
+}
+
+#: only kernels at this many blocks an SM or fewer are considered: where a block more hides the
+#: most latency
+LOW_OCCUPANCY = 3
+#: and only where the cap keeps this fraction of the registers ptxas chose
+MIN_KEEP = 0.85
+
+
+def _warp_regs(regs: int) -> int:
+    return -(-regs * 32 // 256) * 256
+
+
+def blocks_per_sm(limits: SMLimits, regs: int, warps: int, shared: int) -> int:
+    """Blocks of ``warps`` warps, ``regs`` registers a thread and ``shared`` bytes that fit an SM."""
+    quarter_warps = limits.quarter_regs // _warp_regs(max(regs, 1))
+    # a block's warps spread over the four sub-partitions: the busiest holds ceil(warps / 4)
+    by_regs = 4 * quarter_warps // warps if warps < 4 else quarter_warps // -(-warps // 4)
+    by_warps = limits.max_warps // warps
+    by_shared = limits.shared // (shared + limits.reserved)
+    return min(by_regs, by_warps, by_shared, limits.max_blocks)
+
+
+def register_cap(capability: int, regs: int, warps: int, shared: int) -> int | None:
+    """The register count (a multiple of 8) at which one more block fits an SM, where registers
+    alone hold the kernel at :data:`LOW_OCCUPANCY` blocks or fewer and the cap keeps at least
+    :data:`MIN_KEEP` of ``regs``; else None."""
+    limits = LIMITS.get(capability)
+    if limits is None or regs <= 0:
+        return None
+    now = blocks_per_sm(limits, regs, warps, shared)
+    if now == 0 or now > LOW_OCCUPANCY:
+        return None
+    want = now + 1
+    if blocks_per_sm(limits, 1, warps, shared) < want:  # shared memory or warps forbid it anyway
+        return None
+    per_quarter = -(-want * warps // 4)
+    cap = min(255, (limits.quarter_regs // per_quarter) // 256 * 8)
+    if cap >= regs or cap < MIN_KEEP * regs or blocks_per_sm(limits, cap, warps, shared) < want:
+        return None
+    return cap
