@@ -5,7 +5,6 @@ with :class:`NVIDIATargetInfo`; ``ptx`` LLVM's NVPTX backend (libdevice linked w
 ``cubin`` nvJitLink or ptxas.  Every stage records what the driver needs in ``metadata``."""
 from __future__ import annotations
 
-import os
 import re
 
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, i32
@@ -156,7 +155,7 @@ def make_cubin(ptx, metadata, target, options):
     # a kernel a few registers over an occupancy step: assembled again under the step's cap, kept
     # if nothing spills (not where the registers are pinned: a user's maxnreg, a warp-specialized
     # kernel's .maxnreg; nor for clusters)
-    if os.environ.get("TRITIUM_X_NOCAP") or not options.occupancy_cap or options.maxnreg is not None or options.num_ctas > 1 or ".maxnreg" in ptx:
+    if not options.occupancy_cap or options.maxnreg is not None or options.num_ctas > 1 or ".maxnreg" in ptx:
         return cubin
     cap = register_cap(capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"])
     if cap is None:
