@@ -369,6 +369,37 @@ def test_a_persistent_store_tile_gets_bytes_of_its_own(tmp_path, monkeypatch):
     _ptxas_accepts(k.asm["ptx"], tmp_path)
 
 
+@pytest.mark.parametrize("own_tiles", [True, False])
+def test_copies_are_fenced_only_after_ordinary_accesses_of_their_bytes(tmp_path, monkeypatch, own_tiles):
+    """``UnfencedCopies``: a copy into slots that only wgmma reads needs no ``fence.proxy.async``
+    (on sm_90 a ``MEMBAR.ALL.CTA``) unless an ordinary access of the same bytes may precede it.  The
+    persistent matmul's epilogue writes its store tile in the tile loop: over bytes of its own
+    (``own_store_tiles``), no copy is fenced; placed over slots, the copies into those slots are."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    k = compile_mapped(cases.map_persistent_matmul_kernel,
+                       {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
+                       "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
+                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3, own_store_tiles=own_tiles)
+    ttgir = k.asm["ttgir"]
+    store_at = int(re.search(r"tt\.descriptor_store[^\n]*allocation\.offset = (\d+)", ttgir).group(1))
+    store = (store_at, store_at + 128 * 256 * 2)
+    slots = {}  # buffer name -> byte range
+    for name, offset, n, r, c in re.findall(r"(%\w+) = ttg\.local_alloc \{tritium\.pipeline_stages = 3 : i32, "
+                                            r"allocation\.offset = (\d+) : i32\} : \(\) -> "
+                                            r"!ttg\.memdesc<(\d+)x(\d+)x(\d+)xf16", ttgir):
+        slots[name] = (int(offset), int(offset) + int(n) * int(r) * int(c) * 2)
+    copies = [ln for ln in ttgir.splitlines() if "ttg.async_copy_descriptor_to_local" in ln]
+    assert len(copies) == 6
+    views = dict(re.findall(r"(%\w+) = ttg\.memdesc_index (%\w+)\[", ttgir))
+    for ln in copies:
+        buf = views[re.search(r"\], (%\w+), ", ln).group(1)]
+        lo, hi = slots[buf]
+        under_store = lo < store[1] and store[0] < hi
+        assert ("tritium.unfenced_copy" in ln) == (not under_store), (ln, slots, store)
+    assert (k.asm["ptx"].count("fence.proxy.async.shared::cta") == 1) == own_tiles  # the store's own
+    _ptxas_accepts(k.asm["ptx"], tmp_path)
+
+
 def test_host_maps_are_acquired_once_at_the_start():
     """A host descriptor's map is acquired for the copy engine once, by thread 0, before the first
     bulk copy (``AcquireMapsOnce``): three maps, three system-scope fences ahead of every copy,

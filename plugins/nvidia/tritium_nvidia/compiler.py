@@ -74,10 +74,11 @@ def ttgir_passes(target, options) -> list:
 
 
 def after_allocation_passes(target, options) -> list:
-    """TMA stores wait for their reads only where a buffer is reused (``tma.DeferStoreWaits``,
-    option ``defer_store_waits``; options of another type, a bare ``Options`` in a test, take
-    the default)."""
-    return [tma.DeferStoreWaits()] if getattr(options, "defer_store_waits", True) else []
+    """Copies of the engine get a proxy fence only where an ordinary access of their bytes may come
+    first (``tma.UnfencedCopies``); TMA stores wait for their reads only where a buffer is reused
+    (``tma.DeferStoreWaits``, option ``defer_store_waits``; options of another type, a bare
+    ``Options`` in a test, take the default)."""
+    return [tma.UnfencedCopies()] + ([tma.DeferStoreWaits()] if getattr(options, "defer_store_waits", True) else [])
 
 
 def stream_buffer(load):

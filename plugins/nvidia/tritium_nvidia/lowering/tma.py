@@ -44,7 +44,7 @@ from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linea
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
 
-from ..passes.tma import DEFERRED, MAP_ACQUIRED, async_proxy_only, box_encoding, tile_align, tile_bytes, tile_type
+from ..passes.tma import DEFERRED, MAP_ACQUIRED, UNFENCED, box_encoding, tile_align, tile_bytes, tile_type
 from ..runtime.tensor_map import map_boxes
 from ..toolchain.tools import choose_ptx_version
 
@@ -340,17 +340,14 @@ def lower_inval_barriers(fl: FunctionLowering, op) -> None:
 def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     """Thread 0, where the predicate holds: expect the slot's bytes on its barrier, then the copy
     (completing on that barrier).  The proxy fence orders the block's earlier ordinary accesses of
-    the slot (which the block barrier before this op finished) before the engine's writes; a
-    buffer that only wgmma reads has none, and gets no fence (on sm_90 the fence is a
-    ``MEMBAR.ALL.CTA``, which holds the issuing warp, and the whole warp group's next wgmma with
-    it, until the warp's earlier memory accesses complete: Triton 3.6's attention tutorial at d64,
-    128x64 tiles, 0.977 -> 0.986 of Triton at N 4096 and 0.995 -> 1.017 at N 16384)."""
+    the slot's bytes (which the block barrier before this op finished) before the engine's writes;
+    left out where ``passes/tma.UnfencedCopies`` found that none can precede the copy."""
     b = fl.builder
     t = op.result.type
     dst = b.ptrtoint(fl.get(op.result), I32)
     bar = _bar_address(fl, op.bars, op.index)
     coords = _coords(fl, op)
-    fence = not async_proxy_only(op.result)
+    fence = UNFENCED not in op.attributes
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
         if fence:
             _asm(b, "fence.proxy.async.shared::cta;", "", [])
