@@ -210,6 +210,25 @@ def test_a_tile_loaded_only_into_shared_memory_is_copied_there():
     assert len(inval) == 1 and loop < inval[0] < end
 
 
+@pytest.mark.parametrize("ws", [False, True])
+def test_one_proxy_fence_after_the_maps_built_over_the_slots(ws):
+    """``UnfencedCopies``: the tensor maps are staged in shared memory at the bytes K's slots take
+    later, so the first copy into those slots after them fences, on every path
+    (``tritium.fence_always``, outside its predicate); every other copy, the loop's included, goes
+    without a fence (only wgmma reads the slots)."""
+    k = _attention(ws=ws, d=64, bn=64 if not ws else 128, num_warps=4 if not ws else 8)
+    tags = ["always" if "tritium.fence_always" in ln else "none" if "tritium.unfenced_copy" in ln else "fenced"
+            for ln in k.asm["ttgir"].splitlines() if "ttg.async_copy_descriptor_to_local" in ln]
+    assert tags.count("always") == 1 and tags.count("fenced") == 0 and len(tags) >= 5, tags
+    ptx = k.asm["ptx"]
+    loop = ptx[ptx.index("mbarrier.try_wait.parity"):]
+    first_copy = ptx.index("cp.async.bulk.tensor.2d.shared::cluster.global")
+    assert "fence.proxy.async.shared::cta" in ptx[first_copy:ptx.index("mbarrier.try_wait.parity")]
+    # no fence before any copy issued after the first wait
+    for m in re.finditer(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", loop):
+        assert "fence.proxy.async" not in loop[max(0, m.start() - 400):m.start()]
+
+
 def test_attention_without_the_hint_keeps_its_warps():
     k = _attention(ws=False)
     assert "ttng.producer_partition" not in k.asm["ttgir"] and k.metadata["num_warps"] == 8

@@ -44,7 +44,7 @@ from tritium.conversion.ttgir_to_llvm.shared_ops import read_linear, write_linea
 from tritium.conversion.ttgir_to_llvm.types import I32, I64, const
 from tritium.ttgir.layouts import bit_width
 
-from ..passes.tma import DEFERRED, MAP_ACQUIRED, UNFENCED, box_encoding, tile_align, tile_bytes, tile_type
+from ..passes.tma import DEFERRED, FENCE_ALWAYS, MAP_ACQUIRED, UNFENCED, box_encoding, tile_align, tile_bytes, tile_type
 from ..runtime.tensor_map import map_boxes
 from ..toolchain.tools import choose_ptx_version
 
@@ -341,15 +341,18 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     """Thread 0, where the predicate holds: expect the slot's bytes on its barrier, then the copy
     (completing on that barrier).  The proxy fence orders the block's earlier ordinary accesses of
     the slot's bytes (which the block barrier before this op finished) before the engine's writes;
-    left out where ``passes/tma.UnfencedCopies`` found that none can precede the copy."""
+    left out where ``passes/tma.UnfencedCopies`` found that none can precede the copy unfenced, and
+    taken outside the predicate where later copies count on it."""
     b = fl.builder
     t = op.result.type
     dst = b.ptrtoint(fl.get(op.result), I32)
     bar = _bar_address(fl, op.bars, op.index)
     coords = _coords(fl, op)
-    fence = UNFENCED not in op.attributes
+    if FENCE_ALWAYS in op.attributes:  # later copies count on this fence: whether or not this one runs
+        with b.if_then(fl.first_thread_pred()):
+            _asm(b, "fence.proxy.async.shared::cta;", "", [])
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
-        if fence:
+        if UNFENCED not in op.attributes and FENCE_ALWAYS not in op.attributes:
             _asm(b, "fence.proxy.async.shared::cta;", "", [])
         _expect_and_copy(b, t, dst, _address(fl, op.desc), bar, coords)
 

@@ -329,6 +329,9 @@ class TilesIntoShared:
 
 #: on a ``ttg.async_copy_descriptor_to_local`` that needs no proxy fence before it (``UnfencedCopies``)
 UNFENCED = "tritium.unfenced_copy"
+#: on one that keeps its fence at the function's top level: fenced even where its iteration does not
+#: exist, so that every later copy may count on it
+FENCE_ALWAYS = "tritium.fence_always"
 #: ops that touch a buffer only through the async proxy, or not at all (views, the wgmma wait)
 _ASYNC_USERS = (WarpGroupDotOp, WarpGroupDotWaitOp, AsyncCopyDescriptorToLocalOp, LocalDeallocOp)
 
@@ -353,11 +356,8 @@ def _async_users_only(view) -> bool:
     return True
 
 
-def _may_run_before(a, b, order: dict) -> bool:
-    """Whether a run of op ``a`` may come before op ``b``: ``a`` is earlier in the function, or a loop
-    holds both (an earlier iteration's)."""
-    if order[a] < order[b]:
-        return True
+def _share_loop(a, b) -> bool:
+    """Whether a loop holds both ops (a run of ``a`` in one iteration may follow ``b`` of another)."""
     loops = set()
     at = a
     while (at := at.parent_op()) is not None:
@@ -372,14 +372,19 @@ def _may_run_before(a, b, order: dict) -> bool:
 
 class UnfencedCopies:
     """A copy of the engine into a buffer needs ``fence.proxy.async`` before it only where an
-    ordinary (generic-proxy) access of the same bytes may precede it.  This pass (after allocation)
-    marks the copies where none can: every user of the buffer is a wgmma or a copy, and no other op
-    whose bytes overlap it (a conversion's scratch, an epilogue tile placed over the slots) may run
-    before the copy, that is, none is earlier in the function or shares a loop with it.  A
-    persistent kernel's epilogue inside the tile loop, over the slots' bytes, keeps the fence.  On
-    sm_90 the fence is a ``MEMBAR.ALL.CTA``, which holds the issuing warp, and with it its warp
-    group's next wgmma, until the warp's earlier memory accesses complete (Triton 3.6's attention
-    tutorial at d64, 128x64 tiles: 0.977 -> 0.986 of Triton at N 4096, 0.995 -> 1.017 at 16384)."""
+    ordinary (generic-proxy) access of the same bytes may precede it with no fence between.  This
+    pass (after allocation) marks the copies where none can: every user of the buffer is a wgmma or
+    a copy, and every other op whose bytes overlap it (a conversion's scratch, a tensor map staged
+    in shared memory, an epilogue tile placed over the slots) either cannot run before the copy
+    (it is later in the function and shares no loop with it) or is followed, before the copy, by a
+    fenced copy into bytes it overlaps at the function's top level (which runs on every path, its
+    fence then taken whether or not its iteration exists: ``FENCE_ALWAYS``).  So the pipeline's
+    prologue copies fence once after a tensor map was built in the slots' bytes and the loop's do
+    not; a persistent kernel's epilogue inside the tile loop, over the slots' bytes, keeps the
+    loop's fences.  On sm_90 the fence is a ``MEMBAR.ALL.CTA``, which holds the issuing warp, and
+    with it its warp group's next wgmma, until the warp's earlier memory accesses complete (Triton
+    3.6's attention tutorial at d64, 128x64 tiles: 0.977 -> 0.986 of Triton at N 4096, 0.995 ->
+    1.017 at 16384)."""
 
     name = "nvidia-unfenced-copies"
 
@@ -394,13 +399,31 @@ class UnfencedCopies:
             order = {op: i for i, op in enumerate(func.walk())}
             generic = [(op, a) for op in func.walk() if not isinstance(op, _ASYNC_USERS)
                        for a in reader.accesses(op)]
+            fences = []  # (copy, its bytes): fenced at the function's top level, on every path
             for copy in copies:
-                if not _async_users_only(copy.result):
-                    continue
-                bytes_ = reader.accesses(copy)
-                if any(a.conflicts(w) and _may_run_before(op, copy, order) for op, a in generic for w in bytes_):
-                    continue
-                copy.attributes[UNFENCED] = UnitAttr()
+                writes = reader.accesses(copy)
+                unfenced = _async_users_only(copy.result) and not any(
+                    self._unordered(op, a, copy, writes, fences, order) for op, a in generic)
+                if unfenced:
+                    copy.attributes[UNFENCED] = UnitAttr()
+                elif copy.parent_op() is func:
+                    copy.attributes[FENCE_ALWAYS] = UnitAttr()
+                    fences.append((copy, writes))
+
+    @staticmethod
+    def _unordered(op, access, copy, writes, fences, order) -> bool:
+        """Whether the ordinary access ``access`` of ``op`` may precede ``copy`` into bytes it
+        overlaps with no fence between them."""
+        if not any(access.conflicts(w) for w in writes):
+            return False
+        if _share_loop(op, copy):
+            return True
+        if order[op] > order[copy]:
+            return False
+        # a top-level fenced copy between them into bytes the access overlaps (so membar has put a
+        # block barrier between the access and that copy's fence)
+        return not any(order[op] < order[f] < order[copy] and any(access.conflicts(w) for w in fw)
+                       for f, fw in fences)
 
 
 def descriptor_copy(target):
@@ -425,5 +448,5 @@ def descriptor_copy(target):
     return accepts
 
 __all__ = ["DEFERRED", "MAP_ACQUIRED", "SCRATCH_SIZES", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "AcquireMapsOnce",
-           "DeferStoreWaits", "UNFENCED", "UnfencedCopies", "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding",
+           "DeferStoreWaits", "FENCE_ALWAYS", "UNFENCED", "UnfencedCopies", "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding",
            "descriptor_copy", "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]
