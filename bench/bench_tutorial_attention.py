@@ -146,12 +146,15 @@ def main(argv=None) -> int:
                     tf = {n: f"{flops / (x.median_ms * 1e-3) / 1e12:.0f}" for n, x in t.items()}
                     if len(t) == 2:
                         tr, tt = t["triton"], t["tritium"]
-                        ratio = f"{tr.median_ms / tt.median_ms:.3f} [{tr.low_ms / tt.high_ms:.2f}-{tr.high_ms / tt.low_ms:.2f}]"
+                        ratio = (f"{tr.median_ms / tt.median_ms:.3f} "
+                                 f"[{tr.low_ms / tt.high_ms:.2f}-{tr.high_ms / tt.low_ms:.2f}]")
                     else:
                         ratio = "; ".join(skipped) or "-"
-                    cfg = " / ".join(config_name(m._attn_fwd.best_config) if n in t and getattr(m._attn_fwd, "best_config", None)
-                                     else "-" for n, m in mods.items())
-                    print(f"| {case} | {tf.get('triton', '-')} | {tf.get('tritium', '-')} | {ratio} | {cfg} |", flush=True)
+                    cfg = " / ".join(config_name(m._attn_fwd.best_config)
+                                     if n in t and getattr(m._attn_fwd, "best_config", None) else "-"
+                                     for n, m in mods.items())
+                    print(f"| {case} | {tf.get('triton', '-')} | {tf.get('tritium', '-')} | {ratio} | {cfg} |",
+                          flush=True)
                     del q, k, v
     print(host_line())
     return 0

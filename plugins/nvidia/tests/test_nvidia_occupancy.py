@@ -42,7 +42,8 @@ def test_register_cap(cc, regs, warps, shared, cap):
     assert register_cap(cc, regs, warps, shared) == cap
     if cap is not None:
         limits = LIMITS[cc]
-        assert cap % 8 == 0 and blocks_per_sm(limits, cap, warps, shared) == blocks_per_sm(limits, regs, warps, shared) + 1
+        before = blocks_per_sm(limits, regs, warps, shared)
+        assert cap % 8 == 0 and blocks_per_sm(limits, cap, warps, shared) == before + 1
 
 
 PTXAS = shutil.which("ptxas")

@@ -447,6 +447,7 @@ def descriptor_copy(target):
         return [list(r) for r in enc.offset_bases(buf_t.get_shape())] == [list(r) for r in want]
     return accepts
 
-__all__ = ["DEFERRED", "MAP_ACQUIRED", "SCRATCH_SIZES", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN", "AcquireMapsOnce",
-           "DeferStoreWaits", "FENCE_ALWAYS", "UNFENCED", "UnfencedCopies", "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding",
-           "descriptor_copy", "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]
+__all__ = ["DEFERRED", "MAP_ACQUIRED", "SCRATCH_SIZES", "SWIZZLED_TILE_ALIGN", "TILE_ALIGN",
+           "AcquireMapsOnce", "DeferStoreWaits", "FENCE_ALWAYS", "UNFENCED", "UnfencedCopies",
+           "OwnStoreTiles", "StoreTilesInPlace", "TilesIntoShared", "box_encoding", "descriptor_copy",
+           "scratch_bytes", "tile_align", "tile_bytes", "tile_swizzle", "tile_type"]
