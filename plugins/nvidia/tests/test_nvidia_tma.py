@@ -115,11 +115,11 @@ def test_coordinates_innermost_first():
     assert re.search(rf"\[%rd\d+, \{{{col_off}, {row_off}\}}\], \[%r\d+\];", ptx), "load coordinates"
 
 
-def _persistent(block_k: int, dtype: str = "fp16", stages: int = 3, warps: int = 4, **kw):
+def _persistent(block_k: int, dtype: str = "fp16", stages: int = 3, warps: int = 4, block_n: int = 128, **kw):
     return compile_mapped(cases.map_persistent_matmul_kernel,
-                          {"a_desc": ([128, block_k], "zero"), "b_desc": ([128, block_k], "zero"),
-                           "c_desc": ([128, 128], "zero")},
-                          dtype, {"BM": 128, "BN": 128, "BK": block_k, "GROUP_M": 8, "NUM_SMS": 132},
+                          {"a_desc": ([128, block_k], "zero"), "b_desc": ([block_n, block_k], "zero"),
+                           "c_desc": ([128, block_n], "zero")},
+                          dtype, {"BM": 128, "BN": block_n, "BK": block_k, "GROUP_M": 8, "NUM_SMS": 132},
                           {"M": "i32", "N": "i32", "K": "i32"}, num_warps=warps, num_stages=stages, **kw)
 
 
@@ -239,10 +239,7 @@ def test_store_waits_for_the_engine_only_before_its_tile_is_written_again(tmp_pa
     ``own_store_tiles=False``; the default gives the tile bytes of its own, otherwise it shares
     bytes with B's slots.)"""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
-    k = compile_mapped(cases.map_persistent_matmul_kernel,
-                       {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
-                       "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
-                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3, own_store_tiles=False)
+    k = _persistent(64, warps=8, block_n=256, own_store_tiles=False)
     ttgir = k.asm["ttgir"]
     store = ttgir.index("tt.descriptor_store")
     assert "tritium.store_wait_deferred" in ttgir[store:ttgir.index("\n", store)]
@@ -342,10 +339,7 @@ def test_a_persistent_store_tile_gets_bytes_of_its_own(tmp_path, monkeypatch):
     engine's read stands before the next tile's store (and before returning): no wait among the
     next tile's copies.  The block's shared memory stays within sm_90's 227 KB."""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
-    k = compile_mapped(cases.map_persistent_matmul_kernel,
-                       {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
-                       "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
-                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3)
+    k = _persistent(64, warps=8, block_n=256)
     ttgir = k.asm["ttgir"]
     store_line = next(ln for ln in ttgir.splitlines() if "tt.descriptor_store" in ln)
     assert "allocation.scratch_across_loops" in store_line and "tritium.store_wait_deferred" in store_line
@@ -376,10 +370,7 @@ def test_copies_are_fenced_only_after_ordinary_accesses_of_their_bytes(tmp_path,
     persistent matmul's epilogue writes its store tile in the tile loop: over bytes of its own
     (``own_store_tiles``), no copy is fenced; placed over slots, the copies into those slots are."""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
-    k = compile_mapped(cases.map_persistent_matmul_kernel,
-                       {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")},
-                       "fp16", {"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "NUM_SMS": 132},
-                       {"M": "i32", "N": "i32", "K": "i32"}, num_warps=8, num_stages=3, own_store_tiles=own_tiles)
+    k = _persistent(64, warps=8, block_n=256, own_store_tiles=own_tiles)
     ttgir = k.asm["ttgir"]
     store_at = int(re.search(r"tt\.descriptor_store[^\n]*allocation\.offset = (\d+)", ttgir).group(1))
     store = (store_at, store_at + 128 * 256 * 2)
