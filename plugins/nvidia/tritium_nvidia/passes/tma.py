@@ -357,17 +357,10 @@ def _async_users_only(view) -> bool:
 
 
 def _share_loop(a, b) -> bool:
-    """Whether a loop holds both ops (a run of ``a`` in one iteration may follow ``b`` of another)."""
-    loops = set()
-    at = a
-    while (at := at.parent_op()) is not None:
-        if isinstance(at, (scf.ForOp, scf.WhileOp)):
-            loops.add(at)
-    at = b
-    while (at := at.parent_op()) is not None:
-        if at in loops:
-            return True
-    return False
+    """Whether a loop holds both ops (a run of ``a`` in one iteration may follow ``b`` of another):
+    they have the same outermost loop."""
+    outer = outermost_loop(a)
+    return outer is not a and outer is outermost_loop(b)
 
 
 class UnfencedCopies:
