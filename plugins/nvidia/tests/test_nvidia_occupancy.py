@@ -11,7 +11,7 @@ import tritium.language as tl
 from tritium_nvidia.toolchain.occupancy import LIMITS, blocks_per_sm, register_cap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_files import bench_kernels  # noqa: E402
+from test_nvidia_warp_specialize import _attention as ws_attention  # noqa: E402
 
 H100 = LIMITS[90]
 
@@ -47,17 +47,11 @@ def test_register_cap(cc, regs, warps, shared, cap):
 
 
 PTXAS = shutil.which("ptxas")
-attention = bench_kernels("occupancy_attn_test", "attention_kernels.py")
-ATTN_SIG = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "lse_ptr": "*fp32",
-            "sm_scale": "fp32", "Z": "i32", "H": "i32", "N_CTX": "i32"}
 
 
 def _attention(**kw):
-    aligned = ("q_ptr", "k_ptr", "v_ptr", "o_ptr", "lse_ptr", "N_CTX")
-    return tritium.compile(attention.attn_fwd_desc, target="cuda:90", signature=ATTN_SIG,
-                           attrs={a: {"tt.divisibility": 16} for a in aligned},
-                           constexprs=dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False, WS=False),
-                           num_warps=4, num_stages=3, **kw)
+    """The benchmark's descriptor attention at d64, 128x64 tiles, one warp group, no WS."""
+    return ws_attention(ws=False, d=64, bn=64, num_warps=4, **kw)
 
 
 @pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine (the cap is decided on ptxas's report)")

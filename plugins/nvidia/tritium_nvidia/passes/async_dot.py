@@ -22,6 +22,7 @@ from tritium.ttgir.ops import (AsyncCommitGroupOp, AsyncCopyDescriptorToLocalOp,
 from tritium.ttgir.types import MemDescType
 
 from .dialect import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
+from ..toolchain.occupancy import BLOCK_RESERVED_BYTES, LIMITS, REGISTER_FILE
 
 
 #: the copies the pipeline pass issues into slots (cp.async, and TMA completing on an mbarrier)
@@ -146,11 +147,9 @@ def _last_dot(body):
 SPARE_REFILL_AFTER_DOT_WARPS = 8
 
 
-#: shared memory an sm_80/sm_90 SM gives its blocks (228 KiB on sm_90; 164 KiB on sm_80), what the
-#: driver keeps of it per block, and the register file
-SM_SHARED_BYTES = {90: 228 * 1024, 80: 164 * 1024}
-BLOCK_RESERVED_BYTES = 1024
-REGISTER_FILE = 64 * 1024
+#: shared memory an sm_80/sm_90 SM gives its blocks (228 KiB on sm_90; 164 KiB on sm_80); what the
+#: driver keeps of it per block and the register file are ``toolchain/occupancy``'s
+SM_SHARED_BYTES = {cc: LIMITS[cc].shared for cc in (90, 80)}
 #: registers a matmul thread holds beside its accumulator (addresses, counters, descriptors): the
 #: 128x128 8-warp tile took 90 with its 64 accumulator registers, 128x256 154 with 128
 MATMUL_OTHER_REGISTERS = 40

@@ -56,6 +56,7 @@ from tritium.ttir.passes._fold import const_value
 
 from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, FenceAsyncSharedOp, ProducerPartitionOp, TensorMapAcquireOp,
                       TensorMapCreateOp, WarpGroupDotOp, WarpGroupDotWaitOp, WarpGroupTurnOp)
+from ..toolchain.occupancy import REGISTER_FILE
 
 WARP_SPECIALIZE = "tt.warp_specialize"
 REASON = "tritium.ws_reason"
@@ -63,15 +64,14 @@ REASON = "tritium.ws_reason"
 NAMED_BARRIER = "ttng.named_barrier"
 
 PRODUCER_WARPS = 4
-#: registers a producer thread keeps, and the register file the block shares (a CTA an SM)
+#: registers a producer thread keeps (the block has the SM's register file to itself)
 PRODUCER_REGS = 40
-_REGISTER_FILE = 64 * 1024
 
 
 def consumer_registers(consumer_warps: int) -> int:
     """What each consumer thread may take once the producer has given its registers back: the
     file over the consumers, a multiple of 8, at most 256 (``setmaxnreg``'s range is 24..256)."""
-    per = (_REGISTER_FILE - PRODUCER_WARPS * 32 * PRODUCER_REGS) // (consumer_warps * 32)
+    per = (REGISTER_FILE - PRODUCER_WARPS * 32 * PRODUCER_REGS) // (consumer_warps * 32)
     return max(24, min(256, per // 8 * 8))
 
 
@@ -84,7 +84,7 @@ def entry_registers(module: ModuleOp) -> int | None:
     total = module.attributes.get("ttg.total-num-warps")
     if total is None:
         return None
-    return min(255, _REGISTER_FILE // (total.value.data * 32)) // 8 * 8
+    return min(255, REGISTER_FILE // (total.value.data * 32)) // 8 * 8
 
 
 class _Plan(NamedTuple):

@@ -17,13 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+#: an SM's register file (sm_80 to sm_90), and the shared memory the driver keeps per block
+REGISTER_FILE = 64 * 1024
+BLOCK_RESERVED_BYTES = 1024
+
+
 @dataclass(frozen=True)
 class SMLimits:
     shared: int        # bytes of shared memory an SM has for blocks
     max_warps: int
     max_blocks: int
-    reserved: int = 1024  # bytes the driver keeps per block
-    quarter_regs: int = 16384
+    reserved: int = BLOCK_RESERVED_BYTES
+    quarter_regs: int = REGISTER_FILE // 4
 
 
 #: by compute capability; others (sm_70, sm_75, ...) are not capped
