@@ -12,7 +12,7 @@ sm_scale, warp_specialize)``, with its autotuner over the same config list (by d
 the tutorial's whole list, and takes minutes to tune), its host tensor descriptors (or, with
 ``warp_specialize``, the descriptors it builds in the kernel), and its own launch.
 
-First each (head dim, causal, warp_specialize) is checked against float32 attention at N 1024
+First each (head dim, causal, warp_specialize) is checked against float64 attention at N 1024
 (max error, "OK" under 2e-2); then each case is timed interleaved (``interleave.py``) and
 printed with TFLOP/s, Tritium/Triton and the configs each autotuner chose.  A side that fails to
 compile or gives a wrong result is reported as such and the case's ratio left out (Triton 3.6 on
@@ -70,15 +70,6 @@ def keep_configs(mod, wanted: str) -> None:
         raise SystemExit(f"none of {wanted} is in the tutorial's config list")
 
 
-def reference(q, k, v, causal: bool, sm_scale: float):
-    import torch
-    s = (q.float() @ k.float().transpose(-1, -2)) * sm_scale
-    if causal:
-        n = q.shape[2]
-        s = s.masked_fill(torch.triu(torch.ones(n, n, device=q.device, dtype=torch.bool), 1), float("-inf"))
-    return torch.softmax(s, -1) @ v.float()
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tutorial", help="path of Triton's python/tutorials/06-fused-attention.py")
@@ -91,6 +82,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import torch
+    from bench_matmul import attn_ref
     from interleave import host_line, interleaved
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark runs the tutorial on a GPU")
@@ -111,10 +103,10 @@ def main(argv=None) -> int:
             for ws in wss:
                 q, k, v = (torch.randn(2, 4, 1024, d, device="cuda", dtype=torch.float16) for _ in range(3))
                 sm_scale = 1 / math.sqrt(d)
-                ref = reference(q, k, v, causal, sm_scale)
+                ref = attn_ref(q, k, v, causal)  # float64, scaled by 1 / sqrt(d) as sm_scale is
                 for name, m in mods.items():
                     try:
-                        err = (m.attention(q, k, v, causal, sm_scale, ws).float() - ref).abs().max().item()
+                        err = (m.attention(q, k, v, causal, sm_scale, ws).double() - ref).abs().max().item()
                         verdict = "OK" if err < 2e-2 else "WRONG"
                         print(f"check d{d} causal={causal} ws={ws} {name}: max error {err:.2e} {verdict}")
                     except Exception as e:  # noqa: BLE001 (a failing side is reported, not fatal)
