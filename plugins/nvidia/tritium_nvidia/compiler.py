@@ -34,7 +34,7 @@ from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
 from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
-from .toolchain.occupancy import register_cap
+from .toolchain.occupancy import register_cap, spill_budget, spills_within_budget
 
 
 def membar_filter(op_a, op_b) -> bool:
@@ -154,8 +154,8 @@ def make_cubin(ptx, metadata, target, options):
     cubin = ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
                          maxnreg=options.maxnreg, metadata=metadata)
     # a kernel a few registers over an occupancy step: assembled again under the step's cap, kept
-    # if nothing spills (not where the registers are pinned: a user's maxnreg, a warp-specialized
-    # kernel's .maxnreg; nor for clusters)
+    # if it spills nothing, or a few words going from two blocks an SM to three (not where the registers are pinned: a user's maxnreg, a
+    # warp-specialized kernel's .maxnreg; nor for clusters)
     if not options.occupancy_cap or options.maxnreg is not None or options.num_ctas > 1 or ".maxnreg" in ptx:
         return cubin
     cap = register_cap(capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"])
@@ -171,8 +171,8 @@ def make_cubin(ptx, metadata, target, options):
                               enable_fp_fusion=options.enable_fp_fusion, metadata=trial)
     except RuntimeError:  # an instruction needs more (C7602: a wgmma's accumulator registers)
         return cubin
-    own = trial.get("resources", {}).get(metadata["name"], {})
-    if own.get("spill_stores", 1) or own.get("spill_loads", 1) or own.get("stack", 0):
+    budget = spill_budget(capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"])
+    if not spills_within_budget(trial.get("resources", {}).get(metadata["name"]), budget):
         return cubin
     metadata.update(trial, register_cap=cap, uncapped_regs=metadata.get("n_regs"))
     return capped

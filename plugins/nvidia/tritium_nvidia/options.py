@@ -114,7 +114,8 @@ class CUDAOptions(Options):
     pingpong: bool = False
     #: a kernel a few registers over an occupancy step (2 blocks an SM where 3 would fit the shared
     #: memory) is assembled again with its registers capped at that step, and the capped cubin kept
-    #: if it spills nothing (``toolchain/occupancy.py``); a user's ``maxnreg`` turns it off
+    #: if it spills nothing (32 bytes or fewer from two blocks to three: ``toolchain/occupancy.py``);
+    #: a user's ``maxnreg`` turns it off
     occupancy_cap: bool = True
 
     def __post_init__(self):
