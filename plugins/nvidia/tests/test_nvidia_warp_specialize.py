@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_nvidia_tma import compile_mapped  # noqa: E402
 from test_nvidia_warp_specialize_gpu import ws_kernels  # noqa: E402
 from bench_files import bench_kernels  # noqa: E402
+from tritium_nvidia.passes.warp_specialize import Split, shared_split  # noqa: E402
 
 DESCS = {"a_desc": ([128, 64], "zero"), "b_desc": ([256, 64], "zero"), "c_desc": ([128, 256], "zero")}
 PTXAS = shutil.which("ptxas")
@@ -73,6 +74,37 @@ def test_register_split(num_warps, regs, entry):
 
 def test_a_users_maxnreg_wins():
     assert ".maxnreg 160\n" in _compile(bn=128, maxnreg=160).asm["ptx"]
+    assert "ws_blocks_per_sm" not in _attention(d=64, bn=64, num_warps=4, maxnreg=248).metadata
+
+
+@pytest.mark.parametrize("total_warps, shared, split", [
+    (8, 65_640, Split(2, 128, 216)),    # one consumer group, three blocks' shared memory: two
+    (8, 150_000, None),                 # shared memory for one block
+    (12, 65_640, None),                 # two consumer groups: 104 registers each at two blocks
+    (20, 0, None),
+])
+def test_shared_split(total_warps, shared, split):
+    assert shared_split(90, total_warps, shared) == split
+    assert shared_split(80, total_warps, shared) is None
+
+
+@pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine (the split is kept on ptxas's report)")
+@pytest.mark.parametrize("d, bn, stages, blocks", [(64, 64, 3, 2), (128, 64, 2, 2), (64, 128, 2, None)])
+def test_one_consumer_group_shares_the_sm(d, bn, stages, blocks):
+    """Attention with one consumer warp group: the cubin is assembled with the split for two blocks
+    an SM (entry 128, consumers 216) where ptxas spills at most the budget under it; d64 with
+    128-column K/V blocks would spill 604 bytes and keeps the whole file (entry 248, 256)."""
+    k = _attention(d=d, bn=bn, num_warps=4, num_stages=stages)
+    md = k.metadata
+    own = md["resources"][md["name"]]
+    assert md.get("ws_blocks_per_sm") == blocks
+    assert md["n_regs"] == (128 if blocks else 248) and own["spill_stores"] <= 32
+    # the ptx stage's text keeps the one-block split; the cubin was assembled from the other
+    assert ".maxnreg 248\n" in k.asm["ptx"] and "setmaxnreg.inc.sync.aligned.u32 256;" in k.asm["ptx"]
+    if blocks:
+        assert md["unshared_regs"] == 248
+        assert "ws_blocks_per_sm" not in _attention(d=d, bn=bn, num_warps=4, num_stages=stages,
+                                                    occupancy_cap=False).metadata
 
 
 @pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine")

@@ -133,10 +133,19 @@ def test_attention_pingpong(d, bn, stages, n_ctx, causal):
     _attention(d, 128, bn, 8, stages, n_ctx, causal, True)
 
 
-def _attention(d, bm, bn, warps, stages, n_ctx, causal, pingpong):
+@pytest.mark.parametrize("d, bn, stages, causal", [(64, 64, 3, False), (64, 64, 3, True), (128, 64, 2, False)],
+                         ids=lambda v: str(v))
+def test_attention_two_blocks_an_sm(d, bn, stages, causal):
+    """One consumer warp group: the register split is made for two blocks an SM, and 1,024
+    blocks (more than two an SM of the GPU) run side by side with their barriers and split.
+    (d128 causal spills past the budget under that split and keeps the whole file.)"""
+    kern = _attention(d, 128, bn, 4, stages, 1024, causal, False, z=4, h=32)
+    assert kern.metadata["ws_blocks_per_sm"] == 2 and kern.metadata["n_regs"] == 128
+
+
+def _attention(d, bm, bn, warps, stages, n_ctx, causal, pingpong, z=2, h=3):
     """The benchmark's descriptor attention with its K/V loop warp-specialized, against float64:
     the output and each row's log2-sum-exp2 (outputs poisoned; one K/V block up to eight)."""
-    z, h = 2, 3
     q, k, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     lse = torch.full((z, h, n_ctx), float("nan"), device="cuda")
@@ -153,6 +162,7 @@ def _attention(d, bm, bn, warps, stages, n_ctx, causal, pingpong):
     err = ((o.double() - ref).norm() / ref.norm()).item()
     assert err < 1e-2, err
     assert (lse.double() - torch.logsumexp(s, -1) / math.log(2)).abs().max().item() < 1e-2
+    return kern
 
 
 import tritium  # noqa: E402

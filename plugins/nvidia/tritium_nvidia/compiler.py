@@ -32,7 +32,7 @@ from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, spare_pays, spare_re
                                wants_spare_slot)
 from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
-from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers
+from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers, shared_split
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 from .toolchain.occupancy import register_cap, spill_budget, spills_within_budget
 
@@ -153,29 +153,47 @@ def make_ptx(llir, metadata, target, options):
 def make_cubin(ptx, metadata, target, options):
     cubin = ptx_to_cubin(ptx, machine_arch(target), metadata["name"], enable_fp_fusion=options.enable_fp_fusion,
                          maxnreg=options.maxnreg, metadata=metadata)
-    # a kernel a few registers over an occupancy step: assembled again under the step's cap, kept
-    # if it spills nothing, or a few words going from two blocks an SM to three (not where the registers are pinned: a user's maxnreg, a
-    # warp-specialized kernel's .maxnreg; nor for clusters)
-    if not options.occupancy_cap or options.maxnreg is not None or options.num_ctas > 1 or ".maxnreg" in ptx:
+    # One more block an SM, where registers alone stand in its way: the kernel assembled again
+    # for it, kept if it spills nothing (a few words from two blocks or fewer).  Not where the
+    # user pinned the registers (maxnreg) nor for clusters.
+    if not options.occupancy_cap or options.maxnreg is not None or options.num_ctas > 1:
         return cubin
-    cap = register_cap(capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"])
-    if cap is None:
-        return cubin
-    # as the entry's ``.maxnreg`` (ptxas leaves --maxrregcount to kernels without ``.maxntid``)
-    capped_ptx, n = re.subn(r"^(\.maxntid [^\n]*\n)", rf"\1.maxnreg {cap}\n", ptx, count=1, flags=re.M)
-    if not n:
+    cc, regs, warps, shared = capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"]
+    if ".maxnreg" in ptx:
+        # a warp-specialized kernel (its split pinned): the split for two blocks an SM
+        split = shared_split(cc, warps, shared)
+        trial_ptx = _with_split(ptx, split) if split is not None else None
+        found = dict(ws_blocks_per_sm=split.blocks, unshared_regs=regs) if split is not None else {}
+    else:
+        # a cap at the next step, as the entry's ``.maxnreg`` (ptxas leaves --maxrregcount to
+        # kernels with ``.maxntid``)
+        cap = register_cap(cc, regs, warps, shared)
+        trial_ptx, n = re.subn(r"^(\.maxntid [^\n]*\n)", rf"\1.maxnreg {cap}\n", ptx, count=1, flags=re.M) \
+            if cap is not None else (None, 0)
+        trial_ptx = trial_ptx if n else None
+        found = dict(register_cap=cap, uncapped_regs=regs)
+    if trial_ptx is None:
         return cubin
     trial = dict(metadata)
     try:
-        capped = ptx_to_cubin(capped_ptx, machine_arch(target), metadata["name"],
-                              enable_fp_fusion=options.enable_fp_fusion, metadata=trial)
+        trial_cubin = ptx_to_cubin(trial_ptx, machine_arch(target), metadata["name"],
+                                   enable_fp_fusion=options.enable_fp_fusion, metadata=trial)
     except RuntimeError:  # an instruction needs more (C7602: a wgmma's accumulator registers)
         return cubin
-    budget = spill_budget(capability(target), metadata.get("n_regs", 0), metadata["num_warps"], metadata["shared"])
-    if not spills_within_budget(trial.get("resources", {}).get(metadata["name"]), budget):
+    if not spills_within_budget(trial.get("resources", {}).get(metadata["name"]), spill_budget(cc, regs, warps, shared)):
         return cubin
-    metadata.update(trial, register_cap=cap, uncapped_regs=metadata.get("n_regs"))
-    return capped
+    metadata.update(trial, **found)
+    return trial_cubin
+
+
+def _with_split(ptx: str, split) -> str | None:
+    """``ptx`` of a warp-specialized kernel with its entry ``.maxnreg`` and consumers'
+    ``setmaxnreg.inc`` set to ``split``'s (None unless it has one of each)."""
+    if len(re.findall(r"^\.maxnreg \d+$", ptx, flags=re.M)) != 1 or \
+            len(set(re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32 (\d+);", ptx))) != 1:
+        return None
+    text = re.sub(r"^\.maxnreg \d+$", f".maxnreg {split.entry}", ptx, flags=re.M)
+    return re.sub(r"(setmaxnreg\.inc\.sync\.aligned\.u32 )\d+;", rf"\g<1>{split.consumers};", text)
 
 
 #: the stages after ``ttir``, in order

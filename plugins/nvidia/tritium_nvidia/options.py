@@ -115,7 +115,9 @@ class CUDAOptions(Options):
     #: a kernel a few registers over an occupancy step (2 blocks an SM where 3 would fit the shared
     #: memory) is assembled again with its registers capped at that step, and the capped cubin kept
     #: if it spills nothing (32 bytes or fewer from two blocks to three: ``toolchain/occupancy.py``);
-    #: a user's ``maxnreg`` turns it off
+    #: a warp-specialized kernel of one consumer warp group is assembled the same way with its
+    #: register split made for two blocks an SM (``passes/warp_specialize.shared_split``); a
+    #: user's ``maxnreg`` turns both off
     occupancy_cap: bool = True
 
     def __post_init__(self):

@@ -56,7 +56,7 @@ from tritium.ttir.passes._fold import const_value
 
 from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, FenceAsyncSharedOp, ProducerPartitionOp, TensorMapAcquireOp,
                       TensorMapCreateOp, WarpGroupDotOp, WarpGroupDotWaitOp, WarpGroupTurnOp)
-from ..toolchain.occupancy import REGISTER_FILE
+from ..toolchain.occupancy import LIMITS, REGISTER_FILE
 
 WARP_SPECIALIZE = "tt.warp_specialize"
 REASON = "tritium.ws_reason"
@@ -64,15 +64,23 @@ REASON = "tritium.ws_reason"
 NAMED_BARRIER = "ttng.named_barrier"
 
 PRODUCER_WARPS = 4
-#: registers a producer thread keeps (the block has the SM's register file to itself)
+#: registers a producer thread keeps
 PRODUCER_REGS = 40
+#: a split for more blocks an SM (:func:`shared_split`) is tried only where each consumer thread
+#: keeps this many registers (what attention's unspecialized d64 kernel runs at)
+MIN_CONSUMER_REGS = 168
 
 
-def consumer_registers(consumer_warps: int) -> int:
+def consumer_registers(consumer_warps: int, blocks: int = 1) -> int:
     """What each consumer thread may take once the producer has given its registers back: the
-    file over the consumers, a multiple of 8, at most 256 (``setmaxnreg``'s range is 24..256)."""
-    per = (REGISTER_FILE - PRODUCER_WARPS * 32 * PRODUCER_REGS) // (consumer_warps * 32)
+    block's share of the file (``blocks`` blocks an SM) over the consumers, a multiple of 8, at
+    most 256 (``setmaxnreg``'s range is 24..256)."""
+    per = (REGISTER_FILE // blocks - PRODUCER_WARPS * 32 * PRODUCER_REGS) // (consumer_warps * 32)
     return max(24, min(256, per // 8 * 8))
+
+
+def _entry(total_warps: int, blocks: int = 1) -> int:
+    return min(255, REGISTER_FILE // (blocks * total_warps * 32)) // 8 * 8
 
 
 def entry_registers(module: ModuleOp) -> int | None:
@@ -84,7 +92,33 @@ def entry_registers(module: ModuleOp) -> int | None:
     total = module.attributes.get("ttg.total-num-warps")
     if total is None:
         return None
-    return min(255, REGISTER_FILE // (total.value.data * 32)) // 8 * 8
+    return _entry(total.value.data)
+
+
+class Split(NamedTuple):
+    """A warp-specialized kernel's register split: ``.maxnreg`` at entry, the consumers' count."""
+    blocks: int
+    entry: int
+    consumers: int
+
+
+def shared_split(capability: int, total_warps: int, shared: int) -> Split | None:
+    """The split for the most blocks an SM (two or more) that the kernel's shared memory allows and
+    that leaves each consumer thread :data:`MIN_CONSUMER_REGS` or more, else None.  Pinned to the
+    whole file (:func:`entry_registers`), a kernel with one consumer warp group runs one group of
+    ``wgmma`` an SM; two blocks give its consumers 216 registers (entry 128) against 256.  Two
+    consumer groups would keep 104 and stay alone.  The ``cubin`` stage assembles the kernel with
+    this split as a trial and keeps it where ptxas spills (next to) nothing."""
+    limits = LIMITS.get(capability)
+    consumer_warps = total_warps - PRODUCER_WARPS
+    if capability != 90 or limits is None or consumer_warps <= 0:  # setmaxnreg: sm_90a
+        return None
+    by_shared = limits.shared // (shared + limits.reserved)
+    fits = [b for b in range(2, by_shared + 1) if consumer_registers(consumer_warps, b) >= MIN_CONSUMER_REGS]
+    if not fits:
+        return None
+    blocks = max(fits)
+    return Split(blocks, _entry(total_warps, blocks), consumer_registers(consumer_warps, blocks))
 
 
 class _Plan(NamedTuple):
@@ -368,4 +402,5 @@ def consumer_barriers(module: ModuleOp) -> None:
                 op.attributes[NAMED_BARRIER] = IntegerAttr(threads, i32)
 
 
-__all__ = ["WarpSpecialize", "consumer_barriers", "consumer_registers", "NAMED_BARRIER", "REASON"]
+__all__ = ["WarpSpecialize", "Split", "consumer_barriers", "consumer_registers", "entry_registers", "shared_split",
+           "NAMED_BARRIER", "REASON"]
