@@ -187,6 +187,7 @@ static PyObject *binder_call(PyObject *self_, PyObject *const *args, size_t narg
 #undef PUT_BORROWED
     if (at != self->nkey) goto miss;
     PyObject *entry = PyDict_GetItemWithError(self->cache, key);
+    if (entry == NULL && PyErr_Occurred()) PyErr_Clear();  /* an unhashable option: the general path */
     if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) goto miss;
     PyObject *go = PyTuple_GET_ITEM(entry, 0), *kernel = PyTuple_GET_ITEM(entry, 1);
     Py_INCREF(go);

@@ -5,8 +5,9 @@ addresses to the driver's direct launcher (``Driver.make_direct_launcher``).
 A ``@jit`` function gets this binder after its first launch whose arguments are torch tensors on
 a device, ints, floats, bools, ``None`` and constexprs (the *pattern*: which parameter is which).
 Every launch computes the key from the pattern; one the key does not find (other argument
-kinds, launch options other than ``num_warps``, ``num_stages``, ``num_ctas`` and ``maxnreg``
-(what an autotuner's ``Config`` passes), a first launch, an error) goes
+kinds, a launch option not passed before (the binder then takes it too: ``num_warps``,
+``num_stages``, ``num_ctas`` and ``maxnreg``, what an autotuner's ``Config`` passes, together;
+any other one by itself), an unhashable option value, a first launch, an error) goes
 to the general binder (``binder.py``) and from there to ``JITFunction.run``, which compiles,
 reports errors and, after launching, files the key here (:func:`fill`).
 
@@ -32,7 +33,8 @@ from .interface import grid3
 from .driver import Driver
 from ._allocation import make_direct_launcher
 
-#: launch options the fast path takes by keyword (the rest go to the general path)
+#: launch options every binder that takes options takes by keyword; a binder takes any other
+#: option (``enable_fp_fusion``, ``debug``, a backend's own) once a launch has passed it
 FAST_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
@@ -234,10 +236,13 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
     """After a launch through ``JITFunction.run`` on ``device`` with no explicit backend, target
     or stream: give ``fn`` its direct binder if it has none and the launch has a pattern, and
     file the launch's key."""
-    if type(driver).make_direct_launcher is _NO_DIRECT or any(o not in FAST_OPTIONS for o in opts):
+    if type(driver).make_direct_launcher is _NO_DIRECT or not _hashable(opts):
         return
     binder = fn._direct
-    if binder is None or (opts and not binder.options):
+    # a launch option the binder does not take yet (one of the backend's, ``enable_fp_fusion``,
+    # ``debug``, ...): a binder that takes it too, as it takes FAST_OPTIONS
+    more = type(binder) is DirectBinder and any(o not in binder.options for o in opts)
+    if binder is None or (opts and not binder.options) or more:
         if device in kernel.no_direct:
             return
         if binder is None:
@@ -246,7 +251,11 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
                 return
         else:
             pattern = binder.pattern
-        options = tuple(o for o in FAST_OPTIONS if o not in fn.arg_names) if opts else ()
+        options = ()
+        if opts:
+            others = {o for o in opts if o not in FAST_OPTIONS}
+            others |= {o for o in (binder.options if binder is not None else ()) if o not in FAST_OPTIONS}
+            options = tuple(o for o in FAST_OPTIONS + tuple(sorted(others)) if o not in fn.arg_names)
         binder = DirectBinder(fn, pattern, options)
         if not binder.fill(kernel, bound, key_parts, opts, device, driver):
             return  # no direct launcher for this kernel: keep the general binder alone
@@ -259,6 +268,15 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
             fn._fast[1].clear()
         return
     binder.fill(kernel, bound, key_parts, opts, device, driver)
+
+
+def _hashable(opts: dict) -> bool:
+    """Whether the launch options can be part of a key (a list passed as an option cannot)."""
+    try:
+        hash(tuple(opts.values()))
+    except TypeError:
+        return False
+    return True
 
 
 def _no_direct():

@@ -225,6 +225,31 @@ def test_launch_options_num_warps_and_num_stages(runs):
     assert runs.count == 0
 
 
+def test_other_launch_options_take_the_fast_path_too(runs):
+    """A launch option beyond the autotuner's four (``enable_fp_fusion``, a backend's own such as
+    ``overlap_dots``) is taken by the binder once a launch has passed it: each value its own
+    specialization, the general path not visited again (it took 40 us a launch, against 1).  An
+    unhashable value and an unknown keyword still get the general path's answers."""
+    x, y, out = tensors()
+    for _ in range(3):
+        runs.count = 0
+        plain = launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, enable_fp_fusion=False))
+        assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, enable_fp_fusion=True,
+                                           num_warps=2)).block[0] == 64
+        launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, overlap_dots=False))
+        assert launched(lambda: axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64)).block[0] == 128
+    assert runs.count == 0 and plain.block[0] == 128
+    assert {"enable_fp_fusion", "overlap_dots"} <= set(axpy._direct.options)
+    fused = axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, enable_fp_fusion=True, num_warps=2)
+    unfused = axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, enable_fp_fusion=False)
+    assert fused is not unfused and fused.metadata["num_warps"] == 2
+    assert runs.count == 0
+    with pytest.raises(TypeError, match="unhashable"):
+        axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, enable_fp_fusion=[True])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        axpy[(2,)](x, y, out, 100, 1.0, BLOCK=64, bogus=1)
+
+
 @pytest.mark.parametrize("grid, expect", [((5,), (5, 1, 1)), ((5, 2), (5, 2, 1)), ((5, 2, 3), (5, 2, 3)),
                                           (5, (5, 1, 1)), ([5, 2], (5, 2, 1)),
                                           (lambda meta: (tritium.cdiv(1000, meta["BLOCK"]), meta["num_warps"]), (16, 4, 1))])
