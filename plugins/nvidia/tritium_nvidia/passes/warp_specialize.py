@@ -56,7 +56,7 @@ from tritium.ttir.passes._fold import const_value
 
 from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, FenceAsyncSharedOp, ProducerPartitionOp, TensorMapAcquireOp,
                       TensorMapCreateOp, WarpGroupDotOp, WarpGroupDotWaitOp, WarpGroupTurnOp)
-from ..toolchain.occupancy import LIMITS, REGISTER_FILE
+from ..toolchain.occupancy import LIMITS, REGISTER_FILE, blocks_per_sm
 
 WARP_SPECIALIZE = "tt.warp_specialize"
 REASON = "tritium.ws_reason"
@@ -113,8 +113,8 @@ def shared_split(capability: int, total_warps: int, shared: int) -> Split | None
     consumer_warps = total_warps - PRODUCER_WARPS
     if capability != 90 or limits is None or consumer_warps <= 0:  # setmaxnreg: sm_90a
         return None
-    by_shared = limits.shared // (shared + limits.reserved)
-    fits = [b for b in range(2, by_shared + 1) if consumer_registers(consumer_warps, b) >= MIN_CONSUMER_REGS]
+    room = blocks_per_sm(limits, 1, total_warps, shared)  # what the shared memory and warps allow
+    fits = [b for b in range(2, room + 1) if consumer_registers(consumer_warps, b) >= MIN_CONSUMER_REGS]
     if not fits:
         return None
     blocks = max(fits)
