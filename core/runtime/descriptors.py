@@ -248,17 +248,19 @@ class DescriptorBinder:
     hardware descriptor): generated Python that checks the layout, asks the backend's mapper
     for each map and launches the companion through its own binder, with none of the general
     path's binding and selection.  Anything else (another layout, device, backend, a map
-    declined or newly offered, launch options other than ``num_warps``/``num_stages``) goes to
-    the general path, which launches and installs the binder for the new layout.
+    declined or newly offered, launch options other than ``num_warps``, ``num_stages``,
+    ``num_ctas`` and ``maxnreg``, what an autotuner's ``Config`` passes) goes to the general
+    path, which launches and installs the binder for the new layout.
 
     It stands where a :class:`~tritium.runtime.direct_binder.DirectBinder` would
     (``JITFunction._direct``), and files nothing (``fill``)."""
 
-    options = ("num_warps", "num_stages")
     pattern = None
 
     def __init__(self, fn, layout: tuple, base_type, device: int, mapper):
         self.fn, self.layout = fn, layout
+        # the launch options it takes by keyword (a parameter of the same name stays a parameter)
+        self.options = tuple(o for o in FAST_OPTIONS if o not in fn.arg_names)
         self.companion = companion(fn, layout)
         self.launch = self._generate(base_type, device, mapper)
 
@@ -268,6 +270,7 @@ class DescriptorBinder:
     def _generate(self, base_type, device, mapper):
         fn, layout = self.fn, self.layout
         names = [p.name for p in fn.params]
+        opts = "(" + "".join(o + ", " for o in self.options) + ")"
         descs = [(p.name, entry) for p, entry in zip(fn.params, layout) if entry is not None]
         every = "(" + "".join(n + ", " for n in names) + ")"
         defaults = [f"    if {p.name} is _t_M: {p.name} = _t_defaults[{p.num}]" for p in fn.params
@@ -284,7 +287,7 @@ class DescriptorBinder:
                 continue
             rank, mapped = entry
             body.append(f"_t_m{i} = _t_map({n})")
-            body.append(f"if _t_m{i} is {'' if mapped else 'not '}None: return _t_miss(_t_grid, {every}, (), _t_kw, (num_warps, num_stages))")
+            body.append(f"if _t_m{i} is {'' if mapped else 'not '}None: return _t_miss(_t_grid, {every}, (), _t_kw, {opts})")
             if mapped:
                 body.append(f"_t_m{i} = _t_addr(_t_m{i})")
             body.append(f"_t_s{i} = {n}.shape")
@@ -293,41 +296,39 @@ class DescriptorBinder:
             flat += ([f"_t_m{i}"] if mapped else []) + [f"_t_tuple({n}.block_shape)", f"{n}.padding"]
         params = "".join(n + "=_t_M, " for n in names)
         call = "".join(a + ", " for a in flat)
+        kw_options = "".join(f"{o}=_t_M, " for o in self.options)
+        none_given = " and ".join(f"{o} is _t_M" for o in self.options) or "True"
         src = f"""
-def _t_launch(_t_grid, {params}*_t_extra, num_warps=_t_M, num_stages=_t_M, **_t_kw):
+def _t_launch(_t_grid, {params}*_t_extra, {kw_options}**_t_kw):
     if _t_extra or _t_kw or _t_env(_t_envkey) != _t_envval:
-        return _t_miss(_t_grid, {every}, _t_extra, _t_kw, (num_warps, num_stages))
+        return _t_miss(_t_grid, {every}, _t_extra, _t_kw, {opts})
 {chr(10).join(defaults)}
     try:
         if {' or '.join(guards)}:
-            return _t_miss(_t_grid, {every}, (), _t_kw, (num_warps, num_stages))
+            return _t_miss(_t_grid, {every}, (), _t_kw, {opts})
 {''.join('        ' + b + chr(10) for b in body)}    except Exception:  # outside the layout: the general path says what is wrong
-        return _t_miss(_t_grid, {every}, (), _t_kw, (num_warps, num_stages))
+        return _t_miss(_t_grid, {every}, (), _t_kw, {opts})
     if _t_type(_t_grid) is not _t_tuple and callable(_t_grid):
         _t_grid = _t_originals(_t_grid, {{{''.join(f'{n!r}: {n}, ' for n in names)}}})
-    if num_warps is _t_M and num_stages is _t_M:
+    if {none_given}:
         return _t_comp[_t_grid]({call})
-    return _t_comp[_t_grid]({call}**_t_opts(num_warps, num_stages))
+    return _t_comp[_t_grid]({call}**_t_opts({opts}))
 """
         envval = _ENV_GET(_ENV_KEY)  # TRITIUM_BACKEND as the launch that installs the binder saw it
         scope = {"_t_M": _MISSING, "_t_defaults": {p.num: p.default for p in fn.params}, "_t_env": _ENV_GET,
                  "_t_envkey": _ENV_KEY, "_t_envval": envval, "_t_D": TensorDescriptor, "_t_BT": base_type,
                  "_t_map": mapper, "_t_addr": _address, "_t_miss": self._miss, "_t_type": type, "_t_tuple": tuple,
-                 "_t_originals": _with_originals, "_t_comp": self.companion, "_t_opts": _given_options}
+                 "_t_originals": _with_originals, "_t_comp": self.companion, "_t_opts": self._given}
         exec(compile(src, f"<tritium descriptor binder of {fn.__name__}>", "exec"), scope)  # noqa: S102 - generated binder
         launch = scope["_t_launch"]
         launch.source = src
         return launch
 
+    def _given(self, values: tuple) -> dict:
+        """The launch options passed (``values`` in :attr:`options`' order), by name."""
+        return {o: v for o, v in zip(self.options, values) if v is not _MISSING}
+
     # the general binder, with the options given (the launch came through ``fn[grid]``, which
     # built that binder first)
     _miss = DirectBinder._miss
 
-
-def _given_options(num_warps, num_stages) -> dict:
-    out = {}
-    if num_warps is not _MISSING:
-        out["num_warps"] = num_warps
-    if num_stages is not _MISSING:
-        out["num_stages"] = num_stages
-    return out

@@ -414,9 +414,11 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
     def grid(meta):
         grids.append(type(meta["src_desc"]).__name__)
         return (1,)
+    # (the third as an autotuner's Config launches: num_warps, num_ctas, num_stages, maxnreg)
     for _ in range(2):
         for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
                        lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4, num_ctas=1, num_stages=3, maxnreg=128),
                        lambda d: copy_desc[grid](d, out, BLOCK=64)):
             launched(lambda: launch(TensorDescriptor.from_tensor(src, [64])), 1)
     assert type(copy_desc._direct) is DescriptorBinder
@@ -432,6 +434,7 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
         grids.clear()
         for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
                        lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4, num_ctas=1, num_stages=3, maxnreg=128),
                        lambda d: copy_desc[grid](d, out, BLOCK=64)):
             last = launched(lambda: launch(TensorDescriptor.from_tensor(src2, [64])), 1)
             assert last.params[0] == src2.data_ptr() and last.device == 0
