@@ -324,11 +324,8 @@ def _t_launch(_t_grid, {params}*_t_extra, {kw_options}**_t_kw):
         launch.source = src
         return launch
 
-    def _given(self, values: tuple) -> dict:
-        """The launch options passed (``values`` in :attr:`options`' order), by name."""
-        return {o: v for o, v in zip(self.options, values) if v is not _MISSING}
-
     # the general binder, with the options given (the launch came through ``fn[grid]``, which
     # built that binder first)
+    _given = DirectBinder._given
     _miss = DirectBinder._miss
 

@@ -185,18 +185,19 @@ def _t_key({''.join(n + ', ' for n in names)}{opts}):
         return launch
 
     # -- the general path ------------------------------------------------------------------------
+    def _given(self, opts: tuple) -> dict:
+        """The launch options passed (``opts`` in :attr:`options`' order), by name."""
+        return {n: v for n, v in zip(self.options, opts) if v is not _MISSING}
+
     def _miss(self, grid, values, extra, kw, opts):
-        fn = self.fn
-        for name, v in zip(self.options, opts):
-            if v is not _MISSING:
-                kw[name] = v
-        general = fn._fast[0]
+        kw.update(self._given(opts))
+        general = self.fn._fast[0]
         return general(grid, *values, *extra, **kw)
 
     def _grid_of(self, grid, kernel, values, opts):
         if callable(grid):
             meta = dict(zip(self.fn.arg_names, values))
-            meta.update({n: v for n, v in zip(self.options, opts) if v is not _MISSING})
+            meta.update(self._given(opts))
             meta.setdefault("num_warps", kernel.metadata.get("num_warps", 4))
             meta.setdefault("num_stages", kernel.metadata.get("num_stages", 3))
             return grid3(grid(meta), self.fn.__name__, grid)

@@ -165,12 +165,8 @@ def make_cubin(ptx, metadata, target, options):
         trial_ptx = _with_split(ptx, split) if split is not None else None
         found = dict(ws_blocks_per_sm=split.blocks, unshared_regs=regs) if split is not None else {}
     else:
-        # a cap at the next step, as the entry's ``.maxnreg`` (ptxas leaves --maxrregcount to
-        # kernels with ``.maxntid``)
         cap = register_cap(cc, regs, warps, shared)
-        trial_ptx, n = re.subn(r"^(\.maxntid [^\n]*\n)", rf"\1.maxnreg {cap}\n", ptx, count=1, flags=re.M) \
-            if cap is not None else (None, 0)
-        trial_ptx = trial_ptx if n else None
+        trial_ptx = _with_cap(ptx, cap) if cap is not None else None
         found = dict(register_cap=cap, uncapped_regs=regs)
     if trial_ptx is None:
         return cubin
@@ -184,6 +180,13 @@ def make_cubin(ptx, metadata, target, options):
         return cubin
     metadata.update(trial, **found)
     return trial_cubin
+
+
+def _with_cap(ptx: str, cap: int) -> str | None:
+    """``ptx`` with the entry's ``.maxnreg`` set to ``cap`` (ptxas leaves --maxrregcount to kernels
+    with ``.maxntid``), or None for a kernel without a ``.maxntid`` line."""
+    text, n = re.subn(r"^(\.maxntid [^\n]*\n)", rf"\1.maxnreg {cap}\n", ptx, count=1, flags=re.M)
+    return text if n else None
 
 
 def _with_split(ptx: str, split) -> str | None:

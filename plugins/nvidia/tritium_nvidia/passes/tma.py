@@ -384,14 +384,14 @@ class UnfencedCopies:
     def run(self, module) -> None:
         reader = Membar(scratch_rules=SCRATCH_SIZES)
         for func in [op for op in module.walk() if isinstance(op, FuncOp)]:
-            copies = [op for op in func.walk() if isinstance(op, AsyncCopyDescriptorToLocalOp)]
+            ops = list(func.walk())
+            copies = [op for op in ops if isinstance(op, AsyncCopyDescriptorToLocalOp)]
             if not copies:
                 continue
             shared = func.attributes.get("ttg.shared")
             reader.whole = max(shared.value.data if shared is not None else 1 << 30, 1)
-            order = {op: i for i, op in enumerate(func.walk())}
-            generic = [(op, a) for op in func.walk() if not isinstance(op, _ASYNC_USERS)
-                       for a in reader.accesses(op)]
+            order = {op: i for i, op in enumerate(ops)}
+            generic = [(op, a) for op in ops if not isinstance(op, _ASYNC_USERS) for a in reader.accesses(op)]
             fences = []  # (copy, its bytes): fenced at the function's top level, on every path
             for copy in copies:
                 writes = reader.accesses(copy)
