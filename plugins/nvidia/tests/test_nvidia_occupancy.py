@@ -109,19 +109,19 @@ def test_small_kernels_are_assembled_once():
 
 def _fp8_attention(**kw):
     """The benchmark's pointer attention (``bench/matmul_kernels.py``) as its fp8 rows launch it at
-    d128 with 64x64 tiles, 4 warps, 3 stages: e4m3 Q, K and V (V stored [d, N]), fp16 output."""
-    from bench_files import bench_kernels
-    names = ["Q", "K", "V", "sm_scale", "Out", "stride_qz", "stride_qh", "stride_qm", "stride_qk", "stride_kz",
-             "stride_kh", "stride_kn", "stride_kk", "stride_vz", "stride_vh", "stride_vk", "stride_vn", "stride_oz",
-             "stride_oh", "stride_om", "stride_on", "H", "N_CTX"]
-    unit = ("stride_qk", "stride_kk", "stride_vk", "stride_on")
-    sig = {n: "fp32" if n == "sm_scale" else "*fp8e4nv" if n in "QKV" else "*fp16" if n == "Out" else "i32"
-           for n in names if n not in unit}
-    mod = bench_kernels("_occupancy_attn", "matmul_kernels.py")
-    return tritium.compile(mod.attn_fwd, target="cuda:90", signature=sig,
-                           constexprs=dict(HEAD_DIM=128, BLOCK_M=64, BLOCK_N=64, CAUSAL=False, **{u: 1 for u in unit}),
-                           attrs={n: {"tt.divisibility": 16} for n, t in sig.items() if t != "fp32"},
-                           num_warps=4, num_stages=3, **kw).metadata
+    d128 with 64x64 tiles, 4 warps, 3 stages (``bench/sass_compare.py``'s ``attn-fp8e4-d128-m64``:
+    e4m3 Q, K and V, V stored [d, N], fp16 output)."""
+    import importlib.util
+    from bench_files import BENCH, bench_kernels
+    spec = importlib.util.spec_from_file_location("sass_compare", os.path.join(BENCH, "sass_compare.py"))
+    sc = importlib.util.module_from_spec(spec)
+    sys.modules["sass_compare"] = sc  # its dataclasses look their module up
+    spec.loader.exec_module(sc)
+    k = next(s for s in sc.SPECS if s.name == "attn-fp8e4-d128-m64")
+    mod = bench_kernels("_occupancy_" + k.source[:-3], k.source)
+    return tritium.compile(getattr(mod, k.fn), target="cuda:90", signature=k.signature, constexprs=k.constexprs,
+                           attrs={n: {"tt.divisibility": 16} for n in sc._divisible(k)},
+                           num_warps=k.num_warps, num_stages=k.num_stages, **kw).metadata
 
 
 @pytest.mark.skipif(PTXAS is None, reason="no ptxas on this machine")
