@@ -20,7 +20,7 @@ from xdsl.irdl import (AnyAttr, IRDLOperation, ParsePropInAttrDict, VarConstrain
                        var_operand_def, var_result_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (CallableOpInterface, HasParent, IsolatedFromAbove, IsTerminator,
+from xdsl.traits import (CallableOpInterface, HasParent, IsolatedFromAbove, IsTerminator, MemoryEffect,
                          MemoryWriteEffect, Pure, ReturnLike, SymbolOpInterface)
 from xdsl.utils.exceptions import VerifyException
 
@@ -567,6 +567,22 @@ class DotOp(IRDLOperation):
         return op
 
 
+class PureWhenMarked(MemoryEffect):
+    """The effects of an op whose ``pure`` property is the author's word (a library call, inline
+    assembly): none where it is set, so CSE merges the op, DCE drops it unused and layout passes
+    treat it as the elementwise op it is (as Triton does); unknown otherwise, so nothing moves it."""
+
+    @classmethod
+    def get_effects(cls, op: Operation):
+        return frozenset() if op.pure.value.data else None
+
+
+def is_pure(op: Operation) -> bool:
+    """``op`` has no effects and may be recomputed or evaluated in another layout: the ``Pure``
+    trait, or :class:`PureWhenMarked` with its ``pure`` property set."""
+    return op.has_trait(Pure) or (op.has_trait(PureWhenMarked) and bool(op.pure.value.data))
+
+
 @irdl_op_definition
 class ExternElementwiseOp(IRDLOperation):
     name = "tt.extern_elementwise"
@@ -576,6 +592,7 @@ class ExternElementwiseOp(IRDLOperation):
     symbol = prop_def(StringAttr)
     pure = prop_def(BoolAttr)
     result = result_def()
+    traits = traits_def(PureWhenMarked())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "operands attr-dict `:` functional-type(operands, $result)"
 
@@ -598,6 +615,7 @@ class ElementwiseInlineAsmOp(IRDLOperation):
     pure = prop_def(BoolAttr)
     packed_element = prop_def(IntegerAttr)
     res = var_result_def()
+    traits = traits_def(PureWhenMarked())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$asm_string attr-dict ($args^ `:` type($args))? `->` type($res)"
 

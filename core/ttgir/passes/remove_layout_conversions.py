@@ -29,9 +29,8 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.traits import Pure
 
-from ...ttir.ops import BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp
+from ...ttir.ops import BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, is_pure
 from ...ttir.passes.dce import DCE
 from ..encodings import SliceEncodingAttr
 from ..ops import ConvertLayoutOp
@@ -52,7 +51,7 @@ NEVER = {"tt.load", "tt.dot", "tt.reduce", "tt.scan", "tt.call", "tt.atomic_rmw"
 
 
 def _elementwise(op: Operation) -> bool:
-    if op.name in NEVER or not op.has_trait(Pure) or op.regions or len(op.results) != 1:
+    if op.name in NEVER or not is_pure(op) or op.regions or len(op.results) != 1:
         return False
     shape = op.results[0].type.get_shape() if isinstance(op.results[0].type, TensorType) else None
     return shape is not None and all(not isinstance(v.type, TensorType) or v.type.get_shape() == shape

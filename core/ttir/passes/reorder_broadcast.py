@@ -7,21 +7,23 @@ smaller source values, as Triton does:
   ``broadcast(elementwise(a, b))``; splat constants among the operands are rebuilt at the source
   shape.
 
-Only ``Pure`` single-result elementwise ops (arith, math and tt's elementwise extras) move.
+Only effect-free single-result elementwise ops move: arith, math, tt's elementwise extras, and library
+calls and inline assembly marked pure.
 """
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
-from xdsl.traits import Pure
 
 from ..arith import ConstantOp
-from ..ops import BroadcastOp, ClampFOp, FpToFpOp, MulhiUIOp, PreciseDivFOp, PreciseSqrtOp, SplatOp
+from ..ops import (BroadcastOp, ClampFOp, ElementwiseInlineAsmOp, ExternElementwiseOp, FpToFpOp, MulhiUIOp,
+                   PreciseDivFOp, PreciseSqrtOp, SplatOp, is_pure)
 from ..types import element_type, like, shape_of
 from ._fold import const_value, make_const
 
-_TT_ELEMENTWISE = (ClampFOp, FpToFpOp, MulhiUIOp, PreciseDivFOp, PreciseSqrtOp)
+_TT_ELEMENTWISE = (ClampFOp, FpToFpOp, MulhiUIOp, PreciseDivFOp, PreciseSqrtOp, ExternElementwiseOp,
+                   ElementwiseInlineAsmOp)
 
 
 def is_elementwise(op: Operation) -> bool:
@@ -30,7 +32,7 @@ def is_elementwise(op: Operation) -> bool:
     if not (op.name.startswith(("arith.", "math.")) or isinstance(op, _TT_ELEMENTWISE)):
         return False
     shape = shape_of(op.results[0].type)
-    return bool(shape) and op.has_trait(Pure) and all(shape_of(v.type) == shape for v in op.operands)
+    return bool(shape) and is_pure(op) and all(shape_of(v.type) == shape for v in op.operands)
 
 
 def _rebuild(op: Operation, operands, result_type) -> Operation:
