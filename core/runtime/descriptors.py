@@ -25,7 +25,7 @@ from .. import knobs as _knobs
 from ..hooks.backend import PluginError
 from ..tools.tensor_descriptor import TensorDescriptor
 from .binder import _MISSING, _ENV_GET, _ENV_KEY
-from .direct_binder import FAST_OPTIONS, DirectBinder
+from .direct_binder import DirectBinder, binder_options
 from .specialize import _address as _address_of
 from ..language.tensor_descriptor import make_tensor_descriptor
 from ..hooks import manager
@@ -217,9 +217,8 @@ def _with_originals(grid, originals: dict):
 def _install(fn, bound, layout, opts) -> None:
     """Give ``fn`` a :class:`DescriptorBinder` for ``layout`` after a launch that took the general
     path, when its maps' backend and target were remembered (torch tensors on a device) and
-    ``fn`` has no binder of another kind."""
-    if any(o not in FAST_OPTIONS for o in opts):
-        return
+    ``fn`` has no binder of another kind.  A launch option the layout's binder does not take yet
+    (``enable_fp_fusion``, a backend's option) gives it a binder that takes it too."""
     if fn._direct is not None and type(fn._direct) is not DescriptorBinder:
         return  # a binder of plain arguments: launches of that pattern keep it
     first = next(v.base for v in bound if type(v) is TensorDescriptor)
@@ -233,10 +232,12 @@ def _install(fn, bound, layout, opts) -> None:
     key = (layout, env, type(first), device)
     binders = fn.__dict__.setdefault("_descriptor_binders", {})
     binder = binders.get(key)
-    if binder is None:
-        if len(binders) >= 16:
+    if binder is None or any(o not in binder.options for o in opts):
+        if binder is None and len(binders) >= 16:
             binders.clear()
-        binder = binders[key] = DescriptorBinder(fn, layout, type(first), device, sel[0].tensor_descriptor_mapper(sel[1]))
+        options = binder_options(fn, opts, binder.options if binder is not None else ())
+        binder = binders[key] = DescriptorBinder(fn, layout, type(first), device,
+                                                 sel[0].tensor_descriptor_mapper(sel[1]), options)
     if fn._direct is not binder:
         fn._direct = binder
         fn._by_grid.clear()  # kernel[grid] now binds this binder
@@ -247,20 +248,22 @@ class DescriptorBinder:
     descriptors, for one layout (which parameters are descriptors, their ranks, which have a
     hardware descriptor): generated Python that checks the layout, asks the backend's mapper
     for each map and launches the companion through its own binder, with none of the general
-    path's binding and selection.  Anything else (another layout, device, backend, a map
-    declined or newly offered, launch options other than ``num_warps``, ``num_stages``,
-    ``num_ctas`` and ``maxnreg``, what an autotuner's ``Config`` passes) goes to the general
-    path, which launches and installs the binder for the new layout.
+    path's binding and selection.  It takes ``num_warps``, ``num_stages``, ``num_ctas`` and
+    ``maxnreg`` (what an autotuner's ``Config`` passes) and any other launch option an earlier
+    launch of the layout passed, and hands them to the companion's own binder.  Anything else
+    (another layout, device, backend, a map declined or newly offered, an option not seen yet)
+    goes to the general path, which launches and installs the binder for the new layout or
+    options.
 
     It stands where a :class:`~tritium.runtime.direct_binder.DirectBinder` would
     (``JITFunction._direct``), and files nothing (``fill``)."""
 
     pattern = None
 
-    def __init__(self, fn, layout: tuple, base_type, device: int, mapper):
+    def __init__(self, fn, layout: tuple, base_type, device: int, mapper, options: tuple | None = None):
         self.fn, self.layout = fn, layout
         # the launch options it takes by keyword (a parameter of the same name stays a parameter)
-        self.options = tuple(o for o in FAST_OPTIONS if o not in fn.arg_names)
+        self.options = binder_options(fn, ()) if options is None else options
         self.companion = companion(fn, layout)
         self.launch = self._generate(base_type, device, mapper)
 

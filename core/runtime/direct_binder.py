@@ -252,11 +252,7 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
                 return
         else:
             pattern = binder.pattern
-        options = ()
-        if opts:
-            others = {o for o in opts if o not in FAST_OPTIONS}
-            others |= {o for o in (binder.options if binder is not None else ()) if o not in FAST_OPTIONS}
-            options = tuple(o for o in FAST_OPTIONS + tuple(sorted(others)) if o not in fn.arg_names)
+        options = binder_options(fn, opts, binder.options if binder is not None else ()) if opts else ()
         binder = DirectBinder(fn, pattern, options)
         if not binder.fill(kernel, bound, key_parts, opts, device, driver):
             return  # no direct launcher for this kernel: keep the general binder alone
@@ -269,6 +265,14 @@ def fill(fn, kernel, bound, key_parts, opts: dict, device: int, driver) -> None:
             fn._fast[1].clear()
         return
     binder.fill(kernel, bound, key_parts, opts, device, driver)
+
+
+def binder_options(fn, opts, held=()) -> tuple:
+    """The launch options a binder of ``fn`` takes by keyword once a launch has passed ``opts``
+    and its binder took ``held``: :data:`FAST_OPTIONS` and every other option either saw, in a
+    fixed order; a parameter of the same name stays a parameter."""
+    others = {o for o in (*opts, *held) if o not in FAST_OPTIONS}
+    return tuple(o for o in FAST_OPTIONS + tuple(sorted(others)) if o not in fn.arg_names)
 
 
 def _hashable(opts: dict) -> bool:

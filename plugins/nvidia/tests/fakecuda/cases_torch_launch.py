@@ -405,7 +405,8 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
     """After a first launch through the general path, a launch with host descriptors takes the
     function's descriptor binder straight to the companion's direct launcher: neither the
     function's nor the companion's ``run`` is called, and the map comes from the backend's
-    mapper, not a hook call per descriptor."""
+    mapper, not a hook call per descriptor.  So do launches with an autotuner's options and with
+    any other option once one launch has passed it."""
     from tritium.hooks.backend import InstalledBackend
     from tritium.runtime.descriptors import DescriptorBinder
     src, out = on(0, torch.randn(64), torch.empty(64))
@@ -419,9 +420,12 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
         for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
                        lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4),
                        lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4, num_ctas=1, num_stages=3, maxnreg=128),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, enable_fp_fusion=False, num_warps=4),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, overlap_dots=False),
                        lambda d: copy_desc[grid](d, out, BLOCK=64)):
             launched(lambda: launch(TensorDescriptor.from_tensor(src, [64])), 1)
     assert type(copy_desc._direct) is DescriptorBinder
+    assert {"num_ctas", "maxnreg", "enable_fp_fusion", "overlap_dots"} <= set(copy_desc._direct.options)
     companion = copy_desc._direct.companion
 
     def general(*args, **kwargs):
@@ -435,6 +439,8 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
         for launch in (lambda d: copy_desc[(1,)](d, out, BLOCK=64),
                        lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4),
                        lambda d: copy_desc[(1,)](d, out, BLOCK=64, num_warps=4, num_ctas=1, num_stages=3, maxnreg=128),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, enable_fp_fusion=False, num_warps=4),
+                       lambda d: copy_desc[(1,)](d, out, BLOCK=64, overlap_dots=False),
                        lambda d: copy_desc[grid](d, out, BLOCK=64)):
             last = launched(lambda: launch(TensorDescriptor.from_tensor(src2, [64])), 1)
             assert last.params[0] == src2.data_ptr() and last.device == 0
@@ -449,6 +455,9 @@ def test_descriptor_launches_take_their_own_binder(monkeypatch):
     # path, which reports it at the kernel's source
     with pytest.raises(Exception):
         copy_desc[(1,)](src3, out3, BLOCK=64)
+    # an unknown keyword gets the general path's answer
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        copy_desc[(1,)](TensorDescriptor.from_tensor(src3, [64]), out3, BLOCK=64, bogus=1)
 
 
 def test_queries_switch_to_torch_once_initialised(monkeypatch):
