@@ -139,8 +139,9 @@ def test_persistent_matmul_pipelined(dtype, block_k, swizzle, spare, tmp_path):
     read two iterations earlier before its wgmma (which stays in flight across iterations);
     bf16 with BK 32 takes none (two blocks of 97 KiB would pass the 196 KiB an SM keeps with
     room for L1, ``async_dot.spare_pays``) and refills after the wait that retires the previous
-    iteration's wgmma, behind a barrier: Triton's schedule."""
-    k = _persistent(block_k, dtype)
+    iteration's wgmma, behind a barrier: Triton's schedule.  (The per-tile prologue as the
+    pipeline makes it: ``tile_prefetch`` off; test_nvidia_tile_prefetch.py has the ring across tiles.)"""
+    k = _persistent(block_k, dtype, tile_prefetch=False)
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     body = _k_loop(ttgir)
     assert "tt.descriptor_load" not in body and "ttg.local_alloc" not in body
@@ -176,8 +177,9 @@ def test_two_warp_group_tma_loop_has_one_barrier_after_the_wgmma(tmp_path):
     """8 warps: the refill goes after the wgmma (``async_dot.spare_refill``) behind the one barrier
     the slot's earlier readers need; the landed tiles need none (each thread waits on the slot's
     mbarrier), and the barrier the freshly initialised mbarriers need stands before the loop, once
-    a tile, instead of at the top of the body (bench NOTES run 27)."""
-    k = _persistent(64, warps=8)
+    a tile, instead of at the top of the body (bench NOTES run 27).  (The per-tile form:
+    ``tile_prefetch`` off; with it the barriers are initialised once, before the tile loop.)"""
+    k = _persistent(64, warps=8, tile_prefetch=False)
     ttgir = k.asm["ttgir"]
     body = _k_loop(ttgir)
     assert body.count("ttg.barrier") == 1
@@ -327,8 +329,9 @@ def test_bench_persistent_kernels(tmp_path):
     kd = compile_mapped(k.persistent_host_desc, {"a_desc": ([64, 32], "zero"), "b_desc": ([64, 32], "zero"),
                                                  "c_desc": ([64, 64], "zero")}, "fp16", cons, scalars)
     ptx = kd.asm["ptx"]
-    # the K loop pipelined: two iterations' copies before it, one in it, for each of A and B
-    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 6 and "wgmma.mma_async" in ptx
+    # the K loop pipelined: two iterations' copies before the tile loop and again before each tile's
+    # epilogue (the next tile's, passes/tile_prefetch.py), one in the K loop, for each of A and B
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 10 and "wgmma.mma_async" in ptx
     _ptxas_accepts(ptx, tmp_path)
 
 
@@ -337,9 +340,10 @@ def test_a_persistent_store_tile_gets_bytes_of_its_own(tmp_path, monkeypatch):
     matmul is its own over the tile loop (``SCRATCH_ACROSS_LOOPS``), past every slot, so the K
     loop takes Triton's schedule (3 slots, refilled after the wgmma wait) and the only wait for the
     engine's read stands before the next tile's store (and before returning): no wait among the
-    next tile's copies.  The block's shared memory stays within sm_90's 227 KB."""
+    next tile's copies.  The block's shared memory stays within sm_90's 227 KB.  (``tile_prefetch``
+    off, as the pipeline leaves the loop; with it, test_nvidia_tile_prefetch.py.)"""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
-    k = _persistent(64, warps=8, block_n=256)
+    k = _persistent(64, warps=8, block_n=256, tile_prefetch=False)
     ttgir = k.asm["ttgir"]
     store_line = next(ln for ln in ttgir.splitlines() if "tt.descriptor_store" in ln)
     assert "allocation.scratch_across_loops" in store_line and "tritium.store_wait_deferred" in store_line
@@ -380,7 +384,9 @@ def test_copies_are_fenced_only_after_ordinary_accesses_of_their_bytes(tmp_path,
                                             r"!ttg\.memdesc<(\d+)x(\d+)x(\d+)xf16", ttgir):
         slots[name] = (int(offset), int(offset) + int(n) * int(r) * int(c) * 2)
     copies = [ln for ln in ttgir.splitlines() if "ttg.async_copy_descriptor_to_local" in ln]
-    assert len(copies) == 6
+    # with its own store tile the next tile's prologue goes before the epilogue (tile_prefetch), four
+    # copies more; over the slots it is declined
+    assert len(copies) == (10 if own_tiles else 6)
     views = dict(re.findall(r"(%\w+) = ttg\.memdesc_index (%\w+)\[", ttgir))
     for ln in copies:
         buf = views[re.search(r"\], (%\w+), ", ln).group(1)]

@@ -32,6 +32,7 @@ from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, spare_pays, spare_re
                                wants_spare_slot)
 from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
+from .passes.tile_prefetch import TilePrefetch
 from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers, shared_split
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 from .toolchain.occupancy import register_cap, spill_budget, spills_within_budget
@@ -68,6 +69,7 @@ def ttgir_passes(target, options) -> list:
         *([AsyncOperandLoads()] if options.async_operand_loads else []),
         AsyncDotWaits(), *([OverlapDots(options.num_warps)] if options.overlap_dots else []),
         tma.StoreTilesInPlace(), tma.AcquireMapsOnce(),
+        *([TilePrefetch()] if options.tile_prefetch else []),  # a persistent loop's next tile loads early
         WarpSpecialize(capability(target), options.num_warps, options.pingpong),  # tl.range(..., warp_specialize=True)
         CSE(), DCE(),
     ]

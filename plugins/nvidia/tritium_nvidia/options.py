@@ -119,6 +119,9 @@ class CUDAOptions(Options):
     #: register split made for two blocks an SM (``passes/warp_specialize.shared_split``); a
     #: user's ``maxnreg`` turns both off
     occupancy_cap: bool = True
+    #: a persistent kernel's tile loop keeps one ring of slots across its tiles and issues the next
+    #: tile's first copies before this tile's epilogue (``passes/tile_prefetch.py``)
+    tile_prefetch: bool = True
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -131,7 +134,7 @@ class CUDAOptions(Options):
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
         for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots",
-                     "pingpong", "occupancy_cap"):
+                     "pingpong", "occupancy_cap", "tile_prefetch"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
