@@ -43,8 +43,8 @@ def test_next_tiles_copies_go_before_the_epilogue(stages, warps, block_n, block_
     assert max(inits) < first_if < outer
     assert sum("ttg.async_copy_descriptor_to_local" in ln for ln in lines[first_if:outer]) == 2 * ahead
     # the tile loop carries the K loop's three counters, which the K loop starts from
-    counters = re.search(r"scf\.for %\w+ = .* iter_args\((%\w+) = %\w+, (%\w+) = %\w+, (%\w+) = %\w+\) -> \(i32, i32, i32\)",
-                         lines[outer])
+    counters = re.search(r"scf\.for %\w+ = .* iter_args\((%\w+) = %\w+, (%\w+) = %\w+, (%\w+) = %\w+\) "
+                         r"-> \(i32, i32, i32\)", lines[outer])
     assert counters, lines[outer]
     for arg in counters.groups():
         assert f"= {arg}" in lines[inner], (arg, lines[inner])
@@ -89,8 +89,9 @@ def test_a_single_k_loop_is_left_alone(tmp_path, monkeypatch):
 # -- on the GPU ------------------------------------------------------------------------------------
 
 @pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
-@pytest.mark.parametrize("dtype, bm, bn, bk, warps, stages", [("fp16", 128, 256, 64, 8, 3), ("fp16", 128, 128, 64, 4, 3),
-                                                              ("bf16", 128, 128, 32, 4, 3), ("fp16", 128, 256, 64, 8, 2)])
+@pytest.mark.parametrize("dtype, bm, bn, bk, warps, stages", [
+    ("fp16", 128, 256, 64, 8, 3), ("fp16", 128, 128, 64, 4, 3), ("bf16", 128, 128, 32, 4, 3),
+    ("fp16", 128, 256, 64, 8, 2)])
 def test_persistent_matmul_with_the_ring_across_tiles(dtype, bm, bn, bk, warps, stages):
     torch = pytest.importorskip("torch")
     if torch.cuda.get_device_capability()[0] < 9:
@@ -107,7 +108,8 @@ def test_persistent_matmul_with_the_ring_across_tiles(dtype, bm, bn, bk, warps, 
             outs = []
             for prefetch in (True, False):
                 c = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
-                descs = [TensorDescriptor.from_tensor(t, blk) for t, blk in ((a, [bm, bk]), (b, [bn, bk]), (c, [bm, bn]))]
+                descs = [TensorDescriptor.from_tensor(t, blk)
+                         for t, blk in ((a, [bm, bk]), (b, [bn, bk]), (c, [bm, bn]))]
                 k = cases.map_persistent_matmul_kernel[(programs,)](*descs, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
                                                                     NUM_SMS=programs, num_warps=warps,
                                                                     num_stages=stages, tile_prefetch=prefetch)

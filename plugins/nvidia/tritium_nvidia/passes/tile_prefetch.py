@@ -98,10 +98,10 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
     """The tile loop's plan; why not (a string) for a loop holding a K loop of barrier waits; None otherwise."""
     body = outer.body.block
     inners = [op for op in body.ops if isinstance(op, scf.ForOp)]
-    if not inners:
-        return None
+    if not any(isinstance(o, WaitBarrierOp) for loop in inners for o in loop.body.block.ops):
+        return None  # no K loop of the pipeline's copies: nothing to say
     if len(inners) != 1:
-        return 'the tile loop holds more than one loop'
+        return "the tile loop holds more than one loop"
     inner = inners[0]
     iops = list(inner.body.block.ops)
     waits = [op for op in iops if isinstance(op, WaitBarrierOp)]
@@ -127,7 +127,7 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
     if [const_value(inner.iter_args[k]) for k in (slot, phase)] != [0, 0] or not isinstance(ahead, int) \
             or not 0 < ahead < nslots:
         return "the K loop's counters do not start at the pipeline's constants"
-    # the prologue: descriptor copies before the K loop into constant slots 0 .. S-2
+    # the prologue: descriptor copies before the K loop into constant slots 0 .. ahead-1
     before = []
     for op in body.ops:
         if op is inner:
@@ -135,7 +135,7 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
         before.append(op)
     prologue = [op for op in before if isinstance(op, AsyncCopyDescriptorToLocalOp)]
     if not prologue:
-        return 'no prologue copies before the K loop'
+        return "no prologue copies before the K loop"
     slots = []
     buffers = {}
     for c in prologue:
@@ -144,7 +144,7 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
         if not isinstance(s, int) or not 0 <= s < ahead or id(c.bars) not in bars \
                 or not isinstance(view, MemDescIndexOp) or const_value(view.index) != s \
                 or len(list(view.result.uses)) != 1:
-            return 'a prologue copy is not into a constant slot of a ring the K loop waits on'
+            return "a prologue copy is not into a constant slot of a ring the K loop waits on"
         slots.append(s)
         buffers[id(view.src)] = view.src
     if sorted(set(slots)) != list(range(ahead)):
@@ -161,14 +161,15 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
     after = list(body.ops)[list(body.ops).index(inner) + 1:]
     invals = [op for op in after if isinstance(op, InvalBarriersOp) and id(op.operands[0]) in bars]
     if len(invals) != len(bars) or sum(isinstance(op, InitBarriersOp) for op in hoisted) != len(bars):
-        return 'the barriers are not initialised and invalidated around the K loop'
+        return "the barriers are not initialised and invalidated around the K loop"
     for v in list(buffers.values()) + list(bars.values()):
         users = {id(u.operation) for u in v.uses}
         if any(not outer.is_ancestor(u.operation) for u in v.uses) or not users:
-            return 'a ring is used outside the tile loop'
+            return "a ring is used outside the tile loop"
     for op in after:
         for o in op.walk():
-            if isinstance(o, LocalAllocOp) or (scratch_size(o, SCRATCH_SIZES) and SCRATCH_ACROSS_LOOPS not in o.attributes):
+            own = scratch_size(o, SCRATCH_SIZES) and SCRATCH_ACROSS_LOOPS not in o.attributes
+            if isinstance(o, LocalAllocOp) or own:
                 # bytes that could share the rings' while they were dead after the K loop
                 return "the epilogue takes shared memory of its own"
     retire = next((op for op in after if isinstance(op, WarpGroupDotWaitOp) and op.pendings.value.data == 0
