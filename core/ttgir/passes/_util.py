@@ -129,6 +129,16 @@ def defined_in(v: SSAValue, op: Operation) -> bool:
     return owner is not None and op.is_ancestor(owner)
 
 
+def iter_arg_index(loop, v: SSAValue) -> int | None:
+    """``k`` when ``v`` is ``loop``'s ``k``-th loop-carried block argument (its ``scf.for`` body's
+    argument ``k + 1``), else None."""
+    args = loop.body.block.args
+    for k, a in enumerate(args[1:]):
+        if a is v:
+            return k
+    return None
+
+
 def block_of(op: Operation) -> Block:
     return op.parent_block()
 

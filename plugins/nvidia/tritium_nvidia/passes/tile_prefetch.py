@@ -47,7 +47,7 @@ from xdsl.traits import is_side_effect_free
 
 from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, BarrierOp, InitBarriersOp, InvalBarriersOp, LocalAllocOp,
                                MemDescIndexOp, WaitBarrierOp)
-from tritium.ttgir.passes._util import with_extra_iter_args
+from tritium.ttgir.passes._util import iter_arg_index, with_extra_iter_args
 from tritium.ttgir.passes.allocate_shared_memory import SCRATCH_ACROSS_LOOPS
 from tritium.ttgir.scratch import scratch_size
 from tritium.ttir import arith
@@ -87,13 +87,6 @@ class TilePrefetch:
                 _rewrite(loop, plan)
 
 
-def _arg_position(loop: scf.ForOp, v: SSAValue) -> int | None:
-    """The iter-arg position of ``v`` if it is one of ``loop``'s iteration arguments."""
-    if isinstance(v, BlockArgument) and v.block is loop.body.block and v.index > 0:
-        return v.index - 1
-    return None
-
-
 def _plan(outer: scf.ForOp) -> _Plan | str | None:
     """The tile loop's plan; why not (a string) for a loop holding a K loop of barrier waits; None otherwise."""
     body = outer.body.block
@@ -108,9 +101,9 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
     refills = [op for op in iops if isinstance(op, AsyncCopyDescriptorToLocalOp)]
     if not waits or not refills:
         return None
-    slot = _arg_position(inner, waits[0].index)
-    phase = _arg_position(inner, waits[0].phase)
-    nxt = _arg_position(inner, refills[0].index)
+    slot = iter_arg_index(inner, waits[0].index)
+    phase = iter_arg_index(inner, waits[0].phase)
+    nxt = iter_arg_index(inner, refills[0].index)
     if None in (slot, phase, nxt) or len({slot, phase, nxt}) != 3:
         return "the K loop's waits and refills do not use iteration arguments as their slot and phase"
     if any(w.index is not waits[0].index or w.phase is not waits[0].phase for w in waits) \
@@ -150,7 +143,7 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
     if sorted(set(slots)) != list(range(ahead)):
         return "the prologue does not fill the slots the K loop's refills start after"
     # buffers and barriers made in the tile loop's body, initialised there, invalidated after the K loop
-    hoisted, invals = [], []
+    hoisted = []
     for v in list(buffers.values()) + list(bars.values()):
         if not isinstance(v.owner, LocalAllocOp) or v.owner.parent_block() is not body or v.owner.operands:
             return "the rings or barriers are not allocated in the tile loop's body"
@@ -163,8 +156,7 @@ def _plan(outer: scf.ForOp) -> _Plan | str | None:
     if len(invals) != len(bars) or sum(isinstance(op, InitBarriersOp) for op in hoisted) != len(bars):
         return "the barriers are not initialised and invalidated around the K loop"
     for v in list(buffers.values()) + list(bars.values()):
-        users = {id(u.operation) for u in v.uses}
-        if any(not outer.is_ancestor(u.operation) for u in v.uses) or not users:
+        if any(not outer.is_ancestor(u.operation) for u in v.uses):
             return "a ring is used outside the tile loop"
     for op in after:
         for o in op.walk():

@@ -49,6 +49,7 @@ from xdsl.traits import Pure
 
 from tritium.ttgir.ops import (AsyncCopyDescriptorToLocalOp, BarrierOp, InitBarriersOp, InvalBarriersOp,
                                LocalAllocOp, MemDescIndexOp, WaitBarrierOp)
+from tritium.ttgir.passes._util import iter_arg_index
 from tritium.ttgir.types import MemDescType
 from tritium.ttir import arith
 from tritium.ttir.ops import FuncOp
@@ -177,7 +178,7 @@ class WarpSpecialize:
             return "no descriptor loads the pipeline copies with the copy engine"
         if len({id(c.index) for c in copies}) != 1 or len({id(c.pred) for c in copies}) != 1:
             return "the loop's copies use different slots or predicates"
-        k = _arg_index(loop, copies[0].index)
+        k = iter_arg_index(loop, copies[0].index)
         first = const_value(loop.iter_args[k]) if k is not None else None
         nslots = _slots(copies[0])
         if not isinstance(first, int) or nslots is None or not 0 < first < nslots:
@@ -338,15 +339,6 @@ def _safe_before(op: Operation) -> bool:
         "ttg.global_scratch_alloc")
 
 
-def _arg_index(loop: scf.ForOp, v: SSAValue) -> int | None:
-    """``k`` when ``v`` is the body's ``k``-th loop-carried argument."""
-    args = loop.body.block.args
-    for k, a in enumerate(args[1:]):
-        if a is v:
-            return k
-    return None
-
-
 def _slots(copy: AsyncCopyDescriptorToLocalOp) -> int | None:
     shape = copy.bars.type.get_shape()
     return shape[0] if len(shape) == 1 else None
@@ -363,7 +355,7 @@ def _producer_slice(loop: scf.ForOp, copies: list[Operation]):
     work = [v for c in copies for v in c.operands]
     while work:
         v = work.pop()
-        k = _arg_index(loop, v)
+        k = iter_arg_index(loop, v)
         if k is not None:
             if k not in carried:
                 carried.append(k)
