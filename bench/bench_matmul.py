@@ -142,7 +142,7 @@ ATTN_DESC: dict = {}
 #: ("desc", BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize) of the descriptor kernel
 #: (attention_kernels.py: K and V through TMA, the loop warp-specialized or not)
 ATTN_CONFIGS = [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3),
-                ("desc", 128, 128, 8, 3, True), ("desc", 128, 64, 8, 3, False)]
+                ("desc", 128, 128, 8, 3, True), ("desc", 128, 64, 8, 3, False), ("desc", 128, 128, 8, 3, False)]
 
 
 def attn_configs(d: int, descriptors: bool = True) -> list:

@@ -59,6 +59,27 @@ def _source(v: SSAValue) -> SSAValue:
     return v
 
 
+def _invariant_point(v: SSAValue, op: Operation) -> Operation:
+    """Where a conversion of ``v`` for ``op`` goes: before ``op``, or before the outermost loop
+    around ``op`` that does not make ``v`` (a loop-invariant operand converted once, not every
+    iteration)."""
+    point = op
+    parent = op.parent_op()
+    while isinstance(parent, scf.ForOp) and not defined_in(v, parent):
+        point, parent = parent, parent.parent_op()
+    return point
+
+
+def _before(earlier: Operation, op: Operation) -> bool:
+    """Whether ``earlier`` comes before ``op`` in ``op``'s block (so it dominates ``op``)."""
+    if earlier.parent_block() is not op.parent_block():
+        return False
+    nxt = earlier.next_op
+    while nxt is not None and nxt is not op:
+        nxt = nxt.next_op
+    return nxt is op
+
+
 def _fast_dim(v: SSAValue) -> int:
     enc = v.type.encoding
     return enc.order[0] if isinstance(enc, BlockedEncodingAttr) else len(v.type.get_shape()) - 1
@@ -176,6 +197,7 @@ class AccelerateMatmul:
 
     # -- the rewrite ------------------------------------------------------------------------------
     def run(self, module: ModuleOp) -> None:
+        self._hoisted: dict[SSAValue, list[LocalAllocOp]] = {}
         for op in [o for o in module.walk() if isinstance(o, DotOp)]:
             version, reason = self.plan(op)
             if not version:
@@ -197,14 +219,22 @@ class AccelerateMatmul:
         enc = shared_encoding_for(src.type, _fast_dim(src) if fast_dim is None else fast_dim)
         if enc is None:  # rows narrower than 32 bytes: plain row-major, unswizzled
             enc = SwizzledSharedEncodingAttr(1, 1, 1, tuple(range(len(shape) - 1, -1, -1)))
-        alloc = LocalAllocOp(MemDescType(shape, src.type.element_type, enc), src)
+        mem_t = MemDescType(shape, src.type.element_type, enc)
         # a loop-invariant operand (attention's Q) is written to shared memory once, before the loop
-        anchor = op
-        while isinstance(anchor.parent_op(), scf.ForOp) and not defined_in(src, anchor.parent_op()):
-            anchor = anchor.parent_op()
+        anchor = _invariant_point(src, op)
+        if anchor is not op:
+            # a second loop reading the same tile (causal attention's diagonal loop) reads the copy
+            # written before the first: the registers are free after that write, not held across
+            # the first loop to be written again
+            for earlier in self._hoisted.get(src, ()):
+                if earlier.result.type == mem_t and _before(earlier, anchor):
+                    return earlier.result
+        alloc = LocalAllocOp(mem_t, src)
         anchor.parent_block().insert_op_before(alloc, anchor)
-        if fence and anchor is not op:  # hoisted, read by wgmma: its own proxy fence, once, before the loop
-            anchor.parent_block().insert_op_before(FenceAsyncSharedOp(), anchor)
+        if anchor is not op:
+            self._hoisted.setdefault(src, []).append(alloc)
+            if fence:  # read by wgmma: its own proxy fence, once, before the loop
+                anchor.parent_block().insert_op_before(FenceAsyncSharedOp(), anchor)
         return alloc.result
 
     def _accumulator(self, op: Operation, mma_t) -> SSAValue:
@@ -274,7 +304,8 @@ class AccelerateMatmul:
                 t = x.type
                 cvt = ConvertLayoutOp(_source(x), TensorType(t.element_type, t.get_shape(),
                                                              DotOperandEncodingAttr(0, enc, INSTR_K[kind][1])))
-                op.parent_block().insert_op_before(cvt, op)
+                point = _invariant_point(_source(x), op)
+                point.parent_block().insert_op_before(cvt, point)
                 a = cvt.result
             else:
                 a = self._alloc(op, x, fence=True, fast_dim=a_fast)
