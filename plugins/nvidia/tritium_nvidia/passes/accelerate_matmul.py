@@ -72,12 +72,8 @@ def _invariant_point(v: SSAValue, op: Operation) -> Operation:
 
 def _before(earlier: Operation, op: Operation) -> bool:
     """Whether ``earlier`` comes before ``op`` in ``op``'s block (so it dominates ``op``)."""
-    if earlier.parent_block() is not op.parent_block():
-        return False
-    nxt = earlier.next_op
-    while nxt is not None and nxt is not op:
-        nxt = nxt.next_op
-    return nxt is op
+    block = op.parent_block()
+    return earlier.parent_block() is block and block.get_operation_index(earlier) < block.get_operation_index(op)
 
 
 def _fast_dim(v: SSAValue) -> int:
