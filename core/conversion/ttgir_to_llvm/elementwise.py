@@ -7,6 +7,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAt
 
 from ...ttir.attrs import CMPF_PREDICATES, CMPI_PREDICATES
 from ..target_info import intrinsic
+from .affine_compare import lower_affine_cmpi
 from .lowering import FunctionLowering, LoweringError, lowers
 from .types import BF16, I32, I64, bits_of, const, is_float, scalar_type
 from .shape_ops import linear_index
@@ -127,12 +128,50 @@ def _binary(fl: FunctionLowering, op) -> None:
             return meth(a, c) if r is None else r
         map_values(fl, op, div)
         return
+    if op.name in ("arith.addf", "arith.subf") and getattr(fl.options, "enable_fp_fusion", True) \
+            and _fma_over_select(fl, op):
+        return
     if op.name in ("arith.addf", "arith.subf", "arith.mulf") and getattr(fl.options, "enable_fp_fusion", True):
         # Triton's enable_fp_fusion: LLVM may contract a multiply and an add into one fma even when
         # the product has other uses (attention's qk * scale - max)
         map_values(fl, op, lambda a, c: meth(a, c, flags=("contract",)))
         return
     map_values(fl, op, lambda a, c: meth(a, c))
+
+
+def _fma_over_select(fl: FunctionLowering, op) -> bool:
+    """``a * b + where(c, K1, K2)`` (or ``- where``) with constant ``K1``, ``K2``, lowered as
+    ``where(c, fma(a, b, K1), fma(a, b, K2))``: the same values (the fused form contraction would
+    give), one more ``fma`` a register, and the select now waits for the product.  An attention
+    mask's ``where`` depends on indices alone, so the assembler computes it early, in the shadow of
+    the ``wgmma`` that makes the scores, and holds one register per element of the tile next to
+    the accumulator's (``affine_compare``'s module docstring).  Explicit ``llvm.fma`` calls: LLVM
+    would fold a select of two ``fadd`` sharing an operand back into one ``fadd`` of the select.
+    False (nothing emitted) where the pattern is not there."""
+    ty = fl.ty(op.results[0].type)
+    if not isinstance(op.results[0].type, TensorType) or not isinstance(ty, (ir.FloatType, ir.DoubleType)):
+        return False
+    x, y = op.operands
+    pairs = [(x, y, -1.0)] if op.name == "arith.subf" else [(x, y, 1.0), (y, x, 1.0)]
+    for prod, sel, sign in pairs:
+        if getattr(prod.owner, "name", None) != "arith.mulf" or getattr(sel.owner, "name", None) != "arith.select" \
+                or not sel.has_one_use():
+            continue
+        n = fl.n_regs(op.results[0])
+        regs = [fl.get(v) for v in (*prod.owner.operands, *sel.owner.operands)]
+        a, b, cond, k1, k2 = (r if isinstance(r, list) else [r] * n for r in regs)
+        if not all(isinstance(k, ir.Constant) for k in (*k1, *k2)):
+            continue
+        bld = fl.builder
+        name = f"llvm.fma.{_suffix(ty)}"
+
+        def addend(k):
+            return k if sign > 0 else bld.fneg(k)
+        fl.set(op.results[0], [bld.select(c, intrinsic(bld, name, ty, [ai, bi, addend(p)]),
+                                          intrinsic(bld, name, ty, [ai, bi, addend(q)]))
+                               for ai, bi, c, p, q in zip(a, b, cond, k1, k2)])
+        return True
+    return False
 
 
 _MINMAX = {"arith.maxsi": (">", True), "arith.minsi": ("<", True), "arith.maxui": (">", False),
@@ -170,6 +209,8 @@ def _negf(fl: FunctionLowering, op) -> None:
 @lowers("arith.cmpi")
 def _cmpi(fl: FunctionLowering, op) -> None:
     pred = CMPI_PREDICATES[op.predicate.value.data]
+    if lower_affine_cmpi(fl, op, pred):
+        return
     sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
     b = fl.builder
     if pred in ("eq", "ne"):

@@ -80,6 +80,8 @@ class FunctionLowering:
     layouts: dict[object, LayoutInfo] = field(default_factory=dict)
     #: values whose registers follow another layout than their type's (an elided conversion)
     layout_override: dict[SSAValue, object] = field(default_factory=dict)
+    #: ``affine_compare.affine_of``'s answers for this function's values
+    affine_memo: dict[SSAValue, object] = field(default_factory=dict)
     #: i1 true on the thread that issues a block's one-thread work (default: thread 0); a warp
     #: partition's lowering sets it to its own first thread while it lowers that partition
     first_thread: ir.Value | None = None
