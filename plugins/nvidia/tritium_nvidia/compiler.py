@@ -16,6 +16,7 @@ from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.passes.fma_operands import fma_operand_buffer
 from tritium.ttgir.passes.software_pipeline import Pipeline
 from tritium.ttgir.passes.pointer_offsets import PointerOffsets
+from tritium.ttgir.passes.program_order import LongestProgramsFirst
 from tritium.ttgir.passes.remove_layout_conversions import RemoveLayoutConversions
 from tritium.ttgir.pass_lists import finalize_ttgir, prepare_ttgir, ttgir_passes as core_ttgir_passes
 from tritium.ttir.passes.cse import CSE
@@ -56,6 +57,7 @@ def ttgir_passes(target, options) -> list:
     own_tiles = [tma.OwnStoreTiles(options.num_stages)] if options.defer_store_waits and options.own_store_tiles else []
     return [
         *core_ttgir_passes(target, options),  # decompose dot_scaled/bf16x3, convert-to-ttgir, coalesce, ...
+        *([LongestProgramsFirst()] if options.longest_first else []),  # causal grids: long programs first
         AccelerateMatmul(capability(target), options.num_warps), RemoveLayoutConversions(), CSE(), DCE(),
         *own_tiles,  # a persistent loop's TMA store keeps bytes of its own (option own_store_tiles)
         Pipeline(options.num_stages, shared_budget=PIPELINE_SHARED_BUDGET, spare_slot=wants_spare_slot,

@@ -122,6 +122,10 @@ class CUDAOptions(Options):
     #: a persistent kernel's tile loop keeps one ring of slots across its tiles and issues the next
     #: tile's first copies before this tile's epilogue (``passes/tile_prefetch.py``)
     tile_prefetch: bool = True
+    #: a kernel whose loops run longer for larger ``program_id(0)`` (causal attention) numbers its
+    #: programs from the other end, so the longest start first (``core/ttgir/passes/program_order.py``;
+    #: never where the order can be seen: atomics, inline assembly, printing)
+    longest_first: bool = True
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -134,7 +138,7 @@ class CUDAOptions(Options):
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
         for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots",
-                     "pingpong", "occupancy_cap", "tile_prefetch"):
+                     "pingpong", "occupancy_cap", "tile_prefetch", "longest_first"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
