@@ -15,7 +15,8 @@ tutorial's three backward launches: row dot products, dK/dV per key block, dQ pe
 causal and not, head dim 64 and 128; gradients checked against float64 autograd; the forward
 from two sources, each side taking its best config over both: the pointer kernel and
 ``attention_kernels.py``'s, whose K and V come through tensor descriptors, its loop
-warp-specialized or not; the forward also with fp8 e4m3 Q, K and V, V stored [d, N]), with TFLOP/s,
+warp-specialized or not; the forward also with fp8 e4m3 Q, K and V, V stored [d, N], from both
+sources too), with TFLOP/s,
 Tritium/Triton, and a peer timed in the same interleaved rounds where torch has one: cuBLAS
 (``torch.matmul``; ``torch._scaled_mm`` for fp8; with TF32 allowed for the tf32 row, without for
 the ieee one) for the matmul rows, ``scaled_dot_product_attention`` on its flash backend
@@ -159,7 +160,7 @@ def attn_run(k, q, kk, v, o, causal, *cfg):
         _, bm, bn, w, s, ws = cfg
         ATTN_DESC[id(k)].attn_fwd_desc[(triton_cdiv(n_ctx, bm), z * h)](
             q, kk, v, o, lse_buffer(q), 1.0 / d ** 0.5, z, h, n_ctx, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
-            CAUSAL=causal, WS=ws, num_warps=w, num_stages=s)
+            CAUSAL=causal, WS=ws, num_warps=w, num_stages=s, **({"V_T": True} if v.stride(2) == 1 else {}))
         return
     bm, bn, w, s = cfg
     grid = (triton_cdiv(n_ctx, bm), z * h)
@@ -404,8 +405,8 @@ def main() -> int:
                                  "SDPA flash", "fp16"))
         if hasattr(torch, "float8_e4m3fn"):
             # fp8 e4m3 Q, K, V (P cast to fp8 for the second dot, as Triton's tutorial does), fp16
-            # output; V stored [d, N] so the second dot's B is K-contiguous, which 8-bit wgmma needs.
-            # No peer: torch's SDPA has no fp8 flash kernel
+            # output; V stored [d, N] so the second dot's B is K-contiguous, which 8-bit wgmma needs
+            # (the descriptor kernel reads it with V_T). No peer: torch's SDPA has no fp8 flash kernel
             for d in (64, 128):
                 for n_ctx in (4096, 16384):
                     z, h = max(1, 16384 // n_ctx) * 2, 16
@@ -414,7 +415,7 @@ def main() -> int:
                     o = torch.empty(z, h, n_ctx, d, device="cuda", dtype=torch.float16)
                     # the reference from the same fp8 inputs (in float64): what is left is P's rounding
                     ref = attn_ref(q[:1, :2], kk[:1, :2], v[:1, :2], False) if n_ctx <= 4096 else None
-                    cfgs = attn_configs(d, descriptors=False)
+                    cfgs = attn_configs(d)
                     timed, chosen = best_config(
                         f"fp8 attention d{d}", cfgs,
                         lambda k, cfg: attn_run(k, q, kk, v, o, False, *cfg), lambda: o.fill_(float("nan")),
