@@ -9,7 +9,7 @@ them first (longest-processing-time-first scheduling, as FlashAttention-3 orders
 blocks).  Which program computes which tile is unchanged; only the order they start in moves.
 
 Applied only where that order cannot be observed: no atomics, no inline assembly, no printing or
-assertions (their output order), one CTA a program.  The work estimate: each outermost ``scf.for``
+assertions (their output order), one CTA a program, no called function reading the id.  The work estimate: each outermost ``scf.for``
 whose bounds are linear in ``program_id(0)`` (sums, differences and constant multiples of it and
 of values that do not depend on it) contributes the slope of its trip count; the programs are
 reversed when the slopes add up to more than zero.  Anything else that depends on the program id
@@ -101,6 +101,11 @@ class LongestProgramsFirst:
             return
         if any(op.name in _ORDERED for op in module.walk()):
             return
+        # a function the kernel calls (``noinline``) that reads the id would see the other order
+        for op in module.ops:
+            if op.name == "tt.func" and not op.is_public and any(
+                    isinstance(x, GetProgramIdOp) and x.axis.value.data == 0 for x in op.walk()):
+                return
         for func in [op for op in module.ops if op.name == "tt.func" and op.is_public]:
             pids = [op for op in func.walk() if isinstance(op, GetProgramIdOp) and op.axis.value.data == 0]
             slope = work_slope(func) if pids else None

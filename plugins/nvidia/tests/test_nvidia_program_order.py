@@ -42,6 +42,21 @@ def _triangle_atomic(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.atomic_add(out_ptr + offs, acc)
 
 
+@triton.jit(noinline=True)
+def _row_of(BLOCK: tl.constexpr):
+    return tl.program_id(0) * BLOCK
+
+
+@triton.jit
+def _triangle_helper(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    m = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, (m + 1) * BLOCK, BLOCK):
+        acc += tl.load(x_ptr + start + offs)
+    tl.store(out_ptr + _row_of(BLOCK) + offs, acc)
+
+
 def _ttgir(monkeypatch, tmp_path, fn, sig, **opts) -> str:
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
     k = triton.compile(fn, target="cuda:90", signature=sig, constexprs={"BLOCK": 128},
@@ -64,6 +79,11 @@ def test_option_off_keeps_the_order(monkeypatch, tmp_path):
 def test_shrinking_work_and_atomics_keep_the_order(monkeypatch, tmp_path):
     assert "tt.get_num_programs" not in _ttgir(monkeypatch, tmp_path, _shrinking, dict(_SIG, n="i32"))
     assert "tt.get_num_programs" not in _ttgir(monkeypatch, tmp_path, _triangle_atomic, _SIG)
+
+
+def test_a_callee_reading_the_id_keeps_the_order(monkeypatch, tmp_path):
+    ttgir = _ttgir(monkeypatch, tmp_path, _triangle_helper, _SIG)
+    assert "tt.call" in ttgir and "tt.get_num_programs" not in ttgir
 
 
 @pytest.mark.skipif(not plugin.tritium_device_present("nvidia"), reason="no CUDA device")
