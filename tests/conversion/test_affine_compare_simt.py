@@ -101,7 +101,8 @@ def _mask_kernel(pred: str, rows_left: bool) -> str:
     lhs, rhs = ("%rb", "%cb") if rows_left else ("%cb", "%rb")
     return f"""#mma = {_MMA}
 module attributes {{"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 32 : i32}} {{
-  tt.func public @mask(%out: !tt.ptr<i32> {{tt.divisibility = 16 : i32}}, %x: !tt.ptr<f32> {{tt.divisibility = 16 : i32}},
+  tt.func public @mask(%out: !tt.ptr<i32> {{tt.divisibility = 16 : i32}},
+                       %x: !tt.ptr<f32> {{tt.divisibility = 16 : i32}},
                        %y: !tt.ptr<f32> {{tt.divisibility = 16 : i32}}, %a: i32, %s: i32) {{
     %r = tt.make_range {{end = {M} : i32, start = 0 : i32}} : tensor<{M}xi32, {rs}>
     %c = tt.make_range {{end = {N} : i32, start = 0 : i32}} : tensor<{N}xi32, {cs}>

@@ -17,8 +17,8 @@ where ``d = x - common`` and ``T = 2**31 - common`` (``C_r >= T`` are the regist
 wrapped past ``INT_MAX``); ``x <= A_r`` likewise, and ``>``, ``<`` are their negations.  ``d``
 (saturated to i32) and the bound standing for ``d + 2**32`` are computed once per distinct ``x``,
 ``2**31 - 1 - common`` (saturated) once per thread; each register then compares them against its
-``C_r``, an immediate.  Where the value ranges prove that no column wraps, only ``C_r <= d`` is left: one
-compare a register.  ``==`` and ``!=`` need no range: ``x == A_r`` iff ``wrap32(x - common) == C_r``.
+``C_r``, an immediate.  Where the value ranges prove that no column wraps, only ``C_r <= d`` is
+left: one compare a register.  ``==`` and ``!=`` need no range: ``x == A_r`` iff ``wrap32(x - common) == C_r``.
 
 Only signed and equality predicates of i32 tensors, in a layout whose coordinates are sums of
 their bits (``LinearLayout.is_additive``), where the index side is used by compares alone and its
@@ -37,7 +37,7 @@ from ...ttir.types import element_type
 from ..target_info import intrinsic
 
 I32 = ir.IntType(32)
-_MAX_OFFSETS = 1 << 24     # the column offsets' span (the clamps' bound)
+_MAX_OFFSETS = 1 << 24     # the offsets' span: immediates, and far from the i32 limits
 _MIN_DISTINCT = 8          # distinct column offsets a thread holds before the rewrite pays
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -55,8 +55,8 @@ class Affine:
         merged = dict(self.scalars)
         for s, c in other.scalars:
             merged[s] = merged.get(s, 0) + c
-        return Affine(tuple((s, c) for s, c in merged.items() if c), tuple(a + b for a, b in zip(self.dims, other.dims)),
-                      self.const + other.const)
+        return Affine(tuple((s, c) for s, c in merged.items() if c),
+                      tuple(a + b for a, b in zip(self.dims, other.dims)), self.const + other.const)
 
     def scale(self, k: int) -> "Affine":
         return Affine(tuple((s, c * k) for s, c in self.scalars), tuple(d * k for d in self.dims), self.const * k)

@@ -9,11 +9,12 @@ them first (longest-processing-time-first scheduling, as FlashAttention-3 orders
 blocks).  Which program computes which tile is unchanged; only the order they start in moves.
 
 Applied only where that order cannot be observed: no atomics, no inline assembly, no printing or
-assertions (their output order), one CTA a program, no called function reading the id.  The work estimate: each outermost ``scf.for``
-whose bounds are linear in ``program_id(0)`` (sums, differences and constant multiples of it and
-of values that do not depend on it) contributes the slope of its trip count; the programs are
-reversed when the slopes add up to more than zero.  Anything else that depends on the program id
-(a division, a loaded value) leaves the kernel as it is."""
+assertions (their output order), one CTA a program, no called function reading the id.  The work
+estimate: each outermost ``scf.for`` whose bounds are linear in ``program_id(0)`` (sums,
+differences and constant multiples of it and of values that do not depend on it) contributes the
+slope of its trip count; the programs are reversed when the slopes add up to more than zero.
+Anything else that depends on the program id (a division, a loaded value) leaves the kernel as
+it is."""
 from __future__ import annotations
 
 from xdsl.dialects import scf
