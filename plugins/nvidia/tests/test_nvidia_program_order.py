@@ -10,15 +10,26 @@ import tritium.language as tl
 from tritium_nvidia.plugin import nvidia_plugin as plugin
 
 
+@triton.jit(noinline=True)
+def _row_of(BLOCK: tl.constexpr):
+    return tl.program_id(0) * BLOCK
+
+
 @triton.jit
-def _triangle(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    """Row block ``m`` sums blocks 0..m of ``x`` (causal attention's shape of work)."""
+def _triangle(x_ptr, out_ptr, BLOCK: tl.constexpr, MODE: tl.constexpr = 0):
+    """Row block ``m`` sums blocks 0..m of ``x`` (causal attention's shape of work); ``MODE`` 1
+    adds the sums atomically into one block, 2 stores through a ``noinline`` callee reading the id."""
     m = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, (m + 1) * BLOCK, BLOCK):
         acc += tl.load(x_ptr + start + offs)
-    tl.store(out_ptr + m * BLOCK + offs, acc)
+    if MODE == 1:
+        tl.atomic_add(out_ptr + offs, acc)
+    elif MODE == 2:
+        tl.store(out_ptr + _row_of(BLOCK) + offs, acc)
+    else:
+        tl.store(out_ptr + m * BLOCK + offs, acc)
 
 
 @triton.jit
@@ -32,35 +43,12 @@ def _shrinking(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + p * BLOCK + offs, acc)
 
 
-@triton.jit
-def _triangle_atomic(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    m = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, (m + 1) * BLOCK, BLOCK):
-        acc += tl.load(x_ptr + start + offs)
-    tl.atomic_add(out_ptr + offs, acc)
-
-
-@triton.jit(noinline=True)
-def _row_of(BLOCK: tl.constexpr):
-    return tl.program_id(0) * BLOCK
-
-
-@triton.jit
-def _triangle_helper(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    m = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, (m + 1) * BLOCK, BLOCK):
-        acc += tl.load(x_ptr + start + offs)
-    tl.store(out_ptr + _row_of(BLOCK) + offs, acc)
-
-
-def _ttgir(monkeypatch, tmp_path, fn, sig, **opts) -> str:
+def _ttgir(monkeypatch, tmp_path, fn, sig, mode=None, **opts) -> str:
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
-    k = triton.compile(fn, target="cuda:90", signature=sig, constexprs={"BLOCK": 128},
-                       attrs={n: {"tt.divisibility": 16} for n in sig if n != "BLOCK"}, num_warps=4, **opts)
+    consts = {"BLOCK": 128} if mode is None else {"BLOCK": 128, "MODE": mode}
+    sig = sig if mode is None else dict(sig, MODE="constexpr")
+    k = triton.compile(fn, target="cuda:90", signature=sig, constexprs=consts,
+                       attrs={n: {"tt.divisibility": 16} for n in sig if sig[n] != "constexpr"}, num_warps=4, **opts)
     return k.asm["ttgir"]
 
 
@@ -78,11 +66,11 @@ def test_option_off_keeps_the_order(monkeypatch, tmp_path):
 
 def test_shrinking_work_and_atomics_keep_the_order(monkeypatch, tmp_path):
     assert "tt.get_num_programs" not in _ttgir(monkeypatch, tmp_path, _shrinking, dict(_SIG, n="i32"))
-    assert "tt.get_num_programs" not in _ttgir(monkeypatch, tmp_path, _triangle_atomic, _SIG)
+    assert "tt.get_num_programs" not in _ttgir(monkeypatch, tmp_path, _triangle, _SIG, mode=1)
 
 
 def test_a_callee_reading_the_id_keeps_the_order(monkeypatch, tmp_path):
-    ttgir = _ttgir(monkeypatch, tmp_path, _triangle_helper, _SIG)
+    ttgir = _ttgir(monkeypatch, tmp_path, _triangle, _SIG, mode=2)
     assert "tt.call" in ttgir and "tt.get_num_programs" not in ttgir
 
 
