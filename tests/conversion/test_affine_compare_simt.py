@@ -93,12 +93,15 @@ _MMA = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1
 M, N = 64, 128
 
 
-def _mask_kernel(pred: str, rows_left: bool) -> str:
+def _mask_kernel(pred: str, rows_left: bool, combine: str = "add") -> str:
     """``out[i, j] = (a + i) pred (s + j)`` (or with the sides swapped), in wgmma's accumulator layout;
-    ``x[i, j] * 0.5 + where(that, 0.0, -1.0e6)`` into ``y``."""
+    ``x[i, j] * 0.5 + where(that, 0.0, -1.0e6)`` into ``y`` (``combine``: ``add``, ``radd`` with
+    the select first, ``sub`` for ``-``)."""
     rs, cs = "#ttg.slice<{dim = 1, parent = #mma}>", "#ttg.slice<{dim = 0, parent = #mma}>"
     t, ti1, tf = f"tensor<{M}x{N}xi32, #mma>", f"tensor<{M}x{N}xi1, #mma>", f"tensor<{M}x{N}xf32, #mma>"
     lhs, rhs = ("%rb", "%cb") if rows_left else ("%cb", "%rb")
+    combine_op = {"add": "arith.addf %scaled, %bias", "radd": "arith.addf %bias, %scaled",
+                  "sub": "arith.subf %scaled, %bias"}[combine]
     return f"""#mma = {_MMA}
 module attributes {{"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 32 : i32}} {{
   tt.func public @mask(%out: !tt.ptr<i32> {{tt.divisibility = 16 : i32}},
@@ -135,7 +138,7 @@ module attributes {{"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.th
     %fz = arith.constant dense<0.000000e+00> : {tf}
     %fneg = arith.constant dense<-1.000000e+06> : {tf}
     %bias = arith.select %m, %fz, %fneg : {ti1}, {tf}
-    %sum = arith.addf %scaled, %bias : {tf}
+    %sum = {combine_op} : {tf}
     %py = tt.splat %y : !tt.ptr<f32> -> tensor<{M}x{N}x!tt.ptr<f32>, #mma>
     %pyo = tt.addptr %py, %off : tensor<{M}x{N}x!tt.ptr<f32>, #mma>, {t}
     tt.store %pyo, %sum : tensor<{M}x{N}x!tt.ptr<f32>, #mma>
@@ -145,10 +148,11 @@ module attributes {{"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.th
 """
 
 
-def test_mask_kernel_takes_the_rewrite():
+@pytest.mark.parametrize("combine", ["add", "radd", "sub"])
+def test_mask_kernel_takes_the_rewrite(combine):
     from tritium.conversion.ttgir_to_llvm import lower_to_llvm
     from tritium.ttgir.pass_lists import finalize_ttgir
-    module = parse_module(_mask_kernel("sge", True))
+    module = parse_module(_mask_kernel("sge", True, combine))
     finalize_ttgir(module, None, {}, None)
     llir, _ = lower_to_llvm(module, simt.HostSIMTTarget(4))
     assert "llvm.ssub.sat.i32" in llir, "the compare was lowered register by register"
@@ -172,4 +176,18 @@ def test_mask_kernel_against_numpy(pred, rows_left, a, s):
     ref = _OPS[pred](rows, cols) if rows_left else _OPS[pred](cols, rows)
     np.testing.assert_array_equal(out, ref.astype(np.int32))
     expect = np.where(ref, x.astype(np.float64) * 0.5, x.astype(np.float64) * 0.5 - 1.0e6)
+    np.testing.assert_allclose(y, expect, rtol=1e-6)
+
+
+@pytest.mark.parametrize("combine", ["add", "radd", "sub"])
+def test_masked_fma_forms(combine):
+    rng = np.random.default_rng(5)
+    a, s = 2**31 - 70, 2**31 - 60
+    out = np.full((M, N), -7, dtype=np.int32)
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.full((M, N), np.nan, dtype=np.float32)
+    assert simt.run_ttgir(parse_module(_mask_kernel("sge", True, combine)), [out, x, y, a, s]) == 0
+    ref = _wrap32(np.int64(a) + np.arange(M))[:, None] >= _wrap32(np.int64(s) + np.arange(N))[None, :]
+    bias = np.where(ref, 0.0, -1.0e6)
+    expect = x.astype(np.float64) * 0.5 + (-bias if combine == "sub" else bias)
     np.testing.assert_allclose(y, expect, rtol=1e-6)
