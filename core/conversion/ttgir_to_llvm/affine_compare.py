@@ -30,9 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import SSAValue
 
+from ...ttir.passes._fold import const_value, wrap
 from ...ttir.types import element_type
 from ..target_info import intrinsic
 
@@ -71,16 +72,6 @@ def _i32(v: SSAValue) -> bool:
     return isinstance(e, IntegerType) and e.width.data == 32
 
 
-def _splat_int(attr) -> int | None:
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if isinstance(attr, DenseIntOrFPElementsAttr):
-        values = list(attr.iter_values())
-        if values and all(isinstance(x, int) for x in values) and len(set(values)) == 1:
-            return values[0]
-    return None
-
-
 def affine_of(v: SSAValue, memo: dict) -> Affine | None:
     """``v`` (an i32 tensor) as an :class:`Affine` of its coordinates, or None."""
     if v in memo:
@@ -97,23 +88,14 @@ def _affine(v: SSAValue, memo: dict) -> Affine | None:
     rank = len(v.type.get_shape())
     zeros = (0,) * rank
     name = op.name
+    k = const_value(v)  # a splat constant, or a splat of a scalar one
+    if k is not None:
+        return Affine((), zeros, k)
     if name == "tt.make_range":
         return Affine((), (1,), op.start.value.data)
-    if name == "arith.constant":
-        value = op.properties.get("value")
-        k = _splat_int(value if value is not None else op.attributes.get("value"))
-        return Affine((), zeros, k) if k is not None else None
     if name == "tt.splat":
         s = op.operands[0]
-        if not _i32(s):
-            return None
-        src = s.owner
-        if getattr(src, "name", None) == "arith.constant":
-            value = src.properties.get("value")
-            k = _splat_int(value if value is not None else src.attributes.get("value"))
-            if k is not None:
-                return Affine((), zeros, k)
-        return Affine(((s, 1),), zeros, 0)
+        return Affine(((s, 1),), zeros, 0) if _i32(s) else None
     if name == "tt.expand_dims":
         a = affine_of(op.operands[0], memo)
         if a is None:
@@ -185,24 +167,19 @@ def _common(fl, aff: Affine, info, shift: int) -> tuple[ir.Value, tuple[int, int
             top = sum(int(vec[d]) for vec in (*info.ll.lane, *info.ll.warp))
             terms.append((base[d], c, (0, top)))
     for value, c, r in terms:
-        t = value if c == 1 else b.neg(value) if c == -1 else b.mul(value, ir.Constant(I32, _wrap(c)))
+        t = value if c == 1 else b.neg(value) if c == -1 else b.mul(value, ir.Constant(I32, wrap(c, 32)))
         acc = t if acc is None else b.add(acc, t)
         if r is None or lo is None:
             lo = hi = None
         else:
             lo, hi = lo + min(c * r[0], c * r[1]), hi + max(c * r[0], c * r[1])
-    k = _wrap(aff.const + shift)
+    k = wrap(aff.const + shift, 32)
     if acc is None:
         acc = ir.Constant(I32, k)
     elif k:
         acc = b.add(acc, ir.Constant(I32, k))
     bounded = lo is not None and _INT_MIN <= lo and hi <= _INT_MAX
     return acc, (lo, hi) if bounded else None
-
-
-def _wrap(k: int) -> int:
-    k &= 0xFFFFFFFF
-    return k - (1 << 32) if k >= 1 << 31 else k
 
 
 def _sub_sat(b, x: ir.Value, y: ir.Value) -> ir.Value:

@@ -128,10 +128,9 @@ def _binary(fl: FunctionLowering, op) -> None:
             return meth(a, c) if r is None else r
         map_values(fl, op, div)
         return
-    if op.name in ("arith.addf", "arith.subf") and getattr(fl.options, "enable_fp_fusion", True) \
-            and _fma_over_select(fl, op):
-        return
     if op.name in ("arith.addf", "arith.subf", "arith.mulf") and getattr(fl.options, "enable_fp_fusion", True):
+        if op.name != "arith.mulf" and _fma_over_select(fl, op):
+            return
         # Triton's enable_fp_fusion: LLVM may contract a multiply and an add into one fma even when
         # the product has other uses (attention's qk * scale - max)
         map_values(fl, op, lambda a, c: meth(a, c, flags=("contract",)))

@@ -24,11 +24,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from ...ttir import arith
 from ...ttir.ops import GetNumProgramsOp, GetProgramIdOp
+from ...ttir.passes._fold import const_value
 from ..dialect import NUM_CTAS
+from .allocate_shared_memory import outermost_loop
 
 #: ops whose order across programs a user can observe
-_ORDERED = {"tt.atomic_rmw", "tt.atomic_cas", "tt.elementwise_inline_asm", "tt.print", "tt.assert",
-            "tt.inline_asm"}
+_ORDERED = {"tt.atomic_rmw", "tt.atomic_cas", "tt.elementwise_inline_asm", "tt.print", "tt.assert"}
 
 
 def _slope(v: SSAValue, memo: dict) -> int | None:
@@ -56,9 +57,9 @@ def _compute(v: SSAValue, memo: dict) -> int | None:
         return args[0] + args[1] if op.name == "arith.addi" else args[0] - args[1]
     if op.name == "arith.muli":
         for a, b in ((0, 1), (1, 0)):
-            c = op.operands[b].owner
-            if isinstance(c, arith.ConstantOp) and isinstance(c.value, IntegerAttr):
-                return args[a] * c.value.value.data
+            k = const_value(op.operands[b])
+            if k is not None:
+                return args[a] * k
         return 0 if not any(args) else None
     return 0 if not any(args) and not op.regions else None
 
@@ -69,28 +70,18 @@ def work_slope(func) -> int | None:
     memo: dict = {}
     total = 0
     for loop in func.walk():
-        if not isinstance(loop, scf.ForOp) or _inside_loop(loop):
+        if not isinstance(loop, scf.ForOp) or outermost_loop(loop) is not loop:
             continue
         lb, ub, step = (_slope(x, memo) for x in (loop.lb, loop.ub, loop.step))
         if lb is None or ub is None or step is None:
             return None
         if step != 0:
             return None  # a step that depends on the program id
-        c = loop.step.owner
-        size = c.value.value.data if isinstance(c, arith.ConstantOp) and isinstance(c.value, IntegerAttr) else None
+        size = const_value(loop.step)
         if ub - lb and not size:
             return None
         total += (ub - lb) / size if ub - lb else 0
     return total
-
-
-def _inside_loop(op) -> bool:
-    p = op.parent_op()
-    while p is not None:
-        if isinstance(p, (scf.ForOp, scf.WhileOp)):
-            return True
-        p = p.parent_op()
-    return False
 
 
 class LongestProgramsFirst:
