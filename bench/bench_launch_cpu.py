@@ -129,7 +129,6 @@ def main() -> int:
     assert fake.last.params[0] == x.data_ptr() and fake.last.params[3] & 0xFFFFFFFF == n
 
     compiled = next(iter(kern.kernel_cache.values()))
-    compiled = compiled[0] if isinstance(compiled, tuple) else compiled
     launch = compiled._launchers[0]
     params = launch.params.address
     f = launch.function

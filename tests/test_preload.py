@@ -59,7 +59,7 @@ def test_preload_fills_the_cache_a_launch_uses(hooks, opts):
     _launch(x, y, n, 2.5, 32, tl.float16, **opts)
     assert len(hooks) == 1
     data = hooks[0]
-    first = next(iter(_scale_kernel.kernel_cache.values()))[0]
+    first = next(iter(_scale_kernel.kernel_cache.values()))
 
     _scale_kernel.kernel_cache.clear()
     kernel = _scale_kernel.preload(data)

@@ -45,7 +45,7 @@ def _names(name: str, rank: int, mapped: bool = False) -> list[str]:
 def companion(fn, layout: tuple):
     """The companion JITFunction of ``fn`` for ``layout`` (per parameter: ``(rank, mapped)``, or
     None for an ordinary parameter)."""
-    from .jit import _Param
+    from .jit import _CompanionCache, _Param
     cache = fn.__dict__.setdefault("_descriptor_companions", {})
     if layout in cache:
         return cache[layout]
@@ -91,7 +91,8 @@ def companion(fn, layout: tuple):
     comp._ast = tree
     comp._src = fn.src + f"\n# tensor-descriptor arguments: {layout}\n"  # keys the cache; the tree is set above
     comp._cache_key = None
-    comp.kernel_cache = {}
+    comp.kernel_cache = _CompanionCache(comp, fn, layout)  # its kernels show in fn.kernel_cache too
+    comp._launch_info = {}
     comp._backend_by_kind = {}
     comp._fast = None
     comp._direct = None

@@ -70,6 +70,7 @@ class JITFunction(KernelInterface, JITCallable):
         self._cache_key: str | None = None
         self._cache_key_generation = -1
         self.kernel_cache: dict = _KernelCache(self)   # (specialization key) -> CompiledKernel
+        self._launch_info: dict = {}  # the same keys -> (positions of the runtime arguments, any TensorWrapper)
         self._backend_by_kind: dict = {}
         self._fast = None  # (generated launcher, its cache, torch tensor type); see binder.py
         self._direct = None  # the binder for this function's argument pattern; see direct_binder.py
@@ -144,8 +145,10 @@ class JITFunction(KernelInterface, JITCallable):
         self._fast = None
         self._direct = None
         self._by_grid = {}
+        self._launch_info.clear()
         for comp in list(self.__dict__.get("_descriptor_companions", {}).values()):
             dict.clear(comp.kernel_cache)
+            comp._launch_info.clear()
             comp._fast, comp._direct, comp._by_grid = None, None, {}
         self.__dict__.pop("_descriptor_binders", None)
 
@@ -316,8 +319,8 @@ class JITFunction(KernelInterface, JITCallable):
         shared_parts = tuple(k[:3] if len(k) == 4 else k for k in key_parts)
         key = (backend.name, target, shared_parts, tuple(sorted(opts.items())) if opts else (),
                _knobs.compile_token())  # the knobs that change what is compiled (debug, override_arch, ...)
-        entry = self.kernel_cache.get(key)
-        if entry is None:
+        kernel = self.kernel_cache.get(key)
+        if kernel is None:
             hooks = _knobs.runtime  # knobs.runtime.jit_cache_hook / jit_post_compile_hook (jit_hooks.py)
             if hooks.jit_cache_hook is not None and _jit_hooks.call(
                     hooks.jit_cache_hook, self, bound, key_parts, backend, target, opts, device, warmup, key):
@@ -331,10 +334,12 @@ class JITFunction(KernelInterface, JITCallable):
             if hooks.jit_post_compile_hook is not None:
                 _jit_hooks.call(hooks.jit_post_compile_hook, self, bound, key_parts, backend, target, opts, device,
                                 warmup, key)
+            self.kernel_cache[key] = kernel
+        info = self._launch_info.get(key)
+        if info is None:  # (a kernel preloaded or put in the cache by hand has none yet)
             runtime = tuple(i for i, k in enumerate(flat_keys) if k[0] == "a")
-            wrapped = any(type(flat[i]) is TensorWrapper for i in runtime)
-            entry = self.kernel_cache[key] = (kernel, runtime, wrapped)
-        kernel, runtime, wrapped = entry
+            info = self._launch_info[key] = (runtime, any(type(flat[i]) is TensorWrapper for i in runtime))
+        runtime, wrapped = info
         if not kwargs and not opts and backend_name is None and explicit_target is None and not wrapped \
                 and self._fast is not None and device is not None and not has_tuple:
             self._fill_fast(kernel, runtime, key_parts, device, placed, driver, pointers)
@@ -494,6 +499,32 @@ class _KernelCache(dict):
 
     def __reduce__(self):  # a plain dict when copied or pickled
         return (dict, (dict(self),))
+
+
+class _CompanionCache(_KernelCache):
+    """The kernel cache of a tensor-descriptor companion (descriptors.py): each kernel it compiles
+    also goes into the kernel's own cache, under ``("tensor descriptors", layout, key)``, so that
+    ``kernel.kernel_cache`` / ``device_caches[d][0]`` count and hold every compiled form of the
+    kernel, as Triton's do.  Clearing the kernel's cache clears the companions' too."""
+
+    def __init__(self, fn, parent, layout):
+        super().__init__(fn)
+        self._parent = parent
+        self._layout = layout
+
+    def __setitem__(self, key, kernel) -> None:
+        super().__setitem__(key, kernel)
+        dict.__setitem__(self._parent.kernel_cache, ("tensor descriptors", self._layout, key), kernel)
+
+    def setdefault(self, key, kernel=None):
+        if key not in self:
+            self[key] = kernel
+        return self[key]
+
+    def clear(self) -> None:
+        for key in list(self):
+            self._parent.kernel_cache.pop(("tensor descriptors", self._layout, key), None)
+        super().clear()
 
 
 class _DeviceCaches:

@@ -242,10 +242,12 @@ def preload(fn, specialization_data: str):
         call(hooks.jit_post_compile_hook, fn, bound, key_parts, backend, launch_target, opts, device, True,
              data.get("key"))
     _, flat_keys, _ = flatten_tuple_args(bound, key_parts, fn.arg_names)
-    entry = (kernel, tuple(i for i, k in enumerate(flat_keys) if k[0] == "a"), False)
+    info = (tuple(i for i, k in enumerate(flat_keys) if k[0] == "a"), False)
     opts_key = tuple(sorted(opts.items())) if opts else ()
     # the key a launch computes (its target: the current device's) and, when the data came from a
     # warmup without a target, the one a warmup computes
     for t in {launch_target, target}:
-        fn.kernel_cache.setdefault((backend.name, t, key_parts, opts_key, _knobs.compile_token()), entry)
+        key = (backend.name, t, key_parts, opts_key, _knobs.compile_token())
+        fn.kernel_cache.setdefault(key, kernel)
+        fn._launch_info.setdefault(key, info)
     return kernel

@@ -45,6 +45,41 @@ def test_descriptor_arguments_launch_and_cache():
     assert "x_desc__base" in k1.metadata["arg_names"] and "x_desc__shape0" in k1.metadata["arg_names"]
 
 
+@triton.jit
+def _scale_counted(x_desc, z_desc, s, BM: tl.constexpr, BN: tl.constexpr):
+    off = [tl.program_id(0) * BM, tl.program_id(1) * BN]
+    z_desc.store(off, x_desc.load(off) * s)
+
+
+def test_descriptor_launches_show_in_the_kernels_cache():
+    """As in Triton, ``kernel.kernel_cache`` (``device_caches[d][0]``) holds the CompiledKernel of
+    every specialization launched, descriptor launches included (they compile a companion), and
+    clearing it makes the next descriptor launch compile again."""
+    from tritium.compiler import CompiledKernel
+    rng = np.random.default_rng(3)
+    x = rng.random((20, 40)).astype(np.float32)
+    cache = _scale_counted.device_caches[0][0]
+    cache.clear()
+    outs = []
+    for block in ([8, 16], [4, 8], [8, 16]):  # two specializations, the third launch a cache hit
+        z = np.full_like(x, np.nan)
+        xd, zd = TensorDescriptor.from_tensor(x, block), TensorDescriptor.from_tensor(z, block)
+        outs.append(_scale_counted[(triton.cdiv(20, block[0]), triton.cdiv(40, block[1]))](
+            xd, zd, 3.0, BM=block[0], BN=block[1]))
+        np.testing.assert_allclose(z, x.astype(np.float64) * 3, rtol=1e-6)
+    assert len(cache) == 2 and outs[0] is outs[2] and outs[0] is not outs[1]
+    assert all(isinstance(k, CompiledKernel) for k in cache.values())
+    assert {id(k) for k in cache.values()} == {id(outs[0]), id(outs[1])}
+    assert all(key[0] == "tensor descriptors" for key in cache)
+    cache.clear()
+    assert len(cache) == 0
+    z = np.full_like(x, np.nan)
+    again = _scale_counted[(3, 3)](TensorDescriptor.from_tensor(x, [8, 16]), TensorDescriptor.from_tensor(z, [8, 16]),
+                                   3.0, BM=8, BN=16)
+    np.testing.assert_allclose(z, x.astype(np.float64) * 3, rtol=1e-6)
+    assert again is not outs[0] and list(cache.values()) == [again]
+
+
 def test_backend_tensor_map_becomes_a_parameter_and_tensor_map_ops(monkeypatch):
     """A backend that returns a hardware descriptor for a host descriptor (the
     ``tritium_tensor_descriptor_map`` hook) gets it as the companion's ``x__map`` pointer, and the

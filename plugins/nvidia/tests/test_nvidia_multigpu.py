@@ -158,7 +158,7 @@ def test_cache_shared_across_devices():
         copy_kernel[(tritium.cdiv(N, 128),)](src, dst, N, BLOCK=128)
         torch.cuda.synchronize(dev)
         assert torch.equal(src, dst)
-    kernels = {id(e[0]) for e in copy_kernel.kernel_cache.values()}
+    kernels = {id(k) for k in copy_kernel.kernel_cache.values()}
     assert len(kernels) == 1
-    compiled = next(iter(copy_kernel.kernel_cache.values()))[0]
+    compiled = next(iter(copy_kernel.kernel_cache.values()))
     assert set(compiled._launchers) == {0, 1}

@@ -104,8 +104,8 @@ def test_alternating_devices_use_one_module_per_device():
     assert all(len(f) == 1 for f in functions.values()) and functions[0] != functions[1]
     # one compiled kernel serves both devices: one cache entry, a launcher per device
     assert len(add_kernel.kernel_cache) >= 1
-    kernels = {id(e[0]) for e in add_kernel.kernel_cache.values()}
-    compiled = next(e[0] for e in add_kernel.kernel_cache.values())
+    kernels = {id(k) for k in add_kernel.kernel_cache.values()}
+    compiled = next(iter(add_kernel.kernel_cache.values()))
     assert len(kernels) == 1 and {0, 1} <= set(compiled._launchers)
 
 
@@ -143,7 +143,7 @@ def test_launcher_called_directly_in_another_context(device0_current):
     drv = device0_current
     x, y, out = arrays(1)
     add_kernel[(4,)](x, y, out, N, BLOCK_SIZE=BLOCK)
-    compiled = next(e[0] for e in add_kernel.kernel_cache.values())
+    compiled = next(iter(add_kernel.kernel_cache.values()))
     before = FAKE.count.value
     compiled._launchers[1]((4, 1, 1), 0, [x, y, out, N])  # device 0 current: retried in device 1's context
     assert FAKE.count.value == before + 1 and FAKE.last.device == 1

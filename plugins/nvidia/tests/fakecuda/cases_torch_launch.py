@@ -144,7 +144,7 @@ def test_torch_tensors_take_the_fast_path(runs):
         if i == 0:
             runs.count = 0
     assert runs.count == 0 and axpy._direct is not None
-    assert axpy[(8,)](x, y, out, 1000, 2.5, BLOCK=128) is next(iter(axpy.kernel_cache.values()))[0]
+    assert axpy[(8,)](x, y, out, 1000, 2.5, BLOCK=128) is next(iter(axpy.kernel_cache.values()))
     # and not through the general binder either
     general, misses = axpy._fast, []
     axpy._fast = (lambda *a, **k: misses.append(a) or general[0](*a, **k),) + general[1:]
@@ -481,7 +481,7 @@ def test_the_c_launcher_writes_every_scalar_kind(runs):
     out = on(0, torch.empty(64))[0]
     big = 2 ** 40 + 3
     launched(lambda: scalar_kinds[(2, 3)](out, -5, big, 0.1, True, BLOCK=64))
-    kernel = next(iter(scalar_kinds.kernel_cache.values()))[0]
+    kernel = next(iter(scalar_kinds.kernel_cache.values()))
     assert sorted(kernel.runtime_signature.values()) == sorted(["*fp32", "i32", "i64", "fp32", "i1"]), \
         kernel.runtime_signature
     for _ in range(3):
@@ -533,7 +533,7 @@ def test_kernel_with_global_scratch_takes_the_fast_path(runs):
             assert last.params[2] & 0xFFFFFFFF == 64 and last.params[3] == buf.data_ptr()
     finally:
         tritium.set_allocator(None)
-    kernel = next(iter(copy_device_desc.kernel_cache.values()))[0]
+    kernel = next(iter(copy_device_desc.kernel_cache.values()))
     assert kernel.metadata["global_scratch_size"] == 128 and "tensormap.replace" in kernel.asm["ptx"]
     assert runs.count == 0 and copy_device_desc._direct is not None and len(buffers) == 4
 
@@ -556,7 +556,7 @@ def test_a_launcher_without_direct_form_keeps_the_general_path(runs, monkeypatch
     for _ in range(4):
         last = launched(lambda: copy_general[(8,)](x, out, 1000, BLOCK=128), 3)
         assert list(last.params[:2]) == [x.data_ptr(), out.data_ptr()]
-    kernel = next(iter(copy_general.kernel_cache.values()))[0]
+    kernel = next(iter(copy_general.kernel_cache.values()))
     assert kernel.no_direct == {0} and copy_general._direct is None
     assert len(generated) == 1
 
@@ -591,6 +591,6 @@ def test_autotuned_heuristics_and_config_options_take_the_fast_path(monkeypatch)
             assert list(last.params[:2]) == [x.data_ptr(), out.data_ptr()]
             assert last.params[2] & 0xFFFFFFFF == 1000 and last.block[0] == threads
         assert calls == [], f"{jit_fn.__name__}: the launch took JITFunction.run"
-        kernel = next(iter(jit_fn.kernel_cache.values()))[0]
+        kernel = next(iter(jit_fn.kernel_cache.values()))
         assert kernel.metadata["num_warps"] * 32 == threads
         assert f"end = {block} : i32}} : tensor<{block}xi32>" in kernel.asm["ttir"]  # the config's / rule's BLOCK
