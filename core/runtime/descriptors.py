@@ -45,7 +45,7 @@ def _names(name: str, rank: int, mapped: bool = False) -> list[str]:
 def companion(fn, layout: tuple):
     """The companion JITFunction of ``fn`` for ``layout`` (per parameter: ``(rank, mapped)``, or
     None for an ordinary parameter)."""
-    from .jit import _CompanionCache, _Param
+    from . import jit as _jit  # (jit imports this module)
     cache = fn.__dict__.setdefault("_descriptor_companions", {})
     if layout in cache:
         return cache[layout]
@@ -73,7 +73,7 @@ def companion(fn, layout: tuple):
     comp.signature = inspect.Signature(params)
     comp.arg_names = names
     comp._index = {n: i for i, n in enumerate(names)}
-    comp.params = [_Param(i, q) for i, q in enumerate(params)]
+    comp.params = [_jit._Param(i, q) for i, q in enumerate(params)]
     by_name = {p.name: p for p in fn.params}
     for q in comp.params:
         q.do_not_specialize = by_name[q.name].do_not_specialize if q.name in by_name else False
@@ -91,7 +91,7 @@ def companion(fn, layout: tuple):
     comp._ast = tree
     comp._src = fn.src + f"\n# tensor-descriptor arguments: {layout}\n"  # keys the cache; the tree is set above
     comp._cache_key = None
-    comp.kernel_cache = _CompanionCache(comp, fn, layout)  # its kernels show in fn.kernel_cache too
+    comp.kernel_cache = _jit._CompanionCache(comp, fn, layout)  # its kernels show in fn.kernel_cache too
     comp._launch_info = {}
     comp._backend_by_kind = {}
     comp._fast = None

@@ -34,6 +34,7 @@ from .passes.async_dot import (ASYNC_COPIES, AsyncDotWaits, spare_pays, spare_re
 from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
 from .passes.tile_prefetch import TilePrefetch
+from .passes.cluster_pairs import CLUSTER_PAIRS, cluster_pairs
 from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers, shared_split
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 from .toolchain.occupancy import register_cap, spill_budget, spills_within_budget
@@ -111,6 +112,7 @@ def make_ttgir(module, metadata, target, options):
     # scratch rules, after-allocation passes and the barrier rule: through the plugin's hooks
     module = finalize_ttgir(module, target, options)
     consumer_barriers(module)  # after membar: a warp-specialized loop's consumers pass their own barriers
+    cluster_pairs(module, capability(target), options)  # after membar: the refills' barrier is known
     metadata["threads_per_warp"] = options.threads_per_warp
     return module
 
@@ -140,6 +142,8 @@ def make_llir(module, metadata, target, options):
     metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                     threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas,
                     global_scratch_size=meta["global_scratch_size"], global_scratch_align=meta["global_scratch_align"])
+    if CLUSTER_PAIRS in module.attributes:
+        metadata["cluster_pairs"] = True
     return text
 
 

@@ -126,6 +126,10 @@ class CUDAOptions(Options):
     #: programs from the other end, so the longest start first (``core/ttgir/passes/program_order.py``;
     #: never where the order can be seen: atomics, inline assembly, printing)
     longest_first: bool = True
+    #: two programs next to each other along x run as one cluster of two CTAs where the grid
+    #: allows, and a pipelined loop's TMA copies that come out the same in both are read once and
+    #: multicast into both CTAs (``passes/cluster_pairs.py``; decided at run time)
+    cluster_pairs: bool = False
 
     def __post_init__(self):
         if self.num_ctas not in (1, 2, 4, 8, 16):
@@ -138,7 +142,7 @@ class CUDAOptions(Options):
         if self.num_warps * self.threads_per_warp > 1024:
             raise ValueError(f"num_warps={self.num_warps} gives more than 1024 threads per block")
         for name in ("stream_loads", "async_operand_loads", "defer_store_waits", "own_store_tiles", "tma", "overlap_dots",
-                     "pingpong", "occupancy_cap", "tile_prefetch", "longest_first"):
+                     "pingpong", "occupancy_cap", "tile_prefetch", "longest_first", "cluster_pairs"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 

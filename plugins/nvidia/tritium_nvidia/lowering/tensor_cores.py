@@ -28,6 +28,7 @@ from ..passes.dialect import element_kind
 from ..passes.encodings import NvidiaMmaEncodingAttr
 from .tma import LOWERINGS as TMA
 from .warp_specialize import LOWERINGS as WS
+from .cluster_pairs import LOWERINGS as PAIRS
 
 
 F32 = ir.FloatType()
@@ -478,7 +479,7 @@ def op_lowering(op):
     if op.name == "tt.dot":
         enc = getattr(op.results[0].type, "encoding", None)
         return lower_mma_v2 if isinstance(enc, NvidiaMmaEncodingAttr) else None
-    return TMA.get(op.name) or WS.get(op.name) or LOWERINGS.get(op.name)
+    return TMA.get(op.name) or WS.get(op.name) or PAIRS.get(op.name) or LOWERINGS.get(op.name)
 
 
 __all__ = ["op_lowering"]

@@ -126,12 +126,27 @@ def _boxes(b: ir.IRBuilder, t, dst, coords: list) -> list:
 def _expect_and_copy(b: ir.IRBuilder, t, dst, tmap, bar, coords: list) -> None:
     """(One thread) expect the tile's bytes on barrier ``bar``, then copy the boxes at ``coords``
     (innermost first) of map ``tmap`` to shared address ``dst``, completing on ``bar``."""
-    rank = len(t.get_shape())
+    _expect(b, t, bar)
+    _copy_boxes(b, t, dst, tmap, bar, coords)
+
+
+def _expect(b: ir.IRBuilder, t, bar) -> None:
     _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {tile_bytes(t)};", "r", [bar])
+
+
+def _copy_boxes(b: ir.IRBuilder, t, dst, tmap, bar, coords: list, cta_mask: int | None = None) -> None:
+    """The copies of :func:`_expect_and_copy`; with ``cta_mask``, into every CTA of the cluster the
+    mask names (``.multicast::cluster``), each at the same shared address and completing on its
+    own barrier at ``bar``."""
+    rank = len(t.get_shape())
+    multicast, mask, extra = "", [], []
+    if cta_mask is not None:
+        multicast, mask, extra = ".multicast::cluster", [ir.Constant(ir.IntType(16), cta_mask)], ["h"]
     for box_dst, box_coords in _boxes(b, t, dst, coords):
-        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                f"[$0], [$1, {_copy_operands(3, rank)}], [$2];",
-             ",".join(["r", "l", "r"] + ["r"] * rank), [box_dst, tmap, bar] + box_coords)
+        tail = f", ${3 + rank}" if mask else ""
+        _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes{multicast} "
+                f"[$0], [$1, {_copy_operands(3, rank)}], [$2]{tail};",
+             ",".join(["r", "l", "r"] + ["r"] * rank + extra), [box_dst, tmap, bar] + box_coords + mask)
 
 
 def _wait_parity(b: ir.IRBuilder, bar, phase) -> None:

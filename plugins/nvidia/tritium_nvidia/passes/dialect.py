@@ -289,7 +289,90 @@ class WarpGroupTurnOp(IRDLOperation):
         super().__init__(properties={"step": StringAttr(step), "threads": IntegerAttr(threads, i32)})
 
 
+@irdl_op_definition
+class PairSetupOp(IRDLOperation):
+    """Before a loop whose copies two CTAs of a cluster may share (``passes/cluster_pairs.py``):
+    true in both CTAs of a two-CTA cluster whose loops run the same iterations (``lb``, ``ub``,
+    ``step`` exchanged through distributed shared memory, at the op's ``allocation.offset``),
+    false in both otherwise (and without a cluster).  Every thread of both CTAs takes part."""
+
+    name = "ttng.pair_setup"
+    lb = operand_def(i32)
+    ub = operand_def(i32)
+    step = operand_def(i32)
+    paired = result_def(IntegerType(1))
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$lb `,` $ub `,` $step attr-dict"
+
+    def __init__(self, lb: SSAValue, ub: SSAValue, step: SSAValue):
+        super().__init__(operands=[lb, ub, step], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
+class PairExchangeOp(IRDLOperation):
+    """In place of the block barrier before a paired loop's refills: where ``paired``, each CTA
+    publishes the ``values`` of every shareable copy (its coordinates and predicate, ``widths``
+    values a copy) in the table at ``allocation.offset`` (two halves, by ``parity``), passes a
+    cluster barrier and compares them with its peer's; ``modes[k]`` is 0 (copy alone), 1 (issue
+    copy ``k`` to both CTAs) or 2 (the peer issues it: expect its bytes only).  The CTA with rank
+    ``(parity + k) % 2`` issues a shared copy ``k``.  Not paired: a block barrier, modes 0."""
+
+    name = "ttng.pair_exchange"
+    paired = operand_def(IntegerType(1))
+    parity = operand_def(i32)
+    values = var_operand_def(i32)
+    modes = var_result_def(i32)
+    widths = prop_def(DenseArrayBase)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$paired `,` $parity `,` `[` $values `]` attr-dict `:` type($modes)"
+
+    def __init__(self, paired: SSAValue, parity: SSAValue, values, widths: list[int]):
+        super().__init__(operands=[paired, parity, list(values)], result_types=[[i32] * len(widths)],
+                         properties={"widths": DenseArrayBase.from_list(i32, widths)})
+
+    @property
+    def width_list(self) -> list[int]:
+        return [int(v) for v in self.widths.get_values()]
+
+
+@irdl_op_definition
+class PairTeardownOp(IRDLOperation):
+    """After a paired loop: where ``paired``, a cluster barrier, so that neither CTA leaves while
+    its peer may still read its table or copy into its slots."""
+
+    name = "ttng.pair_teardown"
+    paired = operand_def(IntegerType(1))
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$paired attr-dict"
+
+    def __init__(self, paired: SSAValue):
+        super().__init__(operands=[paired])
+
+
+@irdl_op_definition
+class PairCopyOp(IRDLOperation):
+    """``ttg.async_copy_descriptor_to_local`` of a paired loop, with the ``mode`` its
+    ``ttng.pair_exchange`` gave it: 0 copy into this CTA, 1 copy into both CTAs of the cluster
+    (``.multicast::cluster``), 2 expect the bytes the peer copies."""
+
+    name = "ttng.pair_copy"
+    desc = operand_def()
+    indices = var_operand_def(i32)
+    result = operand_def(MemDescType)
+    bars = operand_def(MemDescType)
+    index = operand_def(i32)
+    pred = operand_def(IntegerType(1))
+    mode = operand_def(i32)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, desc: SSAValue, indices, dst: SSAValue, bars: SSAValue, index: SSAValue, pred: SSAValue,
+                 mode: SSAValue):
+        super().__init__(operands=[desc, list(indices), dst, bars, index, pred, mode])
+
+
 TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
                                    TensorMapAcquireOp, TensorMapCreateOp, ArriveBarrierOp, ProducerPartitionOp,
-                                   WarpGroupTurnOp], [])
+                                   WarpGroupTurnOp, PairSetupOp, PairExchangeOp, PairTeardownOp, PairCopyOp], [])
 register_dialect(TritonNvidiaGPU)

@@ -310,6 +310,20 @@ class CudaDriver(Driver):
         launch = _launcher.build_launcher(handle.function, handle.name, signature, num_warps, tpw,
                                           dynamic_shared, on_error, impl)
         launch.device = handle.device
+        if metadata.get("cluster_pairs"):
+            return self._pairs_launcher(handle, signature, block, dynamic_shared, launch)
+        return launch
+
+    def _pairs_launcher(self, handle, signature, block, dynamic_shared, plain):
+        """A kernel that shares copies between neighbouring programs (``passes/cluster_pairs.py``):
+        grids of an even x size launch as clusters of two CTAs along x (programs ``2i`` and
+        ``2i + 1`` together), others as usual; the kernel finds out which at run time."""
+        paired = self._launcher_ex(handle, signature, block, dynamic_shared, 2, False, scale_grid=False)
+
+        def launch(grid, stream, args):
+            (plain if grid[0] % 2 else paired)(grid, stream, args)
+        launch.impl = "pairs"
+        launch.device = handle.device
         return launch
 
     def _retry_in_context(self, handle: KernelHandle, err, retry) -> int:
@@ -336,7 +350,7 @@ class CudaDriver(Driver):
             raise ValueError(f"launch grid {grid} of kernel {handle.name!r} has a negative size")
         raise RuntimeError(self._error_text(err, f"cuLaunchKernel(grid={grid})", handle.name))
 
-    def _launcher_ex(self, handle, signature, block, dynamic_shared, num_ctas, cooperative):
+    def _launcher_ex(self, handle, signature, block, dynamic_shared, num_ctas, cooperative, scale_grid=True):
         """Cluster (num_ctas > 1) or cooperative launches through ``cuLaunchKernelEx``: slower
         per call, and rare."""
         cu = self.cu
@@ -364,7 +378,7 @@ class CudaDriver(Driver):
             for slot, (pos, ty), convert in zip(buf.slots, arg_types, converts):
                 slot.value = convert(args[pos])
             cfg = cu.CUlaunchConfig()
-            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx * num_ctas, gy, gz
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx * num_ctas if scale_grid else gx, gy, gz
             cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block, 1, 1
             cfg.sharedMemBytes = dynamic_shared
             cfg.hStream = cu.CUstream(stream or 0)
