@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import llvmlite.ir as ir
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from tritium.conversion.target_info import intrinsic
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
@@ -24,6 +24,7 @@ from tritium.conversion.ttgir_to_llvm.shared_ops import LinearSharedAccess
 from tritium.conversion.ttgir_to_llvm.types import I1, I32, I64, bits_of, const
 from tritium.ttir.memory_ops import pointee_value_type
 
+from ..passes.cluster_pairs import CLUSTER_PAIRS
 from ..passes.dialect import element_kind
 from ..passes.encodings import NvidiaMmaEncodingAttr
 from .tma import LOWERINGS as TMA
@@ -215,6 +216,13 @@ def _descriptor_base(enc, shape) -> int:
     return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | _SWIZZLE_MODE[enc.swizzle_bytes] << 62
 
 
+def _runs_in_clusters(op) -> bool:
+    """Whether ``op``'s kernel has CTAs other than a cluster's first doing work (``cluster_pairs``)."""
+    while op is not None and not isinstance(op, ModuleOp):
+        op = op.parent_op()
+    return op is not None and CLUSTER_PAIRS in op.attributes
+
+
 def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     b = fl.builder
     a_t, b_t, c_t = op.a.type, op.b.type, op.c.type
@@ -240,14 +248,24 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     m_wg = b.udiv(b.urem(warp, const(I32, wm)), const(I32, 4))
     n_w = b.udiv(warp, const(I32, wm))
 
+    clustered = _runs_in_clusters(op)
+
     def desc0(enc, t, addr):
-        """The descriptor of the warp's first tile; the others add their offset to it.  Shared
-        addresses are below 256 KiB and 16-byte aligned here, so the 14-bit address field needs no
-        mask and the per-step offsets (multiples of 16 bytes) add to the field without a carry:
+        """The descriptor of the warp's first tile; the others add their offset to it.  The
+        14-bit address field takes bits 4-17 of the shared address.  In a kernel whose CTAs all
+        work in thread-block clusters (``cluster_pairs``) the bits above are masked: a CTA's
+        shared addresses carry its place in the cluster's window there (in the second CTA of a
+        two-CTA cluster, unmasked, they landed in the leading byte offset, and a B tile of several
+        column blocks was read from the wrong place).  Elsewhere they are zero and left (a
+        cluster's other CTAs of ``num_ctas`` return at entry).  A CTA's own offsets stay below
+        256 KiB, so the per-step offsets (multiples of 16 bytes) add to the field without a carry:
         the K steps are 64-bit adds of constants, which ptxas keeps in uniform registers
         (``UIADD3.64``, two descriptors alternating, as in Triton's loop)."""
         d = _descriptor_base(enc, t.shape)
-        low = b.add(b.lshr(addr, const(I32, 4)), const(I32, d & 0xFFFFFFFF))
+        field = b.lshr(addr, const(I32, 4))
+        if clustered:
+            field = b.and_(field, const(I32, 0x3FFF))
+        low = b.add(field, const(I32, d & 0xFFFFFFFF))
         return b.or_(b.zext(low, I64), const(I64, (d >> 32) << 32))
 
     if not a_in_regs:

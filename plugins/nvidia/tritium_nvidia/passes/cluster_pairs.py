@@ -1,41 +1,42 @@
-"""``cluster_pairs`` (option ``cluster_pairs``, sm_90): two programs next to each other along the
-grid's x axis share the tiles their pipelined loops copy alike, each tile read from L2 once and
-written into both CTAs' shared memory by one TMA multicast.
+"""``cluster_pairs`` (option ``cluster_pairs``, sm_90, experimental, off): two programs next to
+each other along the grid's x axis share the tiles their pipelined loops copy alike, each tile
+read from L2 once and written into both CTAs' shared memory by one TMA multicast.
 
 Programs keep their meaning: program ``i`` is CTA ``i`` (``program_id`` reads the CTA's id).  The
 kernel is launched in clusters of two CTAs along x where the grid's x size is even (the driver's
-``cluster_pairs`` launch, ``metadata["cluster_pairs"]``), without clusters otherwise, and it
-decides at run time what the pair shares, so any kernel stays correct:
+``cluster_pairs`` launch, ``metadata["cluster_pairs"]``), without clusters otherwise, and what
+the pair shares is decided at run time, so any grid and any arguments stay correct:
 
-* before the loop, ``ttng.pair_setup``: the two CTAs exchange the loop's bounds through
-  distributed shared memory; the pair is *paired* where both run the same iterations;
-* in the loop, the block barrier before the refills (every warp has read the slots they
-  overwrite) becomes ``ttng.pair_exchange``: paired, each CTA publishes every shareable copy's
-  coordinates and predicate, passes a cluster barrier (now both CTAs' warps have read the slots),
-  and compares them with its peer's.  A copy equal on both sides is issued once, by the CTAs in
-  turn, with ``.multicast::cluster`` into both (``ttng.pair_copy`` mode 1); the other CTA only
-  expects its bytes on its own slot barrier (mode 2).  Different copies go alone (mode 0).
-  Not paired: the block barrier as before;
-* after the loop, ``ttng.pair_teardown``: paired, a cluster barrier, so that neither CTA exits
-  while its peer may still read its table or copy into its slots.
-
-A copy is shareable when its tensor map cannot differ between the two programs (no value it is
-built from, a host descriptor's map being a kernel argument and a ``tl.make_tensor_descriptor``
-reading its base, shape and strides, depends on ``program_id``) and its tile is one box of the
-map.  The prologue's copies (before the loop) stay per CTA.
-
-Status: off by default.  Correct on the H200 for every shape tried (host and device descriptors,
-even and odd grids, ragged K), but 0.45-0.55x of the same kernel without it (128x256x64 and
-128x128x64 tiles, 4096^3 and 8192^3): the cluster barrier and the peer's table read sit between
-one iteration's ``wgmma`` and the next (0.66x with the exchange alone, multicast off).  The way
-forward is CUTLASS's: per-slot *empty* barriers the consumers of both CTAs arrive on (remote
-``mbarrier.arrive`` through ``mapa``), waited on by the issuing thread alone, and the sharing
-decided once before the loop.
+* A copy is a candidate where its tensor map cannot differ between the two programs (nothing it
+  is built from, a host descriptor's map being a kernel argument and a
+  ``tl.make_tensor_descriptor`` reading its base, shape and strides, depends on ``program_id``)
+  and its coordinates and predicate are computed in the loop from
+  the induction variable, constants and values from before the loop (its *invariants*) by
+  ``arith`` ops alone.
+* Before the loop, ``ttng.pair_setup``: the two CTAs exchange the loop's bounds and every
+  candidate's invariants through distributed shared memory (``mapa`` + ``ld.shared::cluster``
+  between two cluster barriers), and initialise one *empty* barrier per slot (two arrivals a
+  phase).  Paired where the bounds agree; a candidate is shared where its invariants agree too,
+  so its coordinates agree at every iteration.
+* In the loop, after the block barrier before the refills (every warp of this CTA has read the
+  slot they overwrite), ``ttng.pair_refill``: thread 0 arrives on the slot's empty barrier in
+  both CTAs; the CTA whose turn it is (by iteration, alternating) waits until both have, then
+  issues the shared copy once with ``.multicast::cluster`` (``ttng.pair_copy`` mode 1); the other
+  only expects its bytes on its own full barrier (mode 2).  Other copies go alone (mode 0).  No
+  cluster-wide barrier in the loop.
+* After the loop, ``ttng.pair_teardown``: paired, a cluster barrier, so that neither CTA exits
+  while its peer may still copy into its slots or arrive on its barriers.
 
 Applied only where every CTA of the pair is sure to reach each of these points the same number
 of times: the loop is a top-level statement of the kernel (not in an ``if`` or another loop), the
-kernel has one ``return`` at its end, no warp specialization (its producer would need a second
-hand-off) and no ``num_ctas`` clusters.  ``tritium.pair_reason`` on a loop says why one was left.
+kernel has one ``return`` at its end, no warp specialization (its producer would need the
+hand-off too) and no ``num_ctas`` clusters.  ``tritium.pair_reason`` on a loop says why one was
+left.
+
+Status (H200, docs/performance.md): results right for every shape tried; 0.83-0.93x of the same
+kernel without it (128x256x64 and 128x128x64 tiles, 4096^3 and 8192^3): the issuing thread's
+wait for its peer holds up its warp's next ``wgmma`` (no producer warp here), and one SM sends
+the whole tile every other iteration.  So the option stays off.
 """
 from __future__ import annotations
 
@@ -43,22 +44,16 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from tritium.ttgir.layouts import bit_width
 from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, BarrierOp, MemDescIndexOp
 from tritium.ttir.ops import FuncOp, ReturnOp
 
-from .dialect import (BulkStoreWaitOp, PairCopyOp, PairExchangeOp, PairSetupOp, PairTeardownOp,
+from .dialect import (BulkStoreWaitOp, PairCopyOp, PairRefillOp, PairSetupOp, PairTeardownOp,
                       ProducerPartitionOp, TensorMapCreateOp)
-from ..runtime.tensor_map import map_boxes
 from ..toolchain.occupancy import LIMITS, blocks_per_sm
 
 #: on the module: the kernel decides pairs at run time; launch it in clusters of two where it can
 CLUSTER_PAIRS = "tritium.cluster_pairs"
 REASON = "tritium.pair_reason"
-#: bytes of the exchange table a copy takes (its coordinates, at most 5, and predicate) and of the
-#: bounds the setup exchanges
-COPY_BYTES = 32
-SETUP_BYTES = 16
 
 _PID = "tt.get_program_id"
 
@@ -96,26 +91,6 @@ def _map_is_shared(desc: SSAValue) -> bool:
     return True
 
 
-def _one_box(copy) -> bool:
-    """The copy's tile is one box of its map (``tensor_map.map_boxes``).  A tile of several boxes
-    (rows over 128 bytes, or over 256 rows) is not shared: multicast copies of such tiles gave
-    wrong results on the H200 (every box but the first), not understood yet."""
-    t = copy.result.type
-    shape = list(t.get_shape())
-    if getattr(getattr(t, "encoding", None), "transposed", False):
-        shape = shape[::-1]
-    return len(map_boxes(shape, max(bit_width(t.element_type) // 8, 1))) == 1
-
-
-def _defined_before(v: SSAValue, body: Block, limit: Operation, order: dict) -> bool:
-    if isinstance(v, BlockArgument):
-        return v.block is body or not _inside(v.block, body)
-    owner_block = v.owner.parent_block()
-    if owner_block is body:
-        return order[v.owner] < order[limit]
-    return not _inside(owner_block, body)
-
-
 def _inside(block: Block | None, body: Block) -> bool:
     while block is not None:
         if block is body:
@@ -125,12 +100,44 @@ def _inside(block: Block | None, body: Block) -> bool:
     return False
 
 
+def _invariants(copy, loop: scf.ForOp) -> list | None:
+    """The values from outside ``loop`` that ``copy``'s coordinates and predicate are computed
+    from (through the induction variable, constants and pure ``arith`` ops in the body), in a
+    fixed order; None where they depend on anything else (a loop-carried value, a load)."""
+    body = loop.body.blocks[0]
+    iv = body.args[0]
+    out, seen, stack = [], set(), [*reversed(list(copy.indices)), copy.pred]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v is iv:
+            continue
+        inside = v.block is body if isinstance(v, BlockArgument) else _inside(v.owner.parent_block(), body)
+        if not inside:
+            if v.owner.name == "arith.constant":
+                continue  # the same in both programs
+            if not (isinstance(v.type, IntegerType) and v.type.width.data in (1, 32)):
+                return None
+            out.append(v)
+            continue
+        if isinstance(v, BlockArgument):
+            return None  # a loop-carried value
+        op = v.owner
+        if op.regions or not op.name.startswith("arith."):
+            return None
+        stack.extend(reversed(list(op.operands)))
+    return out
+
+
 def _decline(loop: Operation, why: str) -> None:
     loop.attributes[REASON] = StringAttr(why)
 
 
 def _plan(loop: scf.ForOp):
-    """(the barrier before the refills, the shareable copies) of ``loop``, or a reason string."""
+    """(the barrier before the refills, the shareable copies, each one's invariants) of ``loop``,
+    or a reason string."""
     body = loop.body.blocks[0]
     copies = [op for op in loop.walk() if isinstance(op, AsyncCopyDescriptorToLocalOp)]
     if not copies:
@@ -140,9 +147,17 @@ def _plan(loop: scf.ForOp):
     if not all(isinstance(t, IntegerType) and t.width.data == 32
                for t in (loop.lb.type, loop.ub.type, loop.step.type)):
         return "bounds of other than 32 bits"
-    shared = [c for c in copies if _map_is_shared(c.desc) and _one_box(c)]
+    shared, invariants = [], []
+    for c in copies:
+        inv = _invariants(c, loop) if _map_is_shared(c.desc) else None
+        if inv is not None:
+            shared.append(c)
+            invariants.append(inv)
     if not shared:
-        return "no copy of one box whose tensor map both programs share"
+        return "no copy whose tensor map and coordinates both programs may share"
+    if any(c.index is not shared[0].index or c.bars.type.get_shape()[0] != shared[0].bars.type.get_shape()[0]
+           for c in shared):
+        return "refills into different slots in one iteration"
     barrier = copies[0].prev_op
     while barrier is not None and not isinstance(barrier, BarrierOp):
         if not (isinstance(barrier, (MemDescIndexOp, BulkStoreWaitOp)) or not barrier.regions
@@ -151,13 +166,7 @@ def _plan(loop: scf.ForOp):
         barrier = barrier.prev_op
     if barrier is None:
         return "no block barrier before the refills"
-    order = {op: i for i, op in enumerate(body.ops)}
-    for c in shared:
-        if not all(_defined_before(v, body, barrier, order) for v in [*c.indices, c.pred]):
-            return "a refill's coordinates are computed after the barrier"
-        if len(c.indices) > COPY_BYTES // 4 - 1:
-            return "a copy of more than 7 coordinates"
-    return barrier, shared
+    return barrier, shared, invariants
 
 
 def _eligible_kernel(f: FuncOp) -> str | None:
@@ -170,40 +179,40 @@ def _eligible_kernel(f: FuncOp) -> str | None:
     return None
 
 
-def _rewrite(loop: scf.ForOp, barrier: BarrierOp, shared: list, setup_offset: int, table_offset: int) -> None:
+def _rewrite(loop: scf.ForOp, barrier: BarrierOp, shared: list, invariants: list, setup_offset: int,
+             empty_offset: int) -> None:
     block = loop.parent_block()
-    setup = PairSetupOp(loop.lb, loop.ub, loop.step)
+    before = []
+    values = []
+    for inv in invariants:
+        for v in inv:
+            if v.type.width.data == 1:
+                ext = arith.ExtUIOp(v, i32)
+                before.append(ext)
+                v = ext.result
+            values.append(v)
+    nslots = shared[0].bars.type.get_shape()[0]
+    setup = PairSetupOp(loop.lb, loop.ub, loop.step, values, [len(v) for v in invariants], nslots, empty_offset)
     setup.attributes["allocation.offset"] = IntegerAttr(setup_offset, i32)
-    block.insert_op_before(setup, loop)
-    paired = setup.paired
+    for op in before + [setup]:
+        block.insert_op_before(op, loop)
     body = loop.body.blocks[0]
     iv = body.args[0]
-    # the iteration's parity: ((iv - lb) / step) & 1
-    ops = [arith.SubiOp(iv, loop.lb)]
-    ops.append(arith.DivSIOp(ops[-1].result, loop.step))
-    one = arith.ConstantOp(IntegerAttr(1, i32))
-    ops += [one, arith.AndIOp(ops[-1].result, one.result)]
-    values, widths = [], []
-    for c in shared:
-        pred = arith.ExtUIOp(c.pred, i32)
-        ops.append(pred)
-        values += [*c.indices, pred.result]
-        widths.append(len(c.indices) + 1)
-    for op in ops:
-        body.insert_op_before(op, barrier)
-    exchange = PairExchangeOp(paired, ops[3].result, values, widths)
-    exchange.attributes["allocation.offset"] = IntegerAttr(table_offset, i32)
-    body.insert_op_before(exchange, barrier)
-    barrier.detach()
-    barrier.erase()
-    for c, mode in zip(shared, exchange.modes):
+    # the iteration's number from 0: (iv - lb) / step
+    sub = arith.SubiOp(iv, loop.lb)
+    t = arith.DivSIOp(sub.result, loop.step)
+    refill = PairRefillOp(setup.paired, t.result, shared[0].index, list(setup.shares), nslots, empty_offset)
+    anchor = barrier.next_op
+    for op in (sub, t, refill):
+        body.insert_op_before(op, anchor)
+    for c, mode in zip(shared, refill.modes):
         copy = PairCopyOp(c.desc, list(c.indices), c.result, c.bars, c.index, c.pred, mode)
         copy.attributes.update(c.attributes)
         body.insert_op_before(copy, c)
         c.detach()
         c.erase()
     after = loop.next_op
-    teardown = PairTeardownOp(paired)
+    teardown = PairTeardownOp(setup.paired)
     if after is None:
         block.add_op(teardown)
     else:
@@ -231,16 +240,16 @@ def cluster_pairs(module: ModuleOp, capability: int, options) -> bool:
             continue
         shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
         setup_offset = -(-shared_now // 16) * 16
-        table_offset = setup_offset + SETUP_BYTES
-        copies = max(len(p[2]) for p in plans)
-        total = table_offset + 2 * copies * COPY_BYTES
+        words = max(3 + sum(len(v) for v in p[3]) for p in plans)
+        empty_offset = setup_offset + -(-4 * words // 16) * 16
+        total = empty_offset + 8 * max(p[2][0].bars.type.get_shape()[0] for p in plans)
         warps = module.attributes["ttg.num-warps"].value.data if "ttg.num-warps" in module.attributes else 4
         if limits is not None and blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, shared_now):
             for loop, *_ in plans:
                 _decline(loop, "the exchange table would cost a block an SM")
             continue
-        for loop, barrier, shared in plans:
-            _rewrite(loop, barrier, shared, setup_offset, table_offset)
+        for loop, barrier, shared, invariants in plans:
+            _rewrite(loop, barrier, shared, invariants, setup_offset, empty_offset)
         f.attributes["ttg.shared"] = IntegerAttr(total, i32)
         whole = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
         module.attributes["ttg.shared"] = IntegerAttr(max(whole, total), i32)

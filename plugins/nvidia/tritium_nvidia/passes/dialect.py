@@ -291,45 +291,35 @@ class WarpGroupTurnOp(IRDLOperation):
 
 @irdl_op_definition
 class PairSetupOp(IRDLOperation):
-    """Before a loop whose copies two CTAs of a cluster may share (``passes/cluster_pairs.py``):
-    true in both CTAs of a two-CTA cluster whose loops run the same iterations (``lb``, ``ub``,
-    ``step`` exchanged through distributed shared memory, at the op's ``allocation.offset``),
-    false in both otherwise (and without a cluster).  Every thread of both CTAs takes part."""
+    """Before a loop whose copies two CTAs of a cluster may share (``passes/cluster_pairs.py``).
+    In a cluster of two CTAs, thread 0 initialises the ``nslots`` *empty* barriers at
+    ``empty_offset`` (two arrivals a phase: one from each CTA) and both CTAs exchange ``lb``,
+    ``ub``, ``step`` and the ``invariants`` each copy's coordinates and predicate are computed
+    from (``widths[k]`` of them for copy ``k``) through distributed shared memory at
+    ``allocation.offset``: ``paired`` where the bounds agree, ``shares[k]`` where also copy ``k``'s
+    invariants do (then its coordinates agree at every iteration).  False everywhere otherwise
+    (and without a cluster).  Every thread of both CTAs takes part."""
 
     name = "ttng.pair_setup"
     lb = operand_def(i32)
     ub = operand_def(i32)
     step = operand_def(i32)
+    invariants = var_operand_def(i32)
     paired = result_def(IntegerType(1))
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$lb `,` $ub `,` $step attr-dict"
-
-    def __init__(self, lb: SSAValue, ub: SSAValue, step: SSAValue):
-        super().__init__(operands=[lb, ub, step], result_types=[IntegerType(1)])
-
-
-@irdl_op_definition
-class PairExchangeOp(IRDLOperation):
-    """In place of the block barrier before a paired loop's refills: where ``paired``, each CTA
-    publishes the ``values`` of every shareable copy (its coordinates and predicate, ``widths``
-    values a copy) in the table at ``allocation.offset`` (two halves, by ``parity``), passes a
-    cluster barrier and compares them with its peer's; ``modes[k]`` is 0 (copy alone), 1 (issue
-    copy ``k`` to both CTAs) or 2 (the peer issues it: expect its bytes only).  The CTA with rank
-    ``(parity + k) % 2`` issues a shared copy ``k``.  Not paired: a block barrier, modes 0."""
-
-    name = "ttng.pair_exchange"
-    paired = operand_def(IntegerType(1))
-    parity = operand_def(i32)
-    values = var_operand_def(i32)
-    modes = var_result_def(i32)
+    shares = var_result_def(IntegerType(1))
     widths = prop_def(DenseArrayBase)
+    nslots = prop_def(IntegerAttr)
+    empty_offset = prop_def(IntegerAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$paired `,` $parity `,` `[` $values `]` attr-dict `:` type($modes)"
+    assembly_format = "$lb `,` $ub `,` $step `,` `[` $invariants `]` attr-dict `:` type($shares)"
 
-    def __init__(self, paired: SSAValue, parity: SSAValue, values, widths: list[int]):
-        super().__init__(operands=[paired, parity, list(values)], result_types=[[i32] * len(widths)],
-                         properties={"widths": DenseArrayBase.from_list(i32, widths)})
+    def __init__(self, lb: SSAValue, ub: SSAValue, step: SSAValue, invariants, widths: list[int], nslots: int,
+                 empty_offset: int):
+        super().__init__(operands=[lb, ub, step, list(invariants)],
+                         result_types=[IntegerType(1), [IntegerType(1)] * len(widths)],
+                         properties={"widths": DenseArrayBase.from_list(i32, widths),
+                                     "nslots": IntegerAttr(nslots, i32), "empty_offset": IntegerAttr(empty_offset, i32)})
 
     @property
     def width_list(self) -> list[int]:
@@ -337,9 +327,37 @@ class PairExchangeOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PairRefillOp(IRDLOperation):
+    """After the block barrier before a paired loop's refills into slot ``slot`` (iteration ``t``
+    of the loop, counted from 0), where ``paired``: thread 0 tells both CTAs' empty barrier of the
+    slot that this CTA is done with it (``mbarrier.arrive`` here and, through ``mapa``, in the
+    peer); ``modes[k]`` is 0 where copy ``k`` is not shared, else 1 in the CTA of rank
+    ``(t + k) % 2`` (it issues the copy into both CTAs: its thread 0 first waits until the slot's
+    empty barrier has both arrivals of this round, ``(t // nslots) % 2``) and 2 in the other
+    (it expects the bytes)."""
+
+    name = "ttng.pair_refill"
+    paired = operand_def(IntegerType(1))
+    t = operand_def(i32)
+    slot = operand_def(i32)
+    shares = var_operand_def(IntegerType(1))
+    modes = var_result_def(i32)
+    nslots = prop_def(IntegerAttr)
+    empty_offset = prop_def(IntegerAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$paired `,` $t `,` $slot `,` `[` $shares `]` attr-dict `:` type($modes)"
+
+    def __init__(self, paired: SSAValue, t: SSAValue, slot: SSAValue, shares, nslots: int, empty_offset: int):
+        super().__init__(operands=[paired, t, slot, list(shares)], result_types=[[i32] * len(shares)],
+                         properties={"nslots": IntegerAttr(nslots, i32), "empty_offset": IntegerAttr(empty_offset, i32)})
+
+
+@irdl_op_definition
 class PairTeardownOp(IRDLOperation):
-    """After a paired loop: where ``paired``, a cluster barrier, so that neither CTA leaves while
-    its peer may still read its table or copy into its slots."""
+    """After a paired loop: where ``paired``, a cluster barrier, so that neither CTA leaves (or
+    reuses its shared memory) while its peer may still copy into its slots or arrive on its
+    barriers."""
 
     name = "ttng.pair_teardown"
     paired = operand_def(IntegerType(1))
@@ -374,5 +392,5 @@ class PairCopyOp(IRDLOperation):
 
 TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
                                    TensorMapAcquireOp, TensorMapCreateOp, ArriveBarrierOp, ProducerPartitionOp,
-                                   WarpGroupTurnOp, PairSetupOp, PairExchangeOp, PairTeardownOp, PairCopyOp], [])
+                                   WarpGroupTurnOp, PairSetupOp, PairRefillOp, PairTeardownOp, PairCopyOp], [])
 register_dialect(TritonNvidiaGPU)
