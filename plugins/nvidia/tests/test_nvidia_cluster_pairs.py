@@ -13,10 +13,10 @@ TARGET = "cuda:90"
 
 @triton.jit
 def _mm_dev(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-            PER_PROGRAM_A: tl.constexpr = False, GUARDED: tl.constexpr = False):
+            PER_PROGRAM_A: tl.constexpr = False, GUARDED: tl.constexpr = False, WS: tl.constexpr = False):
     """C = A @ B^T (B stored [N, K]) through descriptors built in the kernel; ``PER_PROGRAM_A``
     builds A's descriptor from a base that depends on the program (never shared), ``GUARDED``
-    puts the loop under an ``if`` (not a top-level loop)."""
+    puts the loop under an ``if`` (not a top-level loop), ``WS`` warp-specializes it."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     a_base = a_ptr + pid_m * BLOCK_M * K if PER_PROGRAM_A else a_ptr
@@ -27,7 +27,7 @@ def _mm_dev(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.con
     row = 0 if PER_PROGRAM_A else pid_m * BLOCK_M
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if not GUARDED or K > 0:
-        for ki in range(tl.cdiv(K, BLOCK_K)):
+        for ki in tl.range(tl.cdiv(K, BLOCK_K), warp_specialize=WS):
             a = a_desc.load([row, ki * BLOCK_K])
             b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
             acc = tl.dot(a, b.T, acc)
@@ -58,6 +58,20 @@ def test_shared_copies_become_multicasts_behind_a_cluster_exchange(tmp_path, mon
     assert "mbarrier.init.shared::cta.b64 [%r" in ptx and "], 2;" in ptx
     assert "mbarrier.arrive.shared::cluster.b64" in ptx and "mbarrier.try_wait.parity.shared::cta.b64" in ptx
     assert "cluster.nctarank" in ptx or "%cluster_nctarank" in ptx
+    assert k.metadata.get("cluster_pairs") is True
+
+
+def test_warp_specialized_producers_multicast_and_consumers_hand_back_to_both(tmp_path, monkeypatch):
+    """The producer waits on the consumers' empty barriers, which count both CTAs' consumer
+    warps where paired (re-initialised by the setup); each consumer warp arrives here and in the
+    peer; the producer warps pass the last cluster barrier before they exit."""
+    k = _compile(tmp_path, monkeypatch, WS=True)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert "ttng.producer_partition" in ttgir and "ttng.pair_arrive" in ttgir and "handoff = 0" in ttgir
+    assert ttgir.count('"ttng.pair_copy"') == 2 and ttgir.count("ttng.pair_teardown") == 2
+    assert ptx.count("multicast::cluster") == 2 and "mbarrier.arrive.shared::cluster.b64" in ptx
+    assert "setmaxnreg" in ptx and ptx.count("barrier.cluster.arrive.release.aligned") == 4
+    assert "mbarrier.init.shared::cta.b64 [%r" in ptx and "], 8;" in ptx  # 2 x 4 consumer warps
     assert k.metadata.get("cluster_pairs") is True
 
 
@@ -98,9 +112,10 @@ def _device():
 
 @pytest.mark.skipif(_device() is None, reason="needs an sm_90 CUDA device and torch")
 @pytest.mark.parametrize("m,n,k", [(1024, 512, 1024), (384, 512, 4160), (640, 768, 200), (256, 1024, 8192)])
-@pytest.mark.parametrize("bm,bn,bk,per_program", [(128, 128, 64, False), (64, 128, 64, True), (128, 64, 64, False),
-                                                  (128, 128, 128, False)])
-def test_gpu_results(m, n, k, bm, bn, bk, per_program):
+@pytest.mark.parametrize("bm,bn,bk,per_program,ws", [(128, 128, 64, False, False), (64, 128, 64, True, False),
+                                                     (128, 64, 64, False, False), (128, 128, 128, False, False),
+                                                     (128, 128, 64, False, True), (128, 64, 64, True, True)])
+def test_gpu_results(m, n, k, bm, bn, bk, per_program, ws):
     """BK = 128: tiles of two boxes, read by ``wgmma`` as two column blocks in both CTAs (the
     second CTA's descriptors once carried its cluster address bits into the block stride)."""
     torch = _device()
@@ -110,8 +125,8 @@ def test_gpu_results(m, n, k, bm, bn, bk, per_program):
     ref = a.double() @ b.double().T
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)  # unwritten stays NaN
     _mm_dev[(triton.cdiv(m, bm), triton.cdiv(n, bn))](a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                                                      PER_PROGRAM_A=per_program, num_warps=4, num_stages=3,
+                                                      PER_PROGRAM_A=per_program, WS=ws, num_warps=4, num_stages=3,
                                                       cluster_pairs=True)
     torch.cuda.synchronize()
     err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
-    assert err < 2e-3, (m, n, k, bm, bn, bk, per_program, err)
+    assert err < 2e-3, (m, n, k, bm, bn, bk, per_program, ws, err)

@@ -76,17 +76,20 @@ def lower_pair_setup(fl: FunctionLowering, op) -> None:
         with b.if_then(fl.first_thread_pred()):
             for i, v in enumerate(words):
                 _store(b, b.add(area, const(I32, 4 * i)), v)
-            for k in range(op.nslots.value.data):
-                _asm(b, "mbarrier.init.shared::cta.b64 [$0], 2;", "r", [_empty_barrier(fl, op, k)])
-            _asm(b, "fence.mbarrier_init.release.cluster;", "", [])
         _cluster_barrier(b)
         remote = _peer(fl, area)
         theirs = [_load_remote(b, b.add(remote, const(I32, 4 * i))) for i in range(len(words))]
-        _cluster_barrier(b)  # both have read: the tables are free
         same = [b.icmp_signed("==", x, y) for x, y in zip(theirs, words)]
         paired = const(I1, 1)
         for s in same[:3]:
             paired = b.and_(paired, s)
+        # the empty barriers count both CTAs' arrivals: set before the barrier that publishes them
+        with b.if_then(b.and_(fl.first_thread_pred(), paired)):
+            for k in range(op.nslots.value.data):
+                _asm(b, f"mbarrier.init.shared::cta.b64 [$0], {op.empty_count.value.data};", "r",
+                     [_empty_barrier(fl, op, k)])
+            _asm(b, "fence.mbarrier_init.release.cluster;", "", [])
+        _cluster_barrier(b)  # both have read: the tables are free
         shares, at = [], 3
         for w in op.width_list:
             share = paired
@@ -119,6 +122,10 @@ def lower_pair_refill(fl: FunctionLowering, op) -> None:
         modes.append(b.select(share, b.select(mine, const(I32, 1), const(I32, 2)), const(I32, 0)))
         any_shared = b.or_(any_shared, share)
         issuing = b.or_(issuing, b.and_(share, mine))
+    if not op.handoff.value.data:  # the producer of a warp-specialized loop: only the modes
+        for result, mode in zip(op.modes, modes):
+            fl.set(result, mode)
+        return
     with b.if_then(b.and_(fl.first_thread_pred(), b.and_(fl.get(op.paired), any_shared))):
         bar = _empty_barrier(fl, op, fl.get(op.slot))
         # this CTA is done with the slot (the block barrier before this op): tell both CTAs
@@ -132,6 +139,16 @@ def lower_pair_refill(fl: FunctionLowering, op) -> None:
                     "@!done bra wait;\n}", "r,r", [bar, parity])
     for result, mode in zip(op.modes, modes):
         fl.set(result, mode)
+
+
+def lower_pair_arrive(fl: FunctionLowering, op) -> None:
+    b = fl.builder
+    bar = _bar_address(fl, op.bars, op.index)
+    lane0 = b.and_(b.icmp_unsigned("==", fl.lane, const(I32, 0)), fl.get(op.pred))
+    with b.if_then(lane0):
+        _asm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", [bar])
+    with b.if_then(b.and_(lane0, fl.get(op.paired))):
+        _asm(b, "mbarrier.arrive.shared::cluster.b64 _, [$0];", "r", [_peer(fl, bar)])
 
 
 def lower_pair_teardown(fl: FunctionLowering, op) -> None:
@@ -161,6 +178,7 @@ def lower_pair_copy(fl: FunctionLowering, op) -> None:
 
 
 LOWERINGS = {"ttng.pair_setup": lower_pair_setup, "ttng.pair_refill": lower_pair_refill,
-             "ttng.pair_teardown": lower_pair_teardown, "ttng.pair_copy": lower_pair_copy}
+             "ttng.pair_teardown": lower_pair_teardown, "ttng.pair_copy": lower_pair_copy,
+             "ttng.pair_arrive": lower_pair_arrive}
 
 __all__ = ["LOWERINGS"]

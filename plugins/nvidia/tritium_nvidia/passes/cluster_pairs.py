@@ -27,28 +27,35 @@ the pair shares is decided at run time, so any grid and any arguments stay corre
 * After the loop, ``ttng.pair_teardown``: paired, a cluster barrier, so that neither CTA exits
   while its peer may still copy into its slots or arrive on its barriers.
 
+A warp-specialized loop (``nvidia-warp-specialize``) pairs through its own hand-off: where
+paired, its empty barriers count both CTAs' consumer warps (``ttng.pair_setup`` initialises them
+again), each consumer warp arrives in both CTAs (``ttng.pair_arrive``), and the producer, which
+already waits on them before each refill, issues its copies by the modes of a ``ttng.pair_refill``
+without hand-off; the producer warps pass the last cluster barrier before they exit.
+
 Applied only where every CTA of the pair is sure to reach each of these points the same number
 of times: the loop is a top-level statement of the kernel (not in an ``if`` or another loop), the
-kernel has one ``return`` at its end, no warp specialization (its producer would need the
-hand-off too) and no ``num_ctas`` clusters.  ``tritium.pair_reason`` on a loop says why one was
-left.
+kernel has one ``return`` at its end and no ``num_ctas`` clusters.  ``tritium.pair_reason`` on a
+loop says why one was left.
 
 Status (H200, docs/performance.md): results right for every shape tried; 0.83-0.93x of the same
-kernel without it (128x256x64 and 128x128x64 tiles, 4096^3 and 8192^3): the issuing thread's
-wait for its peer holds up its warp's next ``wgmma`` (no producer warp here), and one SM sends
-the whole tile every other iteration.  So the option stays off.
+kernel without it (128x256x64 and 128x128x64 tiles, 4096^3 and 8192^3), 0.93-1.00x with a
+warp-specialized loop: no gain from halving the shared operand's reads yet, so the option stays
+off.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, BarrierOp, MemDescIndexOp
+from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, BarrierOp, LocalAllocOp, MemDescIndexOp
 from tritium.ttir.ops import FuncOp, ReturnOp
 
-from .dialect import (BulkStoreWaitOp, PairCopyOp, PairRefillOp, PairSetupOp, PairTeardownOp,
-                      ProducerPartitionOp, TensorMapCreateOp)
+from .dialect import (ArriveBarrierOp, BulkStoreWaitOp, PairArriveOp, PairCopyOp, PairRefillOp, PairSetupOp,
+                      PairTeardownOp, ProducerPartitionOp, TensorMapCreateOp)
 from ..toolchain.occupancy import LIMITS, blocks_per_sm
 
 #: on the module: the kernel decides pairs at run time; launch it in clusters of two where it can
@@ -170,8 +177,6 @@ def _plan(loop: scf.ForOp):
 
 
 def _eligible_kernel(f: FuncOp) -> str | None:
-    if any(isinstance(op, ProducerPartitionOp) for op in f.walk()):
-        return "warp-specialized"
     body = f.body.blocks[0] if f.body.blocks else None
     returns = [op for op in f.walk() if isinstance(op, ReturnOp)]
     if body is None or len(returns) != 1 or returns[0] is not body.last_op:
@@ -179,30 +184,33 @@ def _eligible_kernel(f: FuncOp) -> str | None:
     return None
 
 
-def _rewrite(loop: scf.ForOp, barrier: BarrierOp, shared: list, invariants: list, setup_offset: int,
-             empty_offset: int) -> None:
-    block = loop.parent_block()
-    before = []
+def _setup(at: Operation, loop: scf.ForOp, invariants: list, nslots: int, setup_offset: int, empty_offset: int,
+           empty_count: int) -> PairSetupOp:
+    """``ttng.pair_setup`` for ``loop``'s bounds and the copies' ``invariants``, before ``at``."""
+    block = at.parent_block()
     values = []
     for inv in invariants:
         for v in inv:
             if v.type.width.data == 1:
                 ext = arith.ExtUIOp(v, i32)
-                before.append(ext)
+                block.insert_op_before(ext, at)
                 v = ext.result
             values.append(v)
-    nslots = shared[0].bars.type.get_shape()[0]
-    setup = PairSetupOp(loop.lb, loop.ub, loop.step, values, [len(v) for v in invariants], nslots, empty_offset)
+    setup = PairSetupOp(loop.lb, loop.ub, loop.step, values, [len(v) for v in invariants], nslots, empty_offset,
+                        empty_count)
     setup.attributes["allocation.offset"] = IntegerAttr(setup_offset, i32)
-    for op in before + [setup]:
-        block.insert_op_before(op, loop)
+    block.insert_op_before(setup, at)
+    return setup
+
+
+def _modes_and_copies(loop: scf.ForOp, anchor: Operation, setup: PairSetupOp, shared: list, nslots: int,
+                      empty_offset: int, handoff: bool) -> None:
+    """Before ``anchor`` in ``loop``'s body: the iteration's number and ``ttng.pair_refill``; each
+    shared copy becomes a ``ttng.pair_copy`` of the mode it gives."""
     body = loop.body.blocks[0]
-    iv = body.args[0]
-    # the iteration's number from 0: (iv - lb) / step
-    sub = arith.SubiOp(iv, loop.lb)
+    sub = arith.SubiOp(body.args[0], loop.lb)  # the iteration's number from 0: (iv - lb) / step
     t = arith.DivSIOp(sub.result, loop.step)
-    refill = PairRefillOp(setup.paired, t.result, shared[0].index, list(setup.shares), nslots, empty_offset)
-    anchor = barrier.next_op
+    refill = PairRefillOp(setup.paired, t.result, shared[0].index, list(setup.shares), nslots, empty_offset, handoff)
     for op in (sub, t, refill):
         body.insert_op_before(op, anchor)
     for c, mode in zip(shared, refill.modes):
@@ -211,12 +219,113 @@ def _rewrite(loop: scf.ForOp, barrier: BarrierOp, shared: list, invariants: list
         body.insert_op_before(copy, c)
         c.detach()
         c.erase()
-    after = loop.next_op
-    teardown = PairTeardownOp(setup.paired)
-    if after is None:
-        block.add_op(teardown)
+
+
+def _teardown_after(op: Operation, paired: SSAValue) -> None:
+    block = op.parent_block()
+    if op.next_op is None:
+        block.add_op(PairTeardownOp(paired))
     else:
-        block.insert_op_before(teardown, after)
+        block.insert_op_before(PairTeardownOp(paired), op.next_op)
+
+
+def _rewrite(loop: scf.ForOp, barrier: BarrierOp, shared: list, invariants: list, setup_offset: int,
+             empty_offset: int) -> None:
+    nslots = shared[0].bars.type.get_shape()[0]
+    setup = _setup(loop, loop, invariants, nslots, setup_offset, empty_offset, 2)
+    _modes_and_copies(loop, barrier.next_op, setup, shared, nslots, empty_offset, True)
+    _teardown_after(loop, setup.paired)
+
+
+class _WarpSpecialized(NamedTuple):
+    """A warp-specialized loop (``nvidia-warp-specialize``): its producer partition and loop, the
+    consumers' loop, their empty barriers (allocation and initialisation) and hand-back."""
+    part: Operation
+    producer: scf.ForOp
+    consumers: scf.ForOp
+    empty: Operation
+    arrive: Operation
+
+
+def _find_ws(f: FuncOp) -> _WarpSpecialized | str:
+    body = f.body.blocks[0]
+    parts = [op for op in f.walk() if isinstance(op, ProducerPartitionOp)]
+    if len(parts) != 1 or parts[0].parent_block() is not body:
+        return "a producer partition not in the kernel's body"
+    part = parts[0]
+    producers = [op for op in part.body.blocks[0].ops if isinstance(op, scf.ForOp)]
+    op = part.next_op
+    while op is not None and not isinstance(op, scf.ForOp):
+        op = op.next_op
+    if len(producers) != 1 or op is None:
+        return "not the producer and consumer loops of a warp-specialized loop"
+    arrives = [a for a in op.walk() if isinstance(a, ArriveBarrierOp)]
+    if len(arrives) != 1 or arrives[0].parent_block() is not op.body.blocks[0]:
+        return "the consumers hand slots back other than once an iteration"
+    empty = arrives[0].bars.owner
+    if not isinstance(empty, LocalAllocOp) or "allocation.offset" not in empty.attributes:
+        return "the consumers' empty barriers are not an allocation of their own"
+    return _WarpSpecialized(part, producers[0], op, empty, arrives[0])
+
+
+def _plan_ws(ws: _WarpSpecialized):
+    copies = [op for op in ws.producer.walk() if isinstance(op, AsyncCopyDescriptorToLocalOp)]
+    body = ws.producer.body.blocks[0]
+    if not copies or any(c.parent_block() is not body for c in copies):
+        return "the producer's copies are not all in its loop's body"
+    shared, invariants = [], []
+    for c in copies:
+        inv = _invariants(c, ws.producer) if _map_is_shared(c.desc) else None
+        if inv is not None:
+            shared.append(c)
+            invariants.append(inv)
+    if not shared:
+        return "no copy whose tensor map and coordinates both programs may share"
+    return shared, invariants
+
+
+def _rewrite_ws(ws: _WarpSpecialized, shared: list, invariants: list, setup_offset: int, consumer_warps: int) -> None:
+    """The producer waits on the consumers' empty barriers as before; paired, they count both
+    CTAs' consumer warps (each arrives here and in the peer), so the slot is free in both when
+    the producer whose turn it is multicasts into it."""
+    nslots = ws.empty.results[0].type.get_shape()[0]
+    empty_offset = ws.empty.attributes["allocation.offset"].value.data
+    setup = _setup(ws.part, ws.consumers, invariants, nslots, setup_offset, empty_offset, 2 * consumer_warps)
+    _modes_and_copies(ws.producer, shared[0], setup, shared, nslots, empty_offset, False)
+    a = ws.arrive
+    a.parent_block().insert_op_before(PairArriveOp(a.bars, a.index, a.pred, setup.paired), a)
+    a.detach()
+    a.erase()
+    # every thread of both CTAs passes the last cluster barrier: the producer's before it exits
+    ws.part.body.blocks[0].add_op(PairTeardownOp(setup.paired))
+    _teardown_after(ws.consumers, setup.paired)
+
+
+def _grow_shared(module: ModuleOp, f: FuncOp, total: int) -> None:
+    f.attributes["ttg.shared"] = IntegerAttr(total, i32)
+    whole = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
+    module.attributes["ttg.shared"] = IntegerAttr(max(whole, total), i32)
+
+
+def _pair_ws_kernel(module: ModuleOp, f: FuncOp, limits) -> bool:
+    ws = _find_ws(f)
+    why = ws if isinstance(ws, str) else _eligible_kernel(f)
+    plan = why or _plan_ws(ws)
+    if isinstance(plan, str):
+        for loop in [op for op in f.walk() if isinstance(op, scf.ForOp)]:
+            _decline(loop, plan)
+        return False
+    shared, invariants = plan
+    shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
+    setup_offset = -(-shared_now // 16) * 16
+    total = setup_offset + 4 * (3 + sum(len(v) for v in invariants))
+    warps = module.attributes["ttg.total-num-warps"].value.data
+    if limits is not None and blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, shared_now):
+        _decline(ws.consumers, "the exchange table would cost a block an SM")
+        return False
+    _rewrite_ws(ws, shared, invariants, setup_offset, ws.part.count("consumer_warps"))
+    _grow_shared(module, f, total)
+    return True
 
 
 def cluster_pairs(module: ModuleOp, capability: int, options) -> bool:
@@ -227,6 +336,9 @@ def cluster_pairs(module: ModuleOp, capability: int, options) -> bool:
     limits = LIMITS.get(capability)
     done = False
     for f in [op for op in module.ops if isinstance(op, FuncOp) and op.is_public]:
+        if any(isinstance(op, ProducerPartitionOp) for op in f.walk()):
+            done |= _pair_ws_kernel(module, f, limits)
+            continue
         loops = [op for op in f.body.blocks[0].ops if isinstance(op, scf.ForOp)] if f.body.blocks else []
         why = _eligible_kernel(f)
         plans = []
@@ -250,9 +362,7 @@ def cluster_pairs(module: ModuleOp, capability: int, options) -> bool:
             continue
         for loop, barrier, shared, invariants in plans:
             _rewrite(loop, barrier, shared, invariants, setup_offset, empty_offset)
-        f.attributes["ttg.shared"] = IntegerAttr(total, i32)
-        whole = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
-        module.attributes["ttg.shared"] = IntegerAttr(max(whole, total), i32)
+        _grow_shared(module, f, total)
         done = True
     if done:
         module.attributes[CLUSTER_PAIRS] = IntegerAttr(1, i32)

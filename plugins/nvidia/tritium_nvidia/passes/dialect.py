@@ -298,7 +298,10 @@ class PairSetupOp(IRDLOperation):
     from (``widths[k]`` of them for copy ``k``) through distributed shared memory at
     ``allocation.offset``: ``paired`` where the bounds agree, ``shares[k]`` where also copy ``k``'s
     invariants do (then its coordinates agree at every iteration).  False everywhere otherwise
-    (and without a cluster).  Every thread of both CTAs takes part."""
+    (and without a cluster).  Every thread of both CTAs takes part.  The empty barriers are
+    (re)initialised, with ``empty_count`` arrivals a phase, only where paired (a warp-specialized
+    loop's own empty barriers, initialised for one CTA's consumer warps before, then count both
+    CTAs')."""
 
     name = "ttng.pair_setup"
     lb = operand_def(i32)
@@ -310,16 +313,18 @@ class PairSetupOp(IRDLOperation):
     widths = prop_def(DenseArrayBase)
     nslots = prop_def(IntegerAttr)
     empty_offset = prop_def(IntegerAttr)
+    empty_count = prop_def(IntegerAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$lb `,` $ub `,` $step `,` `[` $invariants `]` attr-dict `:` type($shares)"
 
     def __init__(self, lb: SSAValue, ub: SSAValue, step: SSAValue, invariants, widths: list[int], nslots: int,
-                 empty_offset: int):
+                 empty_offset: int, empty_count: int = 2):
         super().__init__(operands=[lb, ub, step, list(invariants)],
                          result_types=[IntegerType(1), [IntegerType(1)] * len(widths)],
                          properties={"widths": DenseArrayBase.from_list(i32, widths),
-                                     "nslots": IntegerAttr(nslots, i32), "empty_offset": IntegerAttr(empty_offset, i32)})
+                                     "nslots": IntegerAttr(nslots, i32), "empty_offset": IntegerAttr(empty_offset, i32),
+                                     "empty_count": IntegerAttr(empty_count, i32)})
 
     @property
     def width_list(self) -> list[int]:
@@ -334,7 +339,8 @@ class PairRefillOp(IRDLOperation):
     peer); ``modes[k]`` is 0 where copy ``k`` is not shared, else 1 in the CTA of rank
     ``(t + k) % 2`` (it issues the copy into both CTAs: its thread 0 first waits until the slot's
     empty barrier has both arrivals of this round, ``(t // nslots) % 2``) and 2 in the other
-    (it expects the bytes)."""
+    (it expects the bytes).  Without ``handoff`` (a warp-specialized loop's producer, which waits
+    on the consumers' empty barriers of both CTAs itself) only the modes."""
 
     name = "ttng.pair_refill"
     paired = operand_def(IntegerType(1))
@@ -344,13 +350,34 @@ class PairRefillOp(IRDLOperation):
     modes = var_result_def(i32)
     nslots = prop_def(IntegerAttr)
     empty_offset = prop_def(IntegerAttr)
+    handoff = prop_def(IntegerAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$paired `,` $t `,` $slot `,` `[` $shares `]` attr-dict `:` type($modes)"
 
-    def __init__(self, paired: SSAValue, t: SSAValue, slot: SSAValue, shares, nslots: int, empty_offset: int):
+    def __init__(self, paired: SSAValue, t: SSAValue, slot: SSAValue, shares, nslots: int, empty_offset: int,
+                 handoff: bool = True):
         super().__init__(operands=[paired, t, slot, list(shares)], result_types=[[i32] * len(shares)],
-                         properties={"nslots": IntegerAttr(nslots, i32), "empty_offset": IntegerAttr(empty_offset, i32)})
+                         properties={"nslots": IntegerAttr(nslots, i32), "empty_offset": IntegerAttr(empty_offset, i32),
+                                     "handoff": IntegerAttr(int(handoff), i32)})
+
+
+@irdl_op_definition
+class PairArriveOp(IRDLOperation):
+    """``ttng.arrive_barrier`` of a warp-specialized paired loop's consumers: lane 0 of each warp,
+    where ``pred``, arrives on ``bars[index]`` here and, where ``paired``, on the same barrier in
+    the peer CTA, whose producer may then copy into this CTA's slot too."""
+
+    name = "ttng.pair_arrive"
+    bars = operand_def(MemDescType)
+    index = operand_def(i32)
+    pred = operand_def(IntegerType(1))
+    paired = operand_def(IntegerType(1))
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$bars `[` $index `]` `,` $pred `,` $paired attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue, index: SSAValue, pred: SSAValue, paired: SSAValue):
+        super().__init__(operands=[bars, index, pred, paired])
 
 
 @irdl_op_definition
@@ -392,5 +419,5 @@ class PairCopyOp(IRDLOperation):
 
 TritonNvidiaGPU = Dialect("ttng", [WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp, BulkStoreWaitOp,
                                    TensorMapAcquireOp, TensorMapCreateOp, ArriveBarrierOp, ProducerPartitionOp,
-                                   WarpGroupTurnOp, PairSetupOp, PairRefillOp, PairTeardownOp, PairCopyOp], [])
+                                   WarpGroupTurnOp, PairSetupOp, PairRefillOp, PairTeardownOp, PairCopyOp, PairArriveOp], [])
 register_dialect(TritonNvidiaGPU)
