@@ -24,8 +24,7 @@ import llvmlite.ir as ir
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.types import I32, const
 
-from ..passes.tma import FENCE_ALWAYS, UNFENCED
-from .tma import _asm, _bar_address, _coords, _copy_boxes, _address, _expect
+from .tma import _asm, _bar_address, lower_copy_descriptor_to_local
 
 I1 = ir.IntType(1)
 
@@ -157,24 +156,7 @@ def lower_pair_teardown(fl: FunctionLowering, op) -> None:
 
 
 def lower_pair_copy(fl: FunctionLowering, op) -> None:
-    b = fl.builder
-    t = op.result.type
-    dst = b.ptrtoint(fl.get(op.result), I32)
-    bar = _bar_address(fl, op.bars, op.index)
-    coords = _coords(fl, op)
-    tmap = _address(fl, op.desc)
-    mode = fl.get(op.mode)
-    if FENCE_ALWAYS in op.attributes:
-        with b.if_then(fl.first_thread_pred()):
-            _asm(b, "fence.proxy.async.shared::cta;", "", [])
-    with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
-        if UNFENCED not in op.attributes and FENCE_ALWAYS not in op.attributes:
-            _asm(b, "fence.proxy.async.shared::cta;", "", [])
-        _expect(b, t, bar)
-        with b.if_then(b.icmp_unsigned("==", mode, const(I32, 0))):
-            _copy_boxes(b, t, dst, tmap, bar, coords)
-        with b.if_then(b.icmp_unsigned("==", mode, const(I32, 1))):
-            _copy_boxes(b, t, dst, tmap, bar, coords, cta_mask=0b11)
+    lower_copy_descriptor_to_local(fl, op, fl.get(op.mode))
 
 
 LOWERINGS = {"ttng.pair_setup": lower_pair_setup, "ttng.pair_refill": lower_pair_refill,

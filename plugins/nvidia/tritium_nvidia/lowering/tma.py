@@ -352,12 +352,14 @@ def lower_inval_barriers(fl: FunctionLowering, op) -> None:
             _asm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r", [b.add(base, const(I32, 8 * k))])
 
 
-def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
+def lower_copy_descriptor_to_local(fl: FunctionLowering, op, mode=None) -> None:
     """Thread 0, where the predicate holds: expect the slot's bytes on its barrier, then the copy
     (completing on that barrier).  The proxy fence orders the block's earlier ordinary accesses of
     the slot's bytes (which the block barrier before this op finished) before the engine's writes;
     left out where ``passes/tma.UnfencedCopies`` found that none can precede the copy unfenced, and
-    taken outside the predicate where later copies count on it."""
+    taken outside the predicate where later copies count on it.  ``mode`` (an i32 value: a
+    ``ttng.pair_copy``'s, ``lowering/cluster_pairs.py``): 0 copy, 1 copy into both CTAs of the
+    cluster (``.multicast::cluster``), 2 expect only (the other CTA copies)."""
     b = fl.builder
     t = op.result.type
     dst = b.ptrtoint(fl.get(op.result), I32)
@@ -369,7 +371,15 @@ def lower_copy_descriptor_to_local(fl: FunctionLowering, op) -> None:
     with b.if_then(b.and_(fl.first_thread_pred(), fl.get(op.pred))):
         if UNFENCED not in op.attributes and FENCE_ALWAYS not in op.attributes:
             _asm(b, "fence.proxy.async.shared::cta;", "", [])
-        _expect_and_copy(b, t, dst, _address(fl, op.desc), bar, coords)
+        if mode is None:
+            _expect_and_copy(b, t, dst, _address(fl, op.desc), bar, coords)
+            return
+        tmap = _address(fl, op.desc)
+        _expect(b, t, bar)
+        with b.if_then(b.icmp_unsigned("==", mode, const(I32, 0))):
+            _copy_boxes(b, t, dst, tmap, bar, coords)
+        with b.if_then(b.icmp_unsigned("==", mode, const(I32, 1))):
+            _copy_boxes(b, t, dst, tmap, bar, coords, cta_mask=0b11)
 
 
 def lower_wait_barrier(fl: FunctionLowering, op) -> None:
