@@ -34,6 +34,23 @@ def _mm_dev(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.con
     c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(tl.float16))
 
 
+@triton.jit
+def _row_arg(a_ptr, b_ptr, c_ptr, M, N, K, ROW, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """C[0:BLOCK_M, pid_n-th block] = A[ROW:ROW+BLOCK_M] @ B^T: A's coordinate is a kernel argument
+    itself, the same in every program, so both copies are shared."""
+    pid_n = tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_N, BLOCK_K])
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([ROW, ki * BLOCK_K])
+        b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
+        acc = tl.dot(a, b.T, acc)
+    offs = (tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M))[:, None] * N + pid_n * BLOCK_N \
+        + tl.arange(0, BLOCK_N)[None, :]
+    tl.store(c_ptr + offs, acc.to(tl.float16))
+
+
 _SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
 
 
@@ -75,6 +92,15 @@ def test_warp_specialized_producers_multicast_and_consumers_hand_back_to_both(tm
     assert k.metadata.get("cluster_pairs") is True
 
 
+def test_a_coordinate_that_is_a_kernel_argument_is_exchanged(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = triton.compile(_row_arg, target=TARGET, signature={**_SIG, "ROW": "i32"},
+                       constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+                       attrs={i: {"tt.divisibility": 16} for i in range(7)}, num_warps=4, num_stages=3,
+                       cluster_pairs=True)
+    assert k.asm["ttgir"].count('"ttng.pair_copy"') == 2 and k.asm["ptx"].count("multicast::cluster") == 2
+
+
 def test_off_by_default_and_off_leaves_the_kernel_alone(tmp_path, monkeypatch):
     from tritium_nvidia.options import CUDAOptions
     assert CUDAOptions().cluster_pairs is False
@@ -108,6 +134,25 @@ def _device():
     except ImportError:
         return None
     return torch if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9 else None
+
+
+@pytest.mark.skipif(_device() is None, reason="needs an sm_90 CUDA device and torch")
+@pytest.mark.parametrize("row", [0, 128])
+def test_gpu_shared_argument_coordinate(row):
+    """Every program reads the same rows of A (a kernel argument): A's copies are shared too."""
+    torch = _device()
+    torch.manual_seed(row)
+    m, n, k = 384, 1024, 1000
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.float16)
+    grid = (4, n // 128)  # x even: clusters of two
+    c = torch.full((grid[0] * 128, n), float("nan"), device="cuda", dtype=torch.float16)
+    _row_arg[grid](a, b, c, m, n, k, row, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=3,
+                   cluster_pairs=True)
+    torch.cuda.synchronize()
+    ref = (a[row:row + 128].double() @ b.double().T).repeat(grid[0], 1)
+    err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    assert err < 2e-3, (row, err)
 
 
 @pytest.mark.skipif(_device() is None, reason="needs an sm_90 CUDA device and torch")

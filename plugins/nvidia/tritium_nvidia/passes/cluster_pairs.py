@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, i32
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, BarrierOp, LocalAllocOp, MemDescIndexOp
 from tritium.ttir.ops import FuncOp, ReturnOp
@@ -98,15 +98,6 @@ def _map_is_shared(desc: SSAValue) -> bool:
     return True
 
 
-def _inside(block: Block | None, body: Block) -> bool:
-    while block is not None:
-        if block is body:
-            return True
-        op = block.parent_op()
-        block = op.parent_block() if op is not None else None
-    return False
-
-
 def _invariants(copy, loop: scf.ForOp) -> list | None:
     """The values from outside ``loop`` that ``copy``'s coordinates and predicate are computed
     from (through the induction variable, constants and pure ``arith`` ops in the body), in a
@@ -121,15 +112,15 @@ def _invariants(copy, loop: scf.ForOp) -> list | None:
         seen.add(v)
         if v is iv:
             continue
-        inside = v.block is body if isinstance(v, BlockArgument) else _inside(v.owner.parent_block(), body)
-        if not inside:
-            if v.owner.name == "arith.constant":
+        arg = isinstance(v, BlockArgument)
+        if not loop.is_ancestor(v.block if arg else v.owner):
+            if not arg and v.owner.name == "arith.constant":
                 continue  # the same in both programs
             if not (isinstance(v.type, IntegerType) and v.type.width.data in (1, 32)):
                 return None
             out.append(v)
             continue
-        if isinstance(v, BlockArgument):
+        if arg:
             return None  # a loop-carried value
         op = v.owner
         if op.regions or not op.name.startswith("arith."):
