@@ -129,6 +129,20 @@ def _invariants(copy, loop: scf.ForOp) -> list | None:
     return out
 
 
+def _shareable(copies: list, loop: scf.ForOp) -> tuple[list, list]:
+    """The copies of ``loop`` both programs may share, and each one's invariants."""
+    shared, invariants = [], []
+    for c in copies:
+        inv = _invariants(c, loop) if _map_is_shared(c.desc) else None
+        if inv is not None:
+            shared.append(c)
+            invariants.append(inv)
+    return shared, invariants
+
+
+_NOTHING_SHARED = "no copy whose tensor map and coordinates both programs may share"
+
+
 def _decline(loop: Operation, why: str) -> None:
     loop.attributes[REASON] = StringAttr(why)
 
@@ -145,14 +159,9 @@ def _plan(loop: scf.ForOp):
     if not all(isinstance(t, IntegerType) and t.width.data == 32
                for t in (loop.lb.type, loop.ub.type, loop.step.type)):
         return "bounds of other than 32 bits"
-    shared, invariants = [], []
-    for c in copies:
-        inv = _invariants(c, loop) if _map_is_shared(c.desc) else None
-        if inv is not None:
-            shared.append(c)
-            invariants.append(inv)
+    shared, invariants = _shareable(copies, loop)
     if not shared:
-        return "no copy whose tensor map and coordinates both programs may share"
+        return _NOTHING_SHARED
     if any(c.index is not shared[0].index or c.bars.type.get_shape()[0] != shared[0].bars.type.get_shape()[0]
            for c in shared):
         return "refills into different slots in one iteration"
@@ -264,15 +273,8 @@ def _plan_ws(ws: _WarpSpecialized):
     body = ws.producer.body.blocks[0]
     if not copies or any(c.parent_block() is not body for c in copies):
         return "the producer's copies are not all in its loop's body"
-    shared, invariants = [], []
-    for c in copies:
-        inv = _invariants(c, ws.producer) if _map_is_shared(c.desc) else None
-        if inv is not None:
-            shared.append(c)
-            invariants.append(inv)
-    if not shared:
-        return "no copy whose tensor map and coordinates both programs may share"
-    return shared, invariants
+    shared, invariants = _shareable(copies, ws.producer)
+    return (shared, invariants) if shared else _NOTHING_SHARED
 
 
 def _rewrite_ws(ws: _WarpSpecialized, shared: list, invariants: list, setup_offset: int, consumer_warps: int) -> None:
@@ -292,6 +294,21 @@ def _rewrite_ws(ws: _WarpSpecialized, shared: list, invariants: list, setup_offs
     _teardown_after(ws.consumers, setup.paired)
 
 
+def _setup_offset(f: FuncOp) -> int:
+    """Where the setup's words go: after the kernel's shared memory, 16-byte aligned."""
+    shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
+    return -(-shared_now // 16) * 16
+
+
+def _costs_a_block(f: FuncOp, limits, warps: int, total: int) -> bool:
+    """Whether growing ``f``'s shared memory to ``total`` bytes lowers the blocks an SM runs."""
+    shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
+    return limits is not None and blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, shared_now)
+
+
+_NO_ROOM = "the exchange table would cost a block an SM"
+
+
 def _grow_shared(module: ModuleOp, f: FuncOp, total: int) -> None:
     f.attributes["ttg.shared"] = IntegerAttr(total, i32)
     whole = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
@@ -307,12 +324,10 @@ def _pair_ws_kernel(module: ModuleOp, f: FuncOp, limits) -> bool:
             _decline(loop, plan)
         return False
     shared, invariants = plan
-    shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
-    setup_offset = -(-shared_now // 16) * 16
+    setup_offset = _setup_offset(f)
     total = setup_offset + 4 * (3 + sum(len(v) for v in invariants))
-    warps = module.attributes["ttg.total-num-warps"].value.data
-    if limits is not None and blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, shared_now):
-        _decline(ws.consumers, "the exchange table would cost a block an SM")
+    if _costs_a_block(f, limits, module.attributes["ttg.total-num-warps"].value.data, total):
+        _decline(ws.consumers, _NO_ROOM)
         return False
     _rewrite_ws(ws, shared, invariants, setup_offset, ws.part.count("consumer_warps"))
     _grow_shared(module, f, total)
@@ -341,15 +356,14 @@ def cluster_pairs(module: ModuleOp, capability: int, options) -> bool:
                 plans.append((loop, *plan))
         if not plans:
             continue
-        shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
-        setup_offset = -(-shared_now // 16) * 16
+        setup_offset = _setup_offset(f)
         words = max(3 + sum(len(v) for v in p[3]) for p in plans)
         empty_offset = setup_offset + -(-4 * words // 16) * 16
         total = empty_offset + 8 * max(p[2][0].bars.type.get_shape()[0] for p in plans)
         warps = module.attributes["ttg.num-warps"].value.data if "ttg.num-warps" in module.attributes else 4
-        if limits is not None and blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, shared_now):
+        if _costs_a_block(f, limits, warps, total):
             for loop, *_ in plans:
-                _decline(loop, "the exchange table would cost a block an SM")
+                _decline(loop, _NO_ROOM)
             continue
         for loop, barrier, shared, invariants in plans:
             _rewrite(loop, barrier, shared, invariants, setup_offset, empty_offset)
