@@ -24,7 +24,7 @@ import llvmlite.ir as ir
 from tritium.conversion.ttgir_to_llvm.lowering import FunctionLowering
 from tritium.conversion.ttgir_to_llvm.types import I32, const
 
-from .tma import _asm, _bar_address, lower_copy_descriptor_to_local
+from .tma import _asm, _bar_address, _wait_parity, lower_copy_descriptor_to_local
 
 I1 = ir.IntType(1)
 
@@ -132,10 +132,7 @@ def lower_pair_refill(fl: FunctionLowering, op) -> None:
         _asm(b, "mbarrier.arrive.shared::cluster.b64 _, [$0];", "r", [_peer(fl, bar)])
         with b.if_then(issuing):
             # both CTAs are done with it: the copy may write into both
-            parity = b.and_(b.udiv(t, const(I32, op.nslots.value.data)), const(I32, 1))
-            _asm(b, "{\n.reg .pred done;\nwait:\n"
-                    "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-                    "@!done bra wait;\n}", "r,r", [bar, parity])
+            _wait_parity(b, bar, b.and_(b.udiv(t, const(I32, op.nslots.value.data)), const(I32, 1)))
     for result, mode in zip(op.modes, modes):
         fl.set(result, mode)
 
