@@ -9,6 +9,15 @@ from round to round), so neighbouring runs of the two sides see the same clock: 
 H200 moves its clock within a few milliseconds, faster than a slot of 20 repetitions, and slot-level
 alternation left the same matmul config at 0.92 in one run and 1.08 in the next.  Each side's figure
 is the median of its per-round medians, with the spread (min..max) beside it.
+
+Each timed launch is GPU time: the L2 flush and a short GPU wait (``torch.cuda._sleep``) are
+queued before the start event, so the host has issued the launch before the GPU reaches it.
+Without the wait, a launch whose host time outran the flush (a 256 MB memset, about 65 us) left
+the GPU idle inside the timed region. One launch's host time on the H200's host, medians: Tritium
+11 us, Triton 30, ``torch.matmul`` 23; a slow moment of the host was enough: one run timed the
+4096^3 fp16 matmul at 587 TFLOP/s for Triton and 607 for cuBLAS (Tritium 727), where the next,
+with the wait, had 718 and 747 (Tritium 716). Launch cost is measured on its own
+(``bench_nvidia.py``'s launch row, ``bench_persistent.py --launch-cost``).
 :func:`host_line` prints what the run ran on, with the SM clock read before and after.
 """
 from __future__ import annotations
@@ -45,12 +54,19 @@ def _flush():
     _flush_buf.zero_()
 
 
+#: the GPU wait queued before each timed launch, in clock cycles (about 100 us at 1980 MHz): longer
+#: than any launch path's host time, so the launch is queued before the GPU gets to it
+HEAD_START_CYCLES = 200_000
+
+
 def time_once(fn, reps: int, flush_l2: bool = True) -> float:
-    """Median milliseconds of ``reps`` runs of ``fn`` (CUDA events, L2 flushed before each)."""
+    """Median milliseconds of ``reps`` runs of ``fn`` (CUDA events, L2 flushed before each; the
+    launch's host time hidden behind a queued GPU wait, module docstring)."""
     times = []
     for _ in range(reps):
         if flush_l2:
             _flush()
+        torch.cuda._sleep(HEAD_START_CYCLES)
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
         fn()
