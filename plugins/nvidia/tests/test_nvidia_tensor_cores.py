@@ -285,6 +285,25 @@ def test_sm90_main_loop_shares_addresses_and_predicates(monkeypatch, tmp_path):
     assert sum(dst in offset for dst, _ in copies) == 12 - 2
 
 
+def test_sm90_copies_are_issued_grouped_by_their_base(monkeypatch, tmp_path):
+    """A copy's per-thread pieces go out grouped by their swizzled base register (Triton's order):
+    the 64x256x32 tile's B pieces use two bases, four pieces each, one base's four then the
+    other's (alternating bases measured 1.4-6.6% slower on the H200 at 8192^3)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    body = _loop_body(_compile("cuda:90", 64, 256, 32, warps=4, stages=4).asm["ptx"])
+    imm_adds = dict((dst, base) for dst, base in re.findall(r"add\.s32\s+(%r\d+), (%r\d+), \d+;", body))
+    groups = [re.findall(r"cp\.async\.cg\.shared\.global \[ (%r\d+) \+ 0 \]", g)
+              for g in body.split("cp.async.commit_group")]
+    groups = [g for g in groups if g]
+    assert [len(g) for g in groups] == [2, 8]  # A then B, 16 bytes a piece
+    for g in groups:
+        bases = [imm_adds.get(dst, dst) for dst in g]
+        runs = [b for i, b in enumerate(bases) if i == 0 or b != bases[i - 1]]
+        assert len(runs) == len(set(runs)), f"pieces of one base split up: {bases}"
+    b_bases = [imm_adds.get(dst, dst) for dst in groups[1]]
+    assert len(set(b_bases)) == 2 and b_bases.count(b_bases[0]) == 4
+
+
 def _loop_body(ptx: str) -> str:
     """The PTX of the loop that holds the first wgmma (from its label to the branch back)."""
     label = re.search(r"bra\s+(\$L__BB\d+_\d+);", ptx[ptx.index("wgmma.mma_async"):]).group(1)
