@@ -50,6 +50,7 @@ from typing import NamedTuple
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, i32
 from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tritium.ttgir.ops import AsyncCopyDescriptorToLocalOp, BarrierOp, LocalAllocOp, MemDescIndexOp
 from tritium.ttir.ops import FuncOp, ReturnOp
@@ -222,11 +223,7 @@ def _modes_and_copies(loop: scf.ForOp, anchor: Operation, setup: PairSetupOp, sh
 
 
 def _teardown_after(op: Operation, paired: SSAValue) -> None:
-    block = op.parent_block()
-    if op.next_op is None:
-        block.add_op(PairTeardownOp(paired))
-    else:
-        block.insert_op_before(PairTeardownOp(paired), op.next_op)
+    Rewriter.insert_op(PairTeardownOp(paired), InsertPoint.after(op))
 
 
 def _rewrite(loop: scf.ForOp, barrier: BarrierOp, shared: list, invariants: list, setup_offset: int,
@@ -294,16 +291,20 @@ def _rewrite_ws(ws: _WarpSpecialized, shared: list, invariants: list, setup_offs
     _teardown_after(ws.consumers, setup.paired)
 
 
+def _shared_bytes(op: Operation) -> int:
+    """The shared memory the allocator gave ``op`` (a function or the module), 0 if none."""
+    return op.attributes["ttg.shared"].value.data if "ttg.shared" in op.attributes else 0
+
+
 def _setup_offset(f: FuncOp) -> int:
     """Where the setup's words go: after the kernel's shared memory, 16-byte aligned."""
-    shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
-    return -(-shared_now // 16) * 16
+    return -(-_shared_bytes(f) // 16) * 16
 
 
 def _costs_a_block(f: FuncOp, limits, warps: int, total: int) -> bool:
     """Whether growing ``f``'s shared memory to ``total`` bytes lowers the blocks an SM runs."""
-    shared_now = f.attributes["ttg.shared"].value.data if "ttg.shared" in f.attributes else 0
-    return limits is not None and blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, shared_now)
+    return limits is not None and \
+        blocks_per_sm(limits, 1, warps, total) < blocks_per_sm(limits, 1, warps, _shared_bytes(f))
 
 
 _NO_ROOM = "the exchange table would cost a block an SM"
@@ -311,8 +312,7 @@ _NO_ROOM = "the exchange table would cost a block an SM"
 
 def _grow_shared(module: ModuleOp, f: FuncOp, total: int) -> None:
     f.attributes["ttg.shared"] = IntegerAttr(total, i32)
-    whole = module.attributes["ttg.shared"].value.data if "ttg.shared" in module.attributes else 0
-    module.attributes["ttg.shared"] = IntegerAttr(max(whole, total), i32)
+    module.attributes["ttg.shared"] = IntegerAttr(max(_shared_bytes(module), total), i32)
 
 
 def _pair_ws_kernel(module: ModuleOp, f: FuncOp, limits) -> bool:
