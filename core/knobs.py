@@ -464,6 +464,10 @@ class nvidia_knobs(base_knobs):
                    doc="host tensor descriptors become TMA descriptors on sm_90+ (off: pointer-based copies)")
     launch_impl = env_str("TRITIUM_CUDA_LAUNCH",
                           doc="the launcher: unset/`c` (a C extension), `bindings` or `ctypes` (cuda-python)")
+    pair_programs = env_bool("TRITIUM_PAIR_PROGRAMS", default=True,
+                             doc="sm_90 kernels with a dot launch programs 2i and 2i+1 together as a cluster of "
+                                 "two CTAs (one TPC) where the grid has more than one wave; read when a "
+                                 "kernel's launcher is made")
 
 
 class amd_knobs(base_knobs):

@@ -304,6 +304,29 @@ def test_sm90_copies_are_issued_grouped_by_their_base(monkeypatch, tmp_path):
     assert len(set(b_bases)) == 2 and b_bases.count(b_bases[0]) == 4
 
 
+def test_sm90_descriptors_count_from_the_ctas_own_window(monkeypatch, tmp_path):
+    """A kernel the driver may launch in pairs (``pair_programs``: 4 warps, two blocks an SM) counts
+    its wgmma descriptors' 14-bit address field from the CTA's own shared window (the base's bits
+    below 256 KiB, masked once before the loop, plus the buffer's offset), so that it is right as
+    the second CTA of a cluster too; the loop has no mask of its own.  An 8-warp 128x256 kernel
+    (one block an SM) is not paired and keeps the plain address."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    paired = _compile("cuda:90", 64, 256, 32, warps=4, stages=4)
+    ptx = paired.asm["ptx"]
+    body = _loop_body(ptx)
+    # the window's bits of the base, 262143 (256 KiB - 1), or shifted to the field, 16383; the
+    # base's known 1024-byte alignment may be folded in (261120, 16320)
+    masks = {261120, 262143, 16320, 16383}
+
+    def window(text):
+        return [m for m in re.finditer(r"and\.b32\s+%r\d+, %r\d+, (\d+);", text) if int(m.group(1)) in masks]
+    assert len(window(ptx)) == 1 and not window(body)
+    assert window(ptx)[0].start() < ptx.index(body)
+    assert paired.metadata.get("pair_programs") is True
+    plain = _compile("cuda:90", 128, 256, 64, warps=8)
+    assert not window(plain.asm["ptx"]) and "pair_programs" not in plain.metadata
+
+
 def _loop_body(ptx: str) -> str:
     """The PTX of the loop that holds the first wgmma (from its label to the branch back)."""
     label = re.search(r"bra\s+(\$L__BB\d+_\d+);", ptx[ptx.index("wgmma.mma_async"):]).group(1)

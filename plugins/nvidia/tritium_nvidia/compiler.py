@@ -35,6 +35,7 @@ from .passes.async_operands import AsyncOperandLoads
 from .passes.tensor_maps import DeviceTensorMaps
 from .passes.tile_prefetch import TilePrefetch
 from .passes.cluster_pairs import CLUSTER_PAIRS, cluster_pairs
+from .passes.pair_programs import mark_pairs
 from .passes.warp_specialize import WarpSpecialize, consumer_barriers, entry_registers, shared_split
 from .toolchain.binary import llir_to_ptx, ptx_to_cubin
 from .toolchain.occupancy import register_cap, spill_budget, spills_within_budget
@@ -138,12 +139,15 @@ def make_llir(module, metadata, target, options):
     maxnreg = options.maxnreg if options.maxnreg is not None else entry_registers(module)
     info = NVIDIATargetInfo(capability(target), maxnreg, options.num_ctas, options.enable_reflect_ftz,
                             options.ptx_version)
+    paired = mark_pairs(module, capability(target), options.num_warps, options.num_ctas)
     text, meta = lower_to_llvm(module, info, options)
     metadata.update(name=meta["name"], shared=meta["shared"], num_warps=meta["num_warps"],
                     threads_per_warp=meta["threads_per_warp"], num_ctas=options.num_ctas,
                     global_scratch_size=meta["global_scratch_size"], global_scratch_align=meta["global_scratch_align"])
     if CLUSTER_PAIRS in module.attributes:
         metadata["cluster_pairs"] = True
+    if paired:
+        metadata["pair_programs"] = True
     return text
 
 

@@ -26,7 +26,7 @@ SOURCE = os.path.join(HERE, "fake_libcuda.c")
 class LastLaunch(ctypes.Structure):
     _fields_ = [("function", ctypes.c_void_p), ("device", ctypes.c_int), ("stream", ctypes.c_void_p),
                 ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint),
-                ("params", ctypes.c_uint64 * 16), ("n_params", ctypes.c_int)]
+                ("params", ctypes.c_uint64 * 16), ("n_params", ctypes.c_int), ("cluster", ctypes.c_uint * 3)]
 
 
 def compiler() -> str | None:

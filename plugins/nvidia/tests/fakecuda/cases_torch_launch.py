@@ -594,3 +594,64 @@ def test_autotuned_heuristics_and_config_options_take_the_fast_path(monkeypatch)
         kernel = next(iter(jit_fn.kernel_cache.values()))
         assert kernel.metadata["num_warps"] * 32 == threads
         assert f"end = {block} : i32}} : tensor<{block}xi32>" in kernel.asm["ttir"]  # the config's / rule's BLOCK
+
+
+def _tile_dot_body(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    tile = r[:, None] * BLOCK + r[None, :]
+    acc = tl.dot(tl.load(a_ptr + tile), tl.load(b_ptr + tile))
+    tl.store(c_ptr + tl.program_id(0) * BLOCK * BLOCK + tile, acc)
+
+
+tile_dot = tritium.jit(_tile_dot_body)
+tile_dot_py = tritium.jit(_tile_dot_body)
+tile_dot_off = tritium.jit(_tile_dot_body)
+SLOTS = 132 * 2  # the fake's SMs x blocks an SM: a wave
+
+#: grid -> the cluster the launch had: an even x and more than a wave pair programs 2i, 2i+1
+PAIRING = [((SLOTS + 2,), (2, 1, 1)), ((SLOTS + 1,), (1, 1, 1)), ((SLOTS,), (1, 1, 1)), ((8,), (1, 1, 1)),
+           ((2, SLOTS), (2, 1, 1)), ((1, SLOTS + 2), (1, 1, 1)), ((4, 2, SLOTS), (2, 1, 1))]
+
+
+def _dot_operands():
+    a, b = on(0, torch.randn(64 * 64).half(), torch.randn(64 * 64).half())
+    return a, b, on(0, torch.empty(64 * 64))[0]
+
+
+def test_kernels_with_a_dot_pair_neighbouring_programs_in_long_grids(runs):
+    """An sm_90 kernel with a dot launches grids of an even x size and more programs than the
+    device's block slots as clusters of two CTAs (``cuLaunchKernelEx``): on the first launch
+    through the Python launcher, then through the fast path (C's where it is built)."""
+    a, b, c = _dot_operands()
+    first = launched(lambda: tile_dot[(SLOTS + 2,)](a, b, c, BLOCK=64), 3)
+    assert tuple(first.cluster) == (2, 1, 1) and tuple(first.grid) == (SLOTS + 2, 1, 1)
+    kernel = next(iter(tile_dot.kernel_cache.values()))
+    assert kernel.metadata.get("pair_programs") is True and "wgmma.mma_async" in kernel.asm["ptx"]
+    runs.count = 0
+    for grid, cluster in PAIRING:
+        last = launched(lambda: tile_dot[grid](a, b, c, BLOCK=64), 3)
+        assert tuple(last.cluster) == cluster, (grid, tuple(last.cluster))
+        assert tuple(last.grid) == (tuple(grid) + (1, 1))[:3] and last.block[0] == 128
+        assert list(last.params[:3]) == [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+    assert runs.count == 0, "a launch left the fast path"
+    from tritium_nvidia.runtime import c_launch
+    if c_launch.load() is not None:  # the launches above were C's
+        assert type(next(iter(tile_dot._direct.cache.values()))[0]).__name__ == "Direct"
+
+
+def test_pairing_on_the_python_launch_path_and_off(monkeypatch):
+    """The same choice where the launches stay in Python (``TRITIUM_CUDA_LAUNCH=bindings``); with
+    ``knobs.nvidia.pair_programs`` off every launch is plain; a kernel without a dot never pairs."""
+    from tritium import knobs
+    a, b, c = _dot_operands()
+    monkeypatch.setattr(knobs.nvidia, "launch_impl", "bindings")
+    for grid, cluster in PAIRING:
+        assert tuple(launched(lambda: tile_dot_py[grid](a, b, c, BLOCK=64)).cluster) == cluster, grid
+    monkeypatch.setattr(knobs.nvidia, "launch_impl", None)
+    monkeypatch.setattr(knobs.nvidia, "pair_programs", False)
+    for grid, _ in PAIRING:
+        assert tuple(launched(lambda: tile_dot_off[grid](a, b, c, BLOCK=64)).cluster) == (1, 1, 1), grid
+    x, y, out = tensors()
+    monkeypatch.setattr(knobs.nvidia, "pair_programs", True)
+    assert tuple(launched(lambda: axpy[(SLOTS + 2,)](x, y, out, 1000, 2.5, BLOCK=128)).cluster) == (1, 1, 1)
+    assert "pair_programs" not in next(iter(axpy.kernel_cache.values())).metadata

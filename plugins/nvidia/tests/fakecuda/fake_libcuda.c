@@ -7,7 +7,10 @@
  *   - allocations live on one device, in an address range of their own (pointer attributes);
  *   - cuLaunchKernel fails with CUDA_ERROR_INVALID_CONTEXT when no context is current and with
  *     CUDA_ERROR_INVALID_HANDLE when the function belongs to another context, and records the
- *     launches it accepts (fake_launch_count / fake_last_launch).
+ *     launches it accepts (fake_launch_count / fake_last_launch);
+ *   - cuLaunchKernelEx does the same and records the cluster dimension it was given (1, 1, 1 for
+ *     a plain launch); every function fits FAKE_BLOCKS_PER_SM blocks an SM and clusters of any
+ *     size fill them (the occupancy queries).
  * Never linked into Tritium itself: tests build it with the system C compiler when one exists. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +29,8 @@ enum {
 #define FAKE_DEVICES 2
 #endif
 #define MAX_FUNCS 4096
+#define FAKE_SMS 132
+#define FAKE_BLOCKS_PER_SM 2
 #define STACK 16
 #define ARENA (1ull << 36)
 
@@ -44,7 +49,7 @@ static uint64_t next_offset[FAKE_DEVICES];
 long fake_launch_count;
 struct {
     void *function; int device; void *stream; unsigned grid[3], block[3], shared;
-    uint64_t params[16]; int n_params;
+    uint64_t params[16]; int n_params; unsigned cluster[3];
 } fake_last_launch;
 int fake_launch_params = 5;   /* how many 8-byte kernel parameters to record */
 
@@ -68,7 +73,8 @@ static CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     case 75: *v = 9; break;            /* compute capability major */
     case 76: *v = 0; break;            /* minor */
     case 10: *v = 32; break;           /* warp size */
-    case 16: *v = 132; break;          /* multiprocessors */
+    case 16: *v = FAKE_SMS; break;     /* multiprocessors */
+    case 120: *v = 1; break;           /* cluster launch */
     case 1: *v = 1024; break;          /* max threads per block */
     case 8: *v = 48 * 1024; break;     /* shared memory per block */
     case 97: *v = 227 * 1024; break;   /* opt-in shared memory per block */
@@ -115,10 +121,14 @@ static CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
     return OK;
 }
 static CUresult cuFuncSetAttribute(void *f, int attr, int v) { (void)f; (void)attr; (void)v; return OK; }
+static unsigned cluster_x = 1, cluster_y = 1, cluster_z = 1;  /* of the launch being recorded */
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
     (void)extra;
     struct function *f = fn;
+    fake_last_launch.cluster[0] = cluster_x; fake_last_launch.cluster[1] = cluster_y;
+    fake_last_launch.cluster[2] = cluster_z;
+    cluster_x = cluster_y = cluster_z = 1;
     if (!current()) return INVALID_CONTEXT;
     if (!f || f->magic != 0x6666 || f->ctx != current()) return INVALID_HANDLE;
     if (!gx || !gy || !gz) return INVALID_VALUE;
@@ -131,6 +141,29 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     for (int i = 0; i < n && params; i++) fake_last_launch.params[i] = *(uint64_t *)params[i];
     fake_last_launch.n_params = n;
     return OK;
+}
+/* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute as cuda.h lays them out). */
+struct launch_attr { int id; char pad[4]; union { char bytes[64]; struct { unsigned x, y, z; } cluster; } value; };
+struct launch_config {
+    unsigned gx, gy, gz, bx, by, bz, shared; void *stream; struct launch_attr *attrs; unsigned n_attrs;
+};
+CUresult cuLaunchKernelEx(const struct launch_config *c, void *fn, void **params, void **extra) {
+    unsigned x = 1, y = 1, z = 1;
+    for (unsigned i = 0; i < c->n_attrs; i++)
+        if (c->attrs[i].id == 4) {   /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
+            x = c->attrs[i].value.cluster.x; y = c->attrs[i].value.cluster.y; z = c->attrs[i].value.cluster.z;
+        }
+    if (!x || !y || !z || c->gx % x || c->gy % y || c->gz % z) return INVALID_VALUE;
+    cluster_x = x; cluster_y = y; cluster_z = z;
+    return cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream, params, extra);
+}
+static CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int block, size_t shared) {
+    (void)fn; (void)block; (void)shared; *n = FAKE_BLOCKS_PER_SM; return OK; }
+static CUresult cuOccupancyMaxActiveClusters(int *n, void *fn, const struct launch_config *c) {
+    unsigned size = 1;
+    for (unsigned i = 0; c && i < c->n_attrs; i++)
+        if (c->attrs[i].id == 4) size = c->attrs[i].value.cluster.x * c->attrs[i].value.cluster.y * c->attrs[i].value.cluster.z;
+    (void)fn; *n = FAKE_SMS * FAKE_BLOCKS_PER_SM / size; return OK;
 }
 /* Device memory: device d's allocations live in [base(d), base(d) + ARENA). */
 static uint64_t base(int d) { return 0x100000000000ull + (uint64_t)d * ARENA; }
@@ -190,6 +223,9 @@ static const struct { const char *name; void *fn; } table[] = {
     {"cuModuleLoadData", cuModuleLoadData}, {"cuModuleUnload", cuModuleUnload},
     {"cuModuleGetFunction", cuModuleGetFunction}, {"cuFuncGetAttribute", cuFuncGetAttribute},
     {"cuFuncSetAttribute", cuFuncSetAttribute}, {"cuLaunchKernel", cuLaunchKernel},
+    {"cuLaunchKernelEx", cuLaunchKernelEx},
+    {"cuOccupancyMaxActiveBlocksPerMultiprocessor", cuOccupancyMaxActiveBlocksPerMultiprocessor},
+    {"cuOccupancyMaxActiveClusters", cuOccupancyMaxActiveClusters},
     {"cuMemAlloc", cuMemAlloc}, {"cuMemFree", cuMemFree}, {"cuMemcpyHtoD", cuMemcpyHtoD},
     {"cuMemcpyDtoH", cuMemcpyDtoH}, {"cuPointerGetAttribute", cuPointerGetAttribute},
     {"cuPointerGetAttributes", cuPointerGetAttributes}, {"cuGetErrorName", cuGetErrorName},

@@ -26,6 +26,7 @@ from tritium.ttir.memory_ops import pointee_value_type
 
 from ..passes.cluster_pairs import CLUSTER_PAIRS
 from ..passes.dialect import element_kind
+from ..passes.pair_programs import PAIR_PROGRAMS
 from ..passes.encodings import NvidiaMmaEncodingAttr
 from .tma import LOWERINGS as TMA
 from .warp_specialize import LOWERINGS as WS
@@ -47,6 +48,24 @@ def _ptx_kind(t) -> str:
 
 def _smem_i32(b: ir.IRBuilder, ptr) -> ir.Value:
     return b.ptrtoint(ptr, I32)
+
+
+def _shared_offset(b: ir.IRBuilder, base, ptr) -> ir.Value | None:
+    """The i32 byte offset of shared pointer ``ptr`` from ``base`` where ``ptr`` is a chain of
+    byte ``getelementptr`` on it (how buffers and their slots are addressed), else None."""
+    parts = []
+    while isinstance(ptr, ir.GEPInstr) and ptr is not base and len(ptr.indices) == 1 \
+            and getattr(ptr, "source_etype", None) == ir.IntType(8):
+        parts.append(ptr.indices[0])
+        ptr = ptr.pointer
+    if ptr is not base:
+        return None
+    total = const(I32, 0)
+    for p in reversed(parts):
+        if p.type != I32:
+            p = b.trunc(p, I32) if p.type.width > 32 else b.zext(p, I32)
+        total = b.add(total, p) if not (isinstance(total, ir.Constant) and total.constant == 0) else p
+    return total
 
 
 # --- fragments ----------------------------------------------------------------------------------
@@ -216,11 +235,17 @@ def _descriptor_base(enc, shape) -> int:
     return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | _SWIZZLE_MODE[enc.swizzle_bytes] << 62
 
 
+#: a CTA's own shared window: its addresses below this bound (a cluster's CTAs differ above it)
+_WINDOW = 1 << 18
+
+
 def _runs_in_clusters(op) -> bool:
-    """Whether ``op``'s kernel has CTAs other than a cluster's first doing work (``cluster_pairs``)."""
+    """Whether ``op``'s kernel may run as CTAs of clusters: it shares copies between the two CTAs
+    of a pair (``cluster_pairs``) or the driver may launch its programs in pairs
+    (``pair_programs``)."""
     while op is not None and not isinstance(op, ModuleOp):
         op = op.parent_op()
-    return op is not None and CLUSTER_PAIRS in op.attributes
+    return op is not None and (CLUSTER_PAIRS in op.attributes or PAIR_PROGRAMS in op.attributes)
 
 
 def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
@@ -248,30 +273,47 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
     m_wg = b.udiv(b.urem(warp, const(I32, wm)), const(I32, 4))
     n_w = b.udiv(warp, const(I32, wm))
 
-    clustered = _runs_in_clusters(op)
+    # in a kernel launched in clusters the descriptors count from the CTA's own shared window
+    window = (b.lshr(b.and_(_smem_i32(b, fl.smem), const(I32, _WINDOW - 1)), const(I32, 4))
+              if _runs_in_clusters(op) else None)
 
-    def desc0(enc, t, addr):
+    def desc0(enc, t, addr, offset):
         """The descriptor of the warp's first tile; the others add their offset to it.  The
-        14-bit address field takes bits 4-17 of the shared address.  In a kernel whose CTAs all
-        work in thread-block clusters (``cluster_pairs``) the bits above are masked: a CTA's
-        shared addresses carry its place in the cluster's window there (in the second CTA of a
-        two-CTA cluster, unmasked, they landed in the leading byte offset, and a B tile of several
-        column blocks was read from the wrong place).  Elsewhere they are zero and left (a
-        cluster's other CTAs of ``num_ctas`` return at entry).  A CTA's own offsets stay below
-        256 KiB, so the per-step offsets (multiples of 16 bytes) add to the field without a carry:
-        the K steps are 64-bit adds of constants, which ptxas keeps in uniform registers
-        (``UIADD3.64``, two descriptors alternating, as in Triton's loop)."""
+        14-bit address field takes bits 4-17 of the tile's shared address.  In a kernel whose
+        CTAs may run in clusters (``cluster_pairs``, ``pair_programs``) it counts from the CTA's
+        own window: the tile's ``offset`` from the function's shared base plus the base's bits
+        below 256 KiB.  Above them a CTA's address carries its place in the cluster's window
+        (the base is ``0x1000400`` in a pair's second CTA, ``0x400`` in the first and outside
+        clusters); unmasked, that landed in the leading byte offset, and a B tile of several
+        column blocks was read from the wrong place.  The shifted window bits and the
+        descriptor's constant fields are one loop-invariant word, so the loop has no mask (the
+        address masked in the loop, Triton's form, or ``address - base + window`` cost the
+        128x128x64 4-warp loop 4-7% on the H200: ptxas moved wgmma after the address
+        arithmetic; this form moves them too there, which is why kernels outside clusters keep
+        the plain address).  A CTA's own offsets stay below 256 KiB, so the per-step offsets
+        (multiples of 16 bytes) add to the field without a carry: the K steps are 64-bit adds
+        of constants, which ptxas keeps in uniform registers (``UIADD3.64``, two descriptors
+        alternating, as in Triton's loop)."""
         d = _descriptor_base(enc, t.shape)
-        field = b.lshr(addr, const(I32, 4))
-        if clustered:
-            field = b.and_(field, const(I32, 0x3FFF))
-        low = b.add(field, const(I32, d & 0xFFFFFFFF))
+        if window is None:
+            low = b.add(b.lshr(addr, const(I32, 4)), const(I32, d & 0xFFFFFFFF))
+        else:
+            if offset is None:
+                offset = b.sub(addr, _smem_i32(b, fl.smem))
+            low = b.add(b.lshr(offset, const(I32, 4)), b.add(window, const(I32, d & 0xFFFFFFFF)))
         return b.or_(b.zext(low, I64), const(I64, (d >> 32) << 32))
 
+    def warp_tile(operand, part):
+        """(address, offset from the function's shared base or None) of this warp's first tile."""
+        ptr = fl.get(operand)
+        offset = _shared_offset(b, fl.smem, ptr)
+        return (b.add(_smem_i32(b, ptr), part),
+                b.add(offset, part) if offset is not None else None)
+
     if not a_in_regs:
-        a_desc = desc0(ea, a_t, b.add(_smem_i32(b, fl.get(op.a)), _bits_sum(
+        a_desc = desc0(ea, a_t, *warp_tile(op.a, _bits_sum(
             b, m_wg, log2(wm // 4), lambda i: ea.plain_byte_offset((64 << i, 0), a_t.shape))))
-    b_desc = desc0(eb, b_t, b.add(_smem_i32(b, fl.get(op.b)), _bits_sum(
+    b_desc = desc0(eb, b_t, *warp_tile(op.b, _bits_sum(
         b, n_w, log2(wn), lambda i: eb.plain_byte_offset((0, inst_n << i), b_t.shape))))
 
     def desc(base, off):

@@ -8,7 +8,10 @@ module builds (once per source and Python version, with the system C compiler, i
 cache directory) a small extension.  A ``Launch`` holds one kernel's launch constants and slots::
 
     claunch = Launch(cuLaunchKernel address, function_handle, block, shared, params_address,
-                     (slot addresses), kinds)
+                     (slot addresses), kinds[, cuLaunchKernelEx address, pair_above])
+
+(with the last two, a grid of an even x size and more than ``pair_above`` programs launches
+through ``cuLaunchKernelEx`` as clusters of two CTAs along x, as ``launcher.py``'s Python path does)
 
 and a ``Direct`` is the fast path's whole direct launcher (``launcher.build_direct``) around one::
 
@@ -51,6 +54,28 @@ SOURCE = r"""
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, void *, void **, void **);
 
+/* cuLaunchKernelEx's configuration and one launch attribute, as cuda.h lays them out
+   (CUlaunchConfig, CUlaunchAttribute: a 4-byte id, padding to 8, a 64-byte value). */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        struct { unsigned x, y, z; } cluster_dim;
+    } value;
+} launch_attr;
+
+typedef struct {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
+    void *stream;
+    launch_attr *attrs;
+    unsigned n_attrs;
+} launch_config;
+
+typedef int (*launch_ex_fn)(const launch_config *, void *, void **, void **);
+
+#define ATTRIBUTE_CLUSTER_DIMENSION 4
+
 #define MAX_PARAMS 256
 
 typedef struct {
@@ -59,6 +84,8 @@ typedef struct {
     void *function;
     unsigned block, shared;
     void **params;
+    launch_ex_fn launch_ex;           /* NULL: never paired */
+    unsigned long long pair_above;    /* pair grids of an even x and more programs than this */
     Py_ssize_t n;
     char kinds[MAX_PARAMS];
     void *slots[MAX_PARAMS];
@@ -136,18 +163,30 @@ static int launch_values(Launch *self, PyObject *grid, PyObject *stream_obj, PyO
             PyErr_Clear();
             return -1;
         }
+    if (self->launch_ex != NULL && !(g[0] & 1) &&
+        (unsigned long long)g[0] * g[1] * g[2] > self->pair_above) {
+        /* programs 2i and 2i+1 as one cluster of two CTAs */
+        launch_attr attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.cluster_dim.x = 2;
+        attr.value.cluster_dim.y = 1;
+        attr.value.cluster_dim.z = 1;
+        launch_config config = {g[0], g[1], g[2], self->block, 1, 1, self->shared, stream, &attr, 1};
+        return self->launch_ex(&config, self->function, self->params, NULL);
+    }
     return self->launch(self->function, g[0], g[1], g[2], self->block, 1, 1, self->shared, stream,
                         self->params, NULL);
 }
 
 static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    unsigned long long fn, function, params;
+    unsigned long long fn, function, params, fn_ex = 0, pair_above = 0;
     unsigned block, shared;
     PyObject *slots;
     const char *kinds;
     Py_ssize_t nkinds;
-    if (!PyArg_ParseTuple(args, "KKIIKO!s#", &fn, &function, &block, &shared, &params, &PyTuple_Type, &slots,
-                          &kinds, &nkinds))
+    if (!PyArg_ParseTuple(args, "KKIIKO!s#|KK", &fn, &function, &block, &shared, &params, &PyTuple_Type, &slots,
+                          &kinds, &nkinds, &fn_ex, &pair_above))
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(slots);
     if (n != nkinds || n > MAX_PARAMS) {
@@ -161,6 +200,8 @@ static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     self->block = block;
     self->shared = shared;
     self->params = (void **)(uintptr_t)params;
+    self->launch_ex = (launch_ex_fn)(uintptr_t)fn_ex;
+    self->pair_above = pair_above;
     self->n = n;
     for (Py_ssize_t i = 0; i < n; i++) {
         char k = kinds[i];
@@ -185,7 +226,8 @@ static PyTypeObject LaunchType = {
     .tp_basicsize = sizeof(Launch),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = launch_new,
-    .tp_doc = "Launch(cuLaunchKernel address, function, block, shared, params address, slot addresses, kinds)",
+    .tp_doc = "Launch(cuLaunchKernel address, function, block, shared, params address, slot addresses, kinds"
+              "[, cuLaunchKernelEx address, pair_above])",
 };
 
 /* The fast path's whole direct launcher: direct(grid, v0, ..., v{arity-1}).  On the slots' owner

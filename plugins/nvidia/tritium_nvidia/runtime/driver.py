@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tritium import knobs
 from tritium.hooks import GPUTarget
 from tritium.runtime.driver import Driver, LaunchDeviceError, one_device
 from tritium.runtime.errors import OutOfResources
@@ -307,12 +308,48 @@ class CudaDriver(Driver):
             err = self._retry_in_context(handle, err, retry)
             if err:
                 self._launch_failed(handle, err, grid)
+        pair_above = self._pair_above(handle, block, dynamic_shared) if metadata.get("pair_programs") else None
         launch = _launcher.build_launcher(handle.function, handle.name, signature, num_warps, tpw,
-                                          dynamic_shared, on_error, impl)
+                                          dynamic_shared, on_error, impl, pair_above=pair_above)
         launch.device = handle.device
         if metadata.get("cluster_pairs"):
             return self._pairs_launcher(handle, signature, block, dynamic_shared, launch)
         return launch
+
+    def _pair_above(self, handle: KernelHandle, block: int, dynamic_shared: int) -> int | None:
+        """How many programs a launch of a kernel marked ``pair_programs`` (``passes/pair_programs.py``)
+        needs before its programs ``2i`` and ``2i + 1`` start as one cluster of two CTAs (both SMs
+        of a TPC, at the same moment); None: never (``knobs.nvidia.pair_programs`` off, no
+        cluster launch, fewer than two blocks an SM, or clusters of two would leave a block slot
+        of the device empty).
+
+        The answer is the device's block slots (blocks an SM x SMs): a grid of one wave or less
+        starts every program at once anyway, and there a pair costs a little.  In longer grids,
+        programs that start together read their shared operand tiles together, and each pair
+        stays in step (``docs/performance.md``, "Paired programs", has the figures).
+        The kernel itself is the same either way (its wgmma descriptors take the address bits
+        of the CTA's own shared window, ``lowering/tensor_cores.py``)."""
+        if not knobs.nvidia.pair_programs or not self.get_device_properties(handle.device)["cluster_launch"]:
+            return None
+        cu = self.cu
+        with device_pointers.on_device(handle.device):
+            err, per_sm = cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(handle.function, block, dynamic_shared)
+            if err != cu.CUresult.CUDA_SUCCESS or per_sm < 2:  # one block an SM: no gain measured
+                return None
+            attr = cu.CUlaunchAttribute()
+            attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = 2, 1, 1
+            config = cu.CUlaunchConfig()
+            config.gridDimX, config.gridDimY, config.gridDimZ = 2, 1, 1
+            config.blockDimX, config.blockDimY, config.blockDimZ = block, 1, 1
+            config.sharedMemBytes = dynamic_shared
+            config.attrs = [attr]
+            config.numAttrs = 1
+            err, clusters = cu.cuOccupancyMaxActiveClusters(handle.function, config)
+        slots = int(per_sm) * self.get_device_properties(handle.device)["multiprocessor_count"]
+        if err != cu.CUresult.CUDA_SUCCESS or 2 * int(clusters) < slots:
+            return None
+        return slots
 
     def _pairs_launcher(self, handle, signature, block, dynamic_shared, plain):
         """A kernel that shares copies between neighbouring programs (``passes/cluster_pairs.py``):

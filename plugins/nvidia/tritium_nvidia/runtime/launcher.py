@@ -13,6 +13,11 @@ the statements writing an argument into it; a new kind of kernel parameter is on
 Two call paths: ``"bindings"`` (``cuda.bindings.driver.cuLaunchKernel``) and ``"ctypes"``
 (``cuLaunchKernel`` from ``libcuda.so.1`` through ctypes); the default is the one measured
 fastest (see ``bench/driver_check.py``), overridable with ``TRITIUM_CUDA_LAUNCH=bindings|ctypes``.
+
+A launcher made with ``pair_above`` (``driver.py``: sm_90 kernels with a dot) launches a grid of an
+even x size and more than ``pair_above`` programs through ``cuLaunchKernelEx`` as clusters of two
+CTAs along x: programs ``2i`` and ``2i + 1`` start together on the two SMs of one TPC.  Nothing in
+the kernel changes; only where and when its programs start.
 """
 from __future__ import annotations
 
@@ -140,15 +145,21 @@ class ParamBuffer:
 
 
 def _libcuda_launch():
-    lib = ctypes.CDLL("libcuda.so.1")
-    fn = lib.cuLaunchKernel
+    fn = _libcuda_symbol("cuLaunchKernel")
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     return fn
 
 
-def _launch_call(impl: str) -> list[str]:
+def _libcuda_symbol(name: str):
+    return getattr(ctypes.CDLL("libcuda.so.1"), name)
+
+
+def _launch_call(impl: str, paired: bool = False) -> list[str]:
     """The statements launching with ``gx, gy, gz`` and ``stream`` (an int) set."""
+    if paired:
+        return ["    if not gx % 2 and gx * gy * gz > PAIR_ABOVE:",
+                "        return pair_launch(gx, gy, gz, stream)"] + _launch_call(impl)
     if impl == "ctypes":
         return ["    err = cu_launch(FUNC, gx, gy, gz, BLOCK, 1, 1, SHARED, stream or None, PARAMS, None)",
                 "    if err:",
@@ -162,7 +173,7 @@ def _launch_call(impl: str) -> list[str]:
             "        fail(err, gx, gy, gz, stream)"]
 
 
-def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
+def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str, paired: bool = False) -> str:
     """Body of the generated launcher.  Argument ``k`` of ``args`` is written into slot ``j``."""
     lines = ["def launch(grid, stream, args):",
              "    if get_ident() != owner[0]:",
@@ -180,10 +191,11 @@ def _source(n_args: int, arg_types: list[tuple[int, str]], impl: str) -> str:
         lines.append(f"    {names}, = args")
     for j, (idx, ty) in enumerate(arg_types):
         lines.append("    " + arg_kind(ty).store.format(s=f"s{j}", a=f"a{idx}"))
-    return "\n".join(lines + _launch_call(impl)) + "\n"
+    return "\n".join(lines + _launch_call(impl, paired)) + "\n"
 
 
-def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str) -> str:
+def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple[int, str]], impl: str,
+                   paired: bool = False) -> str:
     """Body of the fast path's launcher: values ``v0 .. v{arity-1}``, of which ``positions``
     are the kernel's parameters in order (where the C extension is built, the fallback of its
     ``Direct``, ``c_launch.py``)."""
@@ -204,7 +216,7 @@ def _direct_source(arity: int, positions: tuple[int, ...], arg_types: list[tuple
              "        gx, gy, gz = grid3(grid)"]
     for j, ((_, ty), p) in enumerate(zip(arg_types, positions)):
         lines.append("    " + arg_kind(ty).store_direct.format(s=f"s{j}", a=f"v{p}"))
-    return "\n".join(lines + _launch_call(impl)) + "\n"
+    return "\n".join(lines + _launch_call(impl, paired)) + "\n"
 
 
 class _NoTensor:  # torch was not imported when the launcher was built
@@ -227,6 +239,11 @@ class LaunchState:
     owner: list
     last_stream: list
     fail: Callable
+    #: pair programs 2i, 2i+1 (a cluster of two) in grids of an even x size and more programs
+    #: than this; None: never
+    pair_above: int | None = None
+    #: ``pair_launch(gx, gy, gz, stream)``: that launch through ``cuLaunchKernelEx``
+    pair_launch: Callable | None = None
 
     def namespace(self) -> dict:
         """Globals for the generated launcher: this kernel's slots and constants, and helpers."""
@@ -238,15 +255,18 @@ class LaunchState:
             BLOCK=self.block, SHARED=self.shared, PARAMS=self.buf.address, SUCCESS=cu.CUresult.CUDA_SUCCESS,
             get_ident=threading.get_ident, owner=self.owner, Tensor=getattr(torch, "Tensor", _NoTensor),
             cu_launch=self.cu_launch, CUstream=cu.CUstream, last_stream=self.last_stream, fail=self.fail,
-            grid3=grid3, FUNC=int(self.function) if self.impl == "ctypes" else self.function)
+            grid3=grid3, FUNC=int(self.function) if self.impl == "ctypes" else self.function,
+            PAIR_ABOVE=self.pair_above, pair_launch=self.pair_launch)
         return ns
 
 
 def build_launcher(function, name: str, signature: dict, num_warps: int, threads_per_warp: int,
-                   shared: int, on_error, impl: str | None = None, extra_null_params: int = 0):
+                   shared: int, on_error, impl: str | None = None, extra_null_params: int = 0,
+                   pair_above: int | None = None):
     """Generate the launcher for one loaded kernel (see the module docstring).  ``on_error(err,
     grid, stream, retry)`` handles a failed launch: it raises, or calls ``retry()`` (the same
-    call again, returning its error code) after fixing what was wrong."""
+    call again, returning its error code) after fixing what was wrong.  ``pair_above``: launch
+    grids of an even x size and more programs than this as clusters of two CTAs."""
     from cuda.bindings import driver as cu
 
     if not impl:
@@ -272,8 +292,9 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     def fail(err, gx, gy, gz, stream):
         on_error(err, (gx, gy, gz), stream, lambda: call(gx, gy, gz, stream))
 
+    pair_launch = _pair_launch(function, block, int(shared), buf, on_error) if pair_above is not None else None
     state = LaunchState(function, name, arg_types, buf, block, int(shared), impl, raw, owner=[None],
-                        last_stream=[0, cu.CUstream(0)], fail=fail)
+                        last_stream=[0, cu.CUstream(0)], fail=fail, pair_above=pair_above, pair_launch=pair_launch)
     per_thread = threading.local()
 
     def launch_fresh(grid, stream, args):
@@ -283,12 +304,12 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
         if own is None:
             own = per_thread.launch = build_launcher(function, name, signature, num_warps,
                                                      threads_per_warp, shared, on_error, impl,
-                                                     extra_null_params)
+                                                     extra_null_params, pair_above)
         return own(grid, stream, args)
 
     namespace = state.namespace()
     namespace["launch_fresh"] = launch_fresh
-    src = _source(len(signature), arg_types, impl)
+    src = _source(len(signature), arg_types, impl, pair_above is not None)
     exec(compile(src, f"<tritium launcher {name}>", "exec"), namespace)  # noqa: S102 - generated launcher
     launch = namespace["launch"]
     launch.params = buf  # keep the slots alive as long as the launcher
@@ -299,7 +320,34 @@ def build_launcher(function, name: str, signature: dict, num_warps: int, threads
     return launch
 
 
-_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback")
+_CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_launch", "fail", "DEVICE", "fallback",
+            "PAIR_ABOVE", "pair_launch")
+
+
+def _pair_launch(function, block: int, shared: int, buf: ParamBuffer, on_error):
+    """``pair_launch(gx, gy, gz, stream)``: the kernel on that grid as clusters of two CTAs along
+    x (``cuLaunchKernelEx``), the parameters already in ``buf``'s slots."""
+    from cuda.bindings import driver as cu
+
+    attr = cu.CUlaunchAttribute()
+    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = 2, 1, 1
+    config = cu.CUlaunchConfig()
+    config.blockDimX, config.blockDimY, config.blockDimZ = block, 1, 1
+    config.sharedMemBytes = shared
+    config.attrs = [attr]
+    config.numAttrs = 1
+
+    def call(gx, gy, gz, stream):
+        config.gridDimX, config.gridDimY, config.gridDimZ = gx, gy, gz
+        config.hStream = cu.CUstream(int(stream or 0))
+        return cu.cuLaunchKernelEx(config, function, buf.address, 0)[0]
+
+    def pair_launch(gx, gy, gz, stream):
+        err = call(gx, gy, gz, stream)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            on_error(err, (gx, gy, gz), stream, lambda: call(gx, gy, gz, stream))
+    return pair_launch
 
 
 def _direct_globals() -> dict:
@@ -324,7 +372,7 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
             arg_kind(ty).store_direct is None for _, ty in state.arg_types):
         return None
     claunch = _c_launch(state)
-    body = _direct_source(arity, positions, state.arg_types, state.impl)
+    body = _direct_source(arity, positions, state.arg_types, state.impl, state.pair_above is not None)
     slots = [f"s{j}" for j in range(len(state.buf.slots))]
     src = (f"def make({', '.join(slots + list(_CLOSURE))}):\n"
            + "".join("    " + line + "\n" for line in body.splitlines()) + "    return direct\n")
@@ -334,7 +382,7 @@ def build_direct(state: LaunchState, device: int, arity: int, positions: tuple[i
     constants = dict(FUNC=int(state.function) if state.impl == "ctypes" else state.function, BLOCK=state.block,
                      SHARED=state.shared, PARAMS=state.buf.address, owner=state.owner,
                      last_stream=state.last_stream, cu_launch=state.cu_launch, fail=state.fail, DEVICE=device,
-                     fallback=fallback)
+                     fallback=fallback, PAIR_ABOVE=state.pair_above, pair_launch=state.pair_launch)
     direct = scope["make"](*state.buf.slots, *[constants[n] for n in _CLOSURE])
     if claunch is not None:  # the C ``Direct`` around the slot writer; the Python launcher its fallback
         direct = c_launch.load().Direct(claunch, direct, tuple(positions), arity, state.owner, queries.NAMESPACE,
@@ -360,10 +408,14 @@ def _c_launch(state: LaunchState):
         return None
     try:
         address = ctypes.cast(_libcuda_launch(), ctypes.c_void_p).value
+        # the paired launches' entry (0: none); grids of an even x and more programs than
+        # ``pair_above`` go through it
+        ex = ctypes.cast(_libcuda_symbol("cuLaunchKernelEx"), ctypes.c_void_p).value if state.pair_above is not None else 0
     except (OSError, AttributeError):
         return None
     return mod.Launch(address, int(state.function), state.block, state.shared, state.buf.address,
-                      tuple(ctypes.addressof(slot) for slot in slots), "".join(kinds))
+                      tuple(ctypes.addressof(slot) for slot in slots), "".join(kinds), ex or 0,
+                      state.pair_above or 0)
 
 
 DEFAULT_IMPL = "bindings"
