@@ -25,7 +25,10 @@ A kernel is marked when pairing can help and cannot hurt its occupancy or its ba
 The mark (``PAIR_PROGRAMS`` on the module) makes the lowering count wgmma descriptors from the
 CTA's own shared window (``lowering/tensor_cores.py``), and ``metadata["pair_programs"]`` tells
 the driver, which still checks the occupancy on the device and pairs only grids of an even x
-size and more than one wave."""
+size and more than one wave.  The window form is in the kernel whether a launch pairs or not;
+in the 128x128x64 4-warp tile ptxas schedules its loop a little worse for it (0.93-0.97x
+Triton where the grid is too short to pair, 0.98-1.00x at 4096^3 paired, 1.00-1.02x at 8192^3);
+the other marked configs are within 1% of the plain address."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
