@@ -121,14 +121,10 @@ static CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
     return OK;
 }
 static CUresult cuFuncSetAttribute(void *f, int attr, int v) { (void)f; (void)attr; (void)v; return OK; }
-static unsigned cluster_x = 1, cluster_y = 1, cluster_z = 1;  /* of the launch being recorded */
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                               unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
-    (void)extra;
+/* Validate and record a launch of CTAs in clusters of cluster[0..2]. */
+static CUresult record(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned shared, void *stream, void **params, const unsigned cluster[3]) {
     struct function *f = fn;
-    fake_last_launch.cluster[0] = cluster_x; fake_last_launch.cluster[1] = cluster_y;
-    fake_last_launch.cluster[2] = cluster_z;
-    cluster_x = cluster_y = cluster_z = 1;
     if (!current()) return INVALID_CONTEXT;
     if (!f || f->magic != 0x6666 || f->ctx != current()) return INVALID_HANDLE;
     if (!gx || !gy || !gz) return INVALID_VALUE;
@@ -137,33 +133,45 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     fake_last_launch.grid[0] = gx; fake_last_launch.grid[1] = gy; fake_last_launch.grid[2] = gz;
     fake_last_launch.block[0] = bx; fake_last_launch.block[1] = by; fake_last_launch.block[2] = bz;
     fake_last_launch.shared = shared;
+    for (int i = 0; i < 3; i++) fake_last_launch.cluster[i] = cluster[i];
     int n = fake_launch_params < 16 ? fake_launch_params : 16;
     for (int i = 0; i < n && params; i++) fake_last_launch.params[i] = *(uint64_t *)params[i];
     fake_last_launch.n_params = n;
     return OK;
+}
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    static const unsigned one[3] = {1, 1, 1};
+    (void)extra;
+    return record(fn, gx, gy, gz, bx, by, bz, shared, stream, params, one);
 }
 /* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute as cuda.h lays them out). */
 struct launch_attr { int id; char pad[4]; union { char bytes[64]; struct { unsigned x, y, z; } cluster; } value; };
 struct launch_config {
     unsigned gx, gy, gz, bx, by, bz, shared; void *stream; struct launch_attr *attrs; unsigned n_attrs;
 };
-CUresult cuLaunchKernelEx(const struct launch_config *c, void *fn, void **params, void **extra) {
-    unsigned x = 1, y = 1, z = 1;
-    for (unsigned i = 0; i < c->n_attrs; i++)
+/* The cluster dimension a configuration asks for (1, 1, 1 without the attribute). */
+static void cluster_dim(const struct launch_config *c, unsigned out[3]) {
+    out[0] = out[1] = out[2] = 1;
+    for (unsigned i = 0; c && i < c->n_attrs; i++)
         if (c->attrs[i].id == 4) {   /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
-            x = c->attrs[i].value.cluster.x; y = c->attrs[i].value.cluster.y; z = c->attrs[i].value.cluster.z;
+            out[0] = c->attrs[i].value.cluster.x; out[1] = c->attrs[i].value.cluster.y;
+            out[2] = c->attrs[i].value.cluster.z;
         }
-    if (!x || !y || !z || c->gx % x || c->gy % y || c->gz % z) return INVALID_VALUE;
-    cluster_x = x; cluster_y = y; cluster_z = z;
-    return cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream, params, extra);
+}
+CUresult cuLaunchKernelEx(const struct launch_config *c, void *fn, void **params, void **extra) {
+    unsigned d[3];
+    (void)extra;
+    cluster_dim(c, d);
+    if (!d[0] || !d[1] || !d[2] || c->gx % d[0] || c->gy % d[1] || c->gz % d[2]) return INVALID_VALUE;
+    return record(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream, params, d);
 }
 static CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int block, size_t shared) {
     (void)fn; (void)block; (void)shared; *n = FAKE_BLOCKS_PER_SM; return OK; }
 static CUresult cuOccupancyMaxActiveClusters(int *n, void *fn, const struct launch_config *c) {
-    unsigned size = 1;
-    for (unsigned i = 0; c && i < c->n_attrs; i++)
-        if (c->attrs[i].id == 4) size = c->attrs[i].value.cluster.x * c->attrs[i].value.cluster.y * c->attrs[i].value.cluster.z;
-    (void)fn; *n = FAKE_SMS * FAKE_BLOCKS_PER_SM / size; return OK;
+    unsigned d[3];
+    cluster_dim(c, d);
+    (void)fn; *n = FAKE_SMS * FAKE_BLOCKS_PER_SM / (d[0] * d[1] * d[2]); return OK;
 }
 /* Device memory: device d's allocations live in [base(d), base(d) + ARENA). */
 static uint64_t base(int d) { return 0x100000000000ull + (uint64_t)d * ARENA; }

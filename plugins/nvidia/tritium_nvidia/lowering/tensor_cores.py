@@ -60,12 +60,12 @@ def _shared_offset(b: ir.IRBuilder, base, ptr) -> ir.Value | None:
         ptr = ptr.pointer
     if ptr is not base:
         return None
-    total = const(I32, 0)
+    total = None
     for p in reversed(parts):
         if p.type != I32:
             p = b.trunc(p, I32) if p.type.width > 32 else b.zext(p, I32)
-        total = b.add(total, p) if not (isinstance(total, ir.Constant) and total.constant == 0) else p
-    return total
+        total = p if total is None else b.add(total, p)
+    return const(I32, 0) if total is None else total
 
 
 # --- fragments ----------------------------------------------------------------------------------
@@ -304,9 +304,10 @@ def lower_warp_group_dot(fl: FunctionLowering, op) -> None:
         return b.or_(b.zext(low, I64), const(I64, (d >> 32) << 32))
 
     def warp_tile(operand, part):
-        """(address, offset from the function's shared base or None) of this warp's first tile."""
+        """(address, offset from the function's shared base or None) of this warp's first tile;
+        the offset only where the descriptors count from the window."""
         ptr = fl.get(operand)
-        offset = _shared_offset(b, fl.smem, ptr)
+        offset = _shared_offset(b, fl.smem, ptr) if window is not None else None
         return (b.add(_smem_i32(b, ptr), part),
                 b.add(offset, part) if offset is not None else None)
 

@@ -181,7 +181,7 @@ class CudaDriver(Driver):
 
     def make_direct_launcher(self, launcher, device: int, arity: int, positions: tuple[int, ...]):
         """The launch fast path's entry (:func:`.launcher.build_direct`) for ``launcher``, which
-        was made for ``device``; None for cluster and cooperative launchers."""
+        was made for ``device``; None for ``num_ctas`` cluster and cooperative launchers."""
         state = getattr(launcher, "state", None)
         if state is None:
             return None
@@ -308,12 +308,17 @@ class CudaDriver(Driver):
             err = self._retry_in_context(handle, err, retry)
             if err:
                 self._launch_failed(handle, err, grid)
-        pair_above = self._pair_above(handle, block, dynamic_shared) if metadata.get("pair_programs") else None
+        if metadata.get("cluster_pairs"):
+            # the kernel shares copies within a pair (``passes/cluster_pairs.py``) on every grid of
+            # an even x size, and runs alone on the others: it finds out which at run time
+            pair_above = 0
+        elif metadata.get("pair_programs"):
+            pair_above = self._pair_above(handle, block, dynamic_shared)
+        else:
+            pair_above = None
         launch = _launcher.build_launcher(handle.function, handle.name, signature, num_warps, tpw,
                                           dynamic_shared, on_error, impl, pair_above=pair_above)
         launch.device = handle.device
-        if metadata.get("cluster_pairs"):
-            return self._pairs_launcher(handle, signature, block, dynamic_shared, launch)
         return launch
 
     def _pair_above(self, handle: KernelHandle, block: int, dynamic_shared: int) -> int | None:
@@ -329,39 +334,21 @@ class CudaDriver(Driver):
         stays in step (``docs/performance.md``, "Paired programs", has the figures).
         The kernel itself is the same either way (its wgmma descriptors take the address bits
         of the CTA's own shared window, ``lowering/tensor_cores.py``)."""
-        if not knobs.nvidia.pair_programs or not self.get_device_properties(handle.device)["cluster_launch"]:
+        props = self.get_device_properties(handle.device)
+        if not knobs.nvidia.pair_programs or not props["cluster_launch"]:
             return None
         cu = self.cu
         with device_pointers.on_device(handle.device):
             err, per_sm = cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(handle.function, block, dynamic_shared)
             if err != cu.CUresult.CUDA_SUCCESS or per_sm < 2:  # one block an SM: no gain measured
                 return None
-            attr = cu.CUlaunchAttribute()
-            attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = 2, 1, 1
-            config = cu.CUlaunchConfig()
+            config = _launcher.cluster_config(block, dynamic_shared)
             config.gridDimX, config.gridDimY, config.gridDimZ = 2, 1, 1
-            config.blockDimX, config.blockDimY, config.blockDimZ = block, 1, 1
-            config.sharedMemBytes = dynamic_shared
-            config.attrs = [attr]
-            config.numAttrs = 1
             err, clusters = cu.cuOccupancyMaxActiveClusters(handle.function, config)
-        slots = int(per_sm) * self.get_device_properties(handle.device)["multiprocessor_count"]
+        slots = int(per_sm) * props["multiprocessor_count"]
         if err != cu.CUresult.CUDA_SUCCESS or 2 * int(clusters) < slots:
             return None
         return slots
-
-    def _pairs_launcher(self, handle, signature, block, dynamic_shared, plain):
-        """A kernel that shares copies between neighbouring programs (``passes/cluster_pairs.py``):
-        grids of an even x size launch as clusters of two CTAs along x (programs ``2i`` and
-        ``2i + 1`` together), others as usual; the kernel finds out which at run time."""
-        paired = self._launcher_ex(handle, signature, block, dynamic_shared, 2, False, scale_grid=False)
-
-        def launch(grid, stream, args):
-            (plain if grid[0] % 2 else paired)(grid, stream, args)
-        launch.impl = "pairs"
-        launch.device = handle.device
-        return launch
 
     def _retry_in_context(self, handle: KernelHandle, err, retry) -> int:
         """A launcher called directly on a thread where the kernel's context is not current
@@ -387,7 +374,7 @@ class CudaDriver(Driver):
             raise ValueError(f"launch grid {grid} of kernel {handle.name!r} has a negative size")
         raise RuntimeError(self._error_text(err, f"cuLaunchKernel(grid={grid})", handle.name))
 
-    def _launcher_ex(self, handle, signature, block, dynamic_shared, num_ctas, cooperative, scale_grid=True):
+    def _launcher_ex(self, handle, signature, block, dynamic_shared, num_ctas, cooperative):
         """Cluster (num_ctas > 1) or cooperative launches through ``cuLaunchKernelEx``: slower
         per call, and rare."""
         cu = self.cu
@@ -398,10 +385,7 @@ class CudaDriver(Driver):
                 handle.function, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
                 "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)", handle.name)
         if num_ctas != 1:
-            a = cu.CUlaunchAttribute()
-            a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z = num_ctas, 1, 1
-            attrs.append(a)
+            attrs.append(_launcher.cluster_attribute(num_ctas))
         if cooperative:
             a = cu.CUlaunchAttribute()
             a.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
@@ -415,7 +399,7 @@ class CudaDriver(Driver):
             for slot, (pos, ty), convert in zip(buf.slots, arg_types, converts):
                 slot.value = convert(args[pos])
             cfg = cu.CUlaunchConfig()
-            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx * num_ctas if scale_grid else gx, gy, gz
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx * num_ctas, gy, gz
             cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block, 1, 1
             cfg.sharedMemBytes = dynamic_shared
             cfg.hStream = cu.CUstream(stream or 0)

@@ -324,19 +324,35 @@ _CLOSURE = ("FUNC", "BLOCK", "SHARED", "PARAMS", "owner", "last_stream", "cu_lau
             "PAIR_ABOVE", "pair_launch")
 
 
+def cluster_attribute(x: int):
+    """The ``cuLaunchKernelEx`` attribute that runs a launch's CTAs in clusters of ``x`` along x."""
+    from cuda.bindings import driver as cu
+
+    attr = cu.CUlaunchAttribute()
+    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = x, 1, 1
+    return attr
+
+
+def cluster_config(block: int, shared: int, x: int = 2):
+    """A ``CUlaunchConfig`` of ``block`` threads and ``shared`` dynamic bytes a block, its CTAs in
+    clusters of ``x`` along x; the grid and the stream are the caller's to set."""
+    from cuda.bindings import driver as cu
+
+    config = cu.CUlaunchConfig()
+    config.blockDimX, config.blockDimY, config.blockDimZ = block, 1, 1
+    config.sharedMemBytes = shared
+    config.attrs = [cluster_attribute(x)]
+    config.numAttrs = 1
+    return config
+
+
 def _pair_launch(function, block: int, shared: int, buf: ParamBuffer, on_error):
     """``pair_launch(gx, gy, gz, stream)``: the kernel on that grid as clusters of two CTAs along
     x (``cuLaunchKernelEx``), the parameters already in ``buf``'s slots."""
     from cuda.bindings import driver as cu
 
-    attr = cu.CUlaunchAttribute()
-    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = 2, 1, 1
-    config = cu.CUlaunchConfig()
-    config.blockDimX, config.blockDimY, config.blockDimZ = block, 1, 1
-    config.sharedMemBytes = shared
-    config.attrs = [attr]
-    config.numAttrs = 1
+    config = cluster_config(block, shared)
 
     def call(gx, gy, gz, stream):
         config.gridDimX, config.gridDimY, config.gridDimZ = gx, gy, gz
