@@ -158,3 +158,73 @@ def triton_key() -> str:
             h.update(f.read_bytes())
         _TRITON_KEY = f"{__version__}-{h.hexdigest()}"
     return _TRITON_KEY
+
+
+# --- the binary where Triton's cache would hold it ---------------------------------------------------
+#: parameter types a launcher outside Tritium may pass by value (PyTorch Inductor's static CUDA
+#: launcher's list): pointers (``*...``) and these scalars; a kernel with any other leaves no copy
+_PLAIN_TYPES = frozenset({"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64",
+                          "fp16", "bf16", "fp32", "f32", "fp64"})
+
+
+def triton_path_key(kernel_hash: str) -> str:
+    """The folder name Triton's cache layout gives a kernel's hash: this module has no ``_base64``
+    or ``_base32`` (Triton 3.x encodes the hash with one of them), so readers that look those up
+    here, as PyTorch Inductor does, use the hash as it is."""
+    for encode in ("_base64", "_base32"):
+        fn = globals().get(encode)
+        if fn is not None:
+            return fn(kernel_hash)
+    return kernel_hash
+
+
+def plain_launch_params(kernel) -> list[str] | None:
+    """The types of the values a plain launch passes, in order (the signature without its
+    constexprs), where the compiled kernel takes exactly those: one CTA a program, no cluster, no
+    global scratch, its entry symbol the function's name and one parameter each.  None otherwise."""
+    src = getattr(kernel, "src", None)
+    fn = getattr(src, "fn", None)
+    meta = kernel.metadata
+    if fn is None or src.name != fn.__name__ or kernel.name != fn.__name__:
+        return None
+    if int(meta.get("num_ctas", 1) or 1) != 1 or meta.get("cluster_pairs") or int(meta.get("global_scratch_size", 0) or 0):
+        return None
+    constants = set(src.constants)
+    types = []
+    for i, name in enumerate(fn.arg_names):
+        ty = src.signature.get(name)
+        if ty == "constexpr" or (i,) in constants:
+            continue
+        if not isinstance(ty, str) or not (ty.startswith("*") or ty in _PLAIN_TYPES):
+            return None
+        types.append(ty)
+    ptx = kernel.asm.get("ptx")
+    if isinstance(ptx, str):  # the entry must declare exactly these parameters
+        start = ptx.find(f".entry {fn.__name__}(")
+        if start < 0 or ptx.count(".param", start, ptx.find(")", start)) != len(types):
+            return None
+    return types
+
+
+def publish_binary(kernel) -> Path | None:
+    """Put a copy of an NVIDIA kernel's ``cubin`` where Triton's cache keeps it,
+    ``$TRITON_CACHE_DIR/<hash>/<name>.cubin``, when ``TRITON_CACHE_DIR`` is set and the kernel takes
+    a plain launch (:func:`plain_launch_params`).  PyTorch Inductor sets that variable before it
+    compiles and then looks there: a kernel it finds is launched by its own C++ launcher (its
+    "static CUDA launcher") as Triton's kernels are; otherwise through ``kernel.run``.  Returns the
+    path, or None where no copy was made; a failed write is not an error."""
+    root = os.environ.get("TRITON_CACHE_DIR")
+    binary = kernel.asm.get("cubin") if root else None
+    if not isinstance(binary, (bytes, bytearray)) or plain_launch_params(kernel) is None:
+        return None
+    path = Path(root) / triton_path_key(kernel.hash) / f"{kernel.name}.cubin"
+    if path.exists():
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".tmp.{uuid.uuid4().hex}.cubin")
+        tmp.write_bytes(binary)
+        os.replace(tmp, path)
+    except OSError:
+        return None
+    return path
