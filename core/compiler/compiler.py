@@ -23,7 +23,7 @@ from ..hooks.types import GPUTarget
 from ..frontend.generator import ast_to_ttir
 from ..ttir.pass_lists import optimize_ttir
 from ..backends.compiler import BaseBackend
-from ..runtime.cache import publish_binary, triton_key as key
+from ..runtime.cache import triton_key as key
 
 
 def compile(src, target=None, options: dict | None = None, *, signature: dict | None = None,
@@ -128,7 +128,6 @@ def compile_ast(src: ASTSource, backend, target, opts: dict, last_stage: str | N
 
     kernel = build(backend, target, name, src.key(), options, runtime_sig, plan, error, last_stage)
     kernel.src = src
-    publish_binary(kernel)  # where PyTorch Inductor's own launcher looks for it (Triton's layout)
     return kernel
 
 
